@@ -1,0 +1,212 @@
+package event
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// edit returns the spot fixture with old replaced by repl, failing if old is absent so a broken edit
+// cannot silently test the unmodified fixture.
+func edit(t *testing.T, name, old, repl string) []byte {
+	t.Helper()
+	s := string(fixture(t, name))
+	if !strings.Contains(s, old) {
+		t.Fatalf("fixture %s has no %q", name, old)
+	}
+	return []byte(strings.Replace(s, old, repl, 1))
+}
+
+func TestParseKinds(t *testing.T) {
+	tests := []struct {
+		fixture string
+		kind    Kind
+		ids     []string
+	}{
+		{"spot-interruption.json", SpotInterruption, []string{"i-0a1b2c3d4e5f60001"}},
+		{"rebalance-recommendation.json", RebalanceRecommendation, []string{"i-0a1b2c3d4e5f60002"}},
+		{"state-change-terminated.json", StateChange, []string{"i-0a1b2c3d4e5f60003"}},
+		{"state-change-stopping.json", StateChange, []string{"i-0a1b2c3d4e5f60004"}},
+		{"health-scheduled-change.json", ScheduledChange, []string{"i-0a1b2c3d4e5f60005", "i-0a1b2c3d4e5f60006"}},
+		{"capacity-reservation-interruption.json", OtherEC2, []string{"i-0a1b2c3d4e5f60007"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			ev, err := Parse(fixture(t, tt.fixture))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if ev.Kind != tt.kind {
+				t.Errorf("kind = %q, want %q", ev.Kind, tt.kind)
+			}
+			if !slices.Equal(ev.InstanceIDs, tt.ids) {
+				t.Errorf("instance IDs = %v, want %v", ev.InstanceIDs, tt.ids)
+			}
+			if ev.Account != "123456789012" || ev.Region != "us-east-1" || ev.ID == "" {
+				t.Errorf("envelope = %+v, want account, region and id from the fixture", ev)
+			}
+			if ev.Time.Year() != 2026 {
+				t.Errorf("time = %v, want the fixture's 2026 time", ev.Time)
+			}
+		})
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	const spot = "spot-interruption.json"
+	const health = "health-scheduled-change.json"
+	const state = "state-change-terminated.json"
+	big := edit(t, spot, `"instance-action":"terminate"`, `"instance-action":"`+strings.Repeat("x", 1<<20)+`"`)
+	tests := []struct {
+		name string
+		body []byte
+		want error
+		why  string
+	}{
+		{"not JSON", []byte("hello"), ErrUnparseable, "decoding event"},
+		{"empty", []byte(""), ErrUnparseable, "decoding event"},
+		{"JSON array", []byte("[1,2]"), ErrUnparseable, "decoding event"},
+		{"truncated", fixture(t, spot)[:100], ErrUnparseable, "decoding event"},
+		{"over 1 MiB", big, ErrUnparseable, "exceeds"},
+		{"no detail", edit(t, spot, `,"detail":{"instance-id":"i-0a1b2c3d4e5f60001","instance-action":"terminate"}`, ""), ErrUnparseable, "without detail"},
+		{"null detail", edit(t, spot, `"detail":{"instance-id":"i-0a1b2c3d4e5f60001","instance-action":"terminate"}`, `"detail":null`), ErrUnparseable, "without detail"},
+		{"no instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001",`, ""), ErrUnparseable, "without detail.instance-id"},
+		{"empty instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":""`), ErrUnparseable, "is not an instance ID"},
+		{"numeric instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":42`), ErrUnparseable, "decoding event"},
+		{"malformed instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":"i-XYZ"`), ErrUnparseable, "is not an instance ID"},
+		{"bad time", edit(t, spot, `"2026-11-21T12:00:00Z"`, `"yesterday"`), ErrUnparseable, "decoding event"},
+		{"resources not strings", edit(t, spot, `"resources":["arn:aws:ec2:us-east-1:123456789012:instance/i-0a1b2c3d4e5f60001"]`, `"resources":[1]`), ErrUnparseable, "decoding event"},
+		{"no region", edit(t, spot, `"region":"us-east-1",`, ""), ErrUnparseable, "no region"},
+		{"no account", edit(t, spot, `"account":"123456789012",`, ""), ErrUnparseable, "no account"},
+		{"health without entities", edit(t, health, `"affectedEntities":[{"entityValue":"i-0a1b2c3d4e5f60005","tags":{"team":"a"}},{"entityValue":"i-0a1b2c3d4e5f60006"}]`, `"affectedEntities":[]`), ErrUnparseable, "without affectedEntities"},
+		{"health entity not a string", edit(t, health, `{"entityValue":"i-0a1b2c3d4e5f60006"}`, `{"entityValue":7}`), ErrUnparseable, "decoding event"},
+		{"health eventArn not a string", edit(t, health, `"eventArn":"arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED_1"`, `"eventArn":{}`), ErrUnparseable, "decoding event"},
+		{"unknown version", edit(t, spot, `"version":"0"`, `"version":"1"`), ErrNotInterruption, "version"},
+		{"unknown source", edit(t, spot, `"source":"aws.ec2"`, `"source":"aws.s3"`), ErrNotInterruption, "source"},
+		{"pending state", edit(t, state, `"state":"terminated"`, `"state":"pending"`), ErrNotInterruption, "state"},
+		{"running state", edit(t, state, `"state":"terminated"`, `"state":"running"`), ErrNotInterruption, "state"},
+		{"unknown health detail-type", edit(t, health, `"detail-type":"AWS Health Event"`, `"detail-type":"AWS Health Abuse Event"`), ErrNotInterruption, "aws.health"},
+		{"health for another service", edit(t, health, `"service":"EC2"`, `"service":"RDS"`), ErrNotInterruption, "health service"},
+		{"health issue, not scheduled", edit(t, health, `"eventTypeCategory":"scheduledChange"`, `"eventTypeCategory":"issue"`), ErrNotInterruption, "health service"},
+		{"health naming only a host", edit(t, health, `[{"entityValue":"i-0a1b2c3d4e5f60005","tags":{"team":"a"}},{"entityValue":"i-0a1b2c3d4e5f60006"}]`, `[{"entityValue":"h-0123456789abcdef0"}]`), ErrNotInterruption, "names no instance"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.body)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Parse error = %v, want %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.why) {
+				t.Errorf("error %q does not say %q", err, tt.why)
+			}
+		})
+	}
+}
+
+func TestParseOtherEC2(t *testing.T) {
+	tests := []struct {
+		name   string
+		detail string
+		want   error
+	}{
+		{"with instance", `{"instance-id":"i-0a1b2c3d4e5f60007"}`, nil},
+		{"without instance", `{"volume-id":"vol-1"}`, ErrNotInterruption},
+		{"without detail", `null`, ErrNotInterruption},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"version":"0","id":"x","detail-type":"Something New","source":"aws.ec2","account":"123456789012",` +
+				`"time":"2026-11-21T12:00:05Z","region":"us-east-1","resources":[],"detail":` + tt.detail + `}`
+			ev, err := Parse([]byte(body))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Parse error = %v, want %v", err, tt.want)
+			}
+			if tt.want == nil && ev.Kind != OtherEC2 {
+				t.Errorf("kind = %q, want %q", ev.Kind, OtherEC2)
+			}
+		})
+	}
+}
+
+func TestParseStateIsCaseInsensitiveLikeKarpenter(t *testing.T) {
+	body := edit(t, "state-change-terminated.json", `"state":"terminated"`, `"state":"Shutting-Down"`)
+	ev, err := Parse(body)
+	if err != nil || ev.Kind != StateChange {
+		t.Fatalf("Parse = %+v, %v; want a state change", ev, err)
+	}
+}
+
+func TestParseDeduplicatesHealthInstances(t *testing.T) {
+	body := edit(t, "health-scheduled-change.json", `{"entityValue":"i-0a1b2c3d4e5f60006"}`,
+		`{"entityValue":"i-0a1b2c3d4e5f60006"},{"entityValue":"i-0a1b2c3d4e5f60005"},{"entityValue":"h-0123456789abcdef0"},{"entityValue":"i-0a1b2c3d4e5f60006"}`)
+	ev, err := Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"i-0a1b2c3d4e5f60005", "i-0a1b2c3d4e5f60006"}
+	if !slices.Equal(ev.InstanceIDs, want) {
+		t.Fatalf("instance IDs = %v, want %v", ev.InstanceIDs, want)
+	}
+}
+
+func TestParseAcceptsLargeValidBody(t *testing.T) {
+	// A valid event just under the limit is still an event; only the limit itself is enforced.
+	fill := strings.Repeat("x", maxBodyBytes-len(fixture(t, "spot-interruption.json"))-64)
+	body := edit(t, "spot-interruption.json", `"instance-action":"terminate"`, `"instance-action":"terminate","note":"`+fill+`"`)
+	if len(body) > maxBodyBytes {
+		t.Fatalf("test body of %d bytes is over the limit", len(body))
+	}
+	if _, err := Parse(body); err != nil {
+		t.Fatalf("Parse of a %d-byte event: %v", len(body), err)
+	}
+}
+
+// FuzzParse checks Parse never panics and that whatever it accepts is a complete, valid event. Seeds are the
+// fixtures; `make fuzz` runs it longer.
+func FuzzParse(f *testing.F) {
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			f.Add(fixture(f, e.Name()))
+		}
+	}
+	f.Add([]byte(`{"version":"0","source":"aws.ec2","detail":{"instance-id":null}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		ev, err := Parse(body)
+		if err != nil {
+			if !errors.Is(err, ErrUnparseable) && !errors.Is(err, ErrNotInterruption) {
+				t.Fatalf("error %v wraps neither sentinel", err)
+			}
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("accepted invalid JSON %q", body)
+		}
+		if ev.Kind == "" || ev.Region == "" || ev.Account == "" || len(ev.InstanceIDs) == 0 {
+			t.Fatalf("accepted an incomplete event %+v", ev)
+		}
+		seen := map[string]bool{}
+		for _, id := range ev.InstanceIDs {
+			if !instanceIDRE.MatchString(id) || seen[id] {
+				t.Fatalf("instance IDs %v: invalid or repeated %q", ev.InstanceIDs, id)
+			}
+			seen[id] = true
+		}
+	})
+}
