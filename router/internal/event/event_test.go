@@ -89,8 +89,10 @@ func TestParseRejects(t *testing.T) {
 		{"malformed instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":"i-XYZ"`), ErrUnparseable, "is not an instance ID"},
 		{"bad time", edit(t, spot, `"2026-11-21T12:00:00Z"`, `"yesterday"`), ErrUnparseable, "decoding event"},
 		{"resources not strings", edit(t, spot, `"resources":["arn:aws:ec2:us-east-1:123456789012:instance/i-0a1b2c3d4e5f60001"]`, `"resources":[1]`), ErrUnparseable, "decoding event"},
-		{"no region", edit(t, spot, `"region":"us-east-1",`, ""), ErrUnparseable, "no region"},
-		{"no account", edit(t, spot, `"account":"123456789012",`, ""), ErrUnparseable, "no account"},
+		{"no region", edit(t, spot, `"region":"us-east-1",`, ""), ErrUnparseable, "is not an AWS region"},
+		{"bad region", edit(t, spot, `"region":"us-east-1"`, `"region":"moon base"`), ErrUnparseable, "is not an AWS region"},
+		{"no account", edit(t, spot, `"account":"123456789012",`, ""), ErrUnparseable, "is not an AWS account ID"},
+		{"bad account", edit(t, spot, `"account":"123456789012"`, `"account":"12345"`), ErrUnparseable, "is not an AWS account ID"},
 		{"health without entities", edit(t, health, `"affectedEntities":[{"entityValue":"i-0a1b2c3d4e5f60005","tags":{"team":"a"}},{"entityValue":"i-0a1b2c3d4e5f60006"}]`, `"affectedEntities":[]`), ErrUnparseable, "without affectedEntities"},
 		{"health entity not a string", edit(t, health, `{"entityValue":"i-0a1b2c3d4e5f60006"}`, `{"entityValue":7}`), ErrUnparseable, "decoding event"},
 		{"health eventArn not a string", edit(t, health, `"eventArn":"arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED_1"`, `"eventArn":{}`), ErrUnparseable, "decoding event"},
@@ -113,6 +115,78 @@ func TestParseRejects(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, tt.why)
 			}
 		})
+	}
+}
+
+func TestIdentifierFormats(t *testing.T) {
+	tests := []struct {
+		s    string
+		f    func([]byte) bool
+		want bool
+	}{
+		{"i-0a1b2c3d4e5f60001", IsInstanceID[[]byte], true},
+		{"i-0a1b2c3d", IsInstanceID[[]byte], true},
+		{"i-0a1b2c3d4e5f6000", IsInstanceID[[]byte], false},
+		{"i-0A1B2C3D", IsInstanceID[[]byte], false},
+		{"x-0a1b2c3d", IsInstanceID[[]byte], false},
+		{"i-0a1b2c3g", IsInstanceID[[]byte], false},
+		{"", IsInstanceID[[]byte], false},
+		{"123456789012", isAccount, true},
+		{"12345678901", isAccount, false},
+		{"12345678901a", isAccount, false},
+		{"us-east-1", isRegion, true},
+		{"us-gov-west-1", isRegion, true},
+		{"cn-northwest-1", isRegion, true},
+		{"ap-southeast-10", isRegion, true},
+		{"eusc-de-east-1", isRegion, true},
+		{"us-east", isRegion, false},
+		{"useast1", isRegion, false},
+		{"us--east-1", isRegion, false},
+		{"US-EAST-1", isRegion, false},
+		{"-us-east-1", isRegion, false},
+		{"us-east-1 ", isRegion, false},
+	}
+	for _, tt := range tests {
+		if got := tt.f([]byte(tt.s)); got != tt.want {
+			t.Errorf("check(%q) = %t, want %t", tt.s, got, tt.want)
+		}
+	}
+}
+
+func TestParseEscapedStrings(t *testing.T) {
+	body := edit(t, "spot-interruption.json", `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":"i-0a1b2c3d4e5f6000\u0031"`)
+	body = []byte(strings.Replace(string(body), `"account":"123456789012"`, `"account":"12345678901\u0032"`, 1))
+	ev, err := Parse(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.InstanceIDs[0] != "i-0a1b2c3d4e5f60001" || ev.Account != "123456789012" {
+		t.Fatalf("escaped strings decoded as %q and %q", ev.InstanceIDs[0], ev.Account)
+	}
+}
+
+// TestParseTypeStrictness: every string field rejects other JSON types, as Karpenter's typed structs do.
+func TestParseTypeStrictness(t *testing.T) {
+	fields := []struct{ fixture, old string }{
+		{"spot-interruption.json", `"version":"0"`},
+		{"spot-interruption.json", `"id":"1e5527d7-bb36-4607-3370-4164db56a40e"`},
+		{"spot-interruption.json", `"source":"aws.ec2"`},
+		{"spot-interruption.json", `"detail-type":"EC2 Spot Instance Interruption Warning"`},
+		{"spot-interruption.json", `"instance-action":"terminate"`},
+		{"state-change-terminated.json", `"state":"terminated"`},
+		{"health-scheduled-change.json", `"eventTypeCode":"AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED"`},
+		{"health-scheduled-change.json", `"language":"en_US"`},
+	}
+	for _, f := range fields {
+		key := f.old[:strings.Index(f.old, ":")]
+		for _, v := range []string{`1`, `true`, `{}`, `["x"]`} {
+			t.Run(key+"="+v, func(t *testing.T) {
+				_, err := Parse(edit(t, f.fixture, f.old, key+":"+v))
+				if !errors.Is(err, ErrUnparseable) {
+					t.Fatalf("Parse error = %v, want ErrUnparseable", err)
+				}
+			})
+		}
 	}
 }
 
@@ -203,7 +277,7 @@ func FuzzParse(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, id := range ev.InstanceIDs {
-			if !instanceIDRE.MatchString(id) || seen[id] {
+			if !IsInstanceID(id) || seen[id] {
 				t.Fatalf("instance IDs %v: invalid or repeated %q", ev.InstanceIDs, id)
 			}
 			seen[id] = true

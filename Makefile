@@ -1,0 +1,42 @@
+# karpenter-interruption-bus: the Pulumi program (root module), the router Lambda (router/) and the
+# cross-module tests (tests/). Every target runs offline, against loopback emulators only.
+GO       ?= go
+STACK    ?= dev
+FORMAT   ?= table
+FUZZTIME ?= 60s
+BENCHCOUNT ?= 5
+
+.PHONY: all test test-router test-infra test-e2e router bench fuzz demo render tidy
+
+all: test
+
+## test: every test of the three modules (unit, fuzz seeds, end to end, contract, infra under mocks)
+test: test-router test-infra test-e2e
+
+test-router:
+	cd router && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+test-infra:
+	$(GO) vet ./... && $(GO) test -count=1 ./...
+
+test-e2e:
+	cd tests && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
+router:
+	$(GO) run ./cmd/build-router -src router -out build/router
+
+## bench: the router's per-message CPU and allocations (README figures)
+bench:
+	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
+
+## fuzz: fuzz the event parser for FUZZTIME (its seeds also run in make test)
+fuzz:
+	cd router && $(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/event/
+
+## demo: the whole event path on an embedded SQS emulator; no AWS account needed
+demo:
+	cd tests && $(GO) run ./cmd/demo
+
+tidy:
+	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests && $(GO) mod tidy

@@ -1,0 +1,148 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+type emfDoc struct {
+	AWS struct {
+		Timestamp         int64
+		CloudWatchMetrics []struct {
+			Namespace  string
+			Dimensions [][]string
+			Metrics    []struct{ Name, Unit string }
+		}
+	} `json:"_aws"`
+}
+
+// decode parses each line as an EMF document, checks the spec's rules that apply, and returns the lines as maps.
+func decode(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var recs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var doc emfDoc
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &doc); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		_ = json.Unmarshal([]byte(line), &rec)
+		if len(doc.AWS.CloudWatchMetrics) != 1 || doc.AWS.Timestamp != 1700000000000 {
+			t.Fatalf("line %q: want one directive and the flush timestamp", line)
+		}
+		d := doc.AWS.CloudWatchMetrics[0]
+		if d.Namespace != "NS" {
+			t.Errorf("namespace %q, want NS", d.Namespace)
+		}
+		// Every dimension and metric a directive names must be a member of the root.
+		for _, set := range d.Dimensions {
+			for _, dim := range set {
+				if _, ok := rec[dim].(string); !ok {
+					t.Errorf("line %q: dimension %s has no string value", line, dim)
+				}
+			}
+		}
+		for _, m := range d.Metrics {
+			v, ok := rec[m.Name]
+			if !ok {
+				t.Errorf("line %q: metric %s has no value", line, m.Name)
+			}
+			if arr, isArr := v.([]any); isArr && len(arr) > maxValues {
+				t.Errorf("metric %s has %d values, EMF allows %d", m.Name, len(arr), maxValues)
+			}
+		}
+		if rec[DimBus] != "prod" {
+			t.Errorf("line %q: Bus = %v, want prod", line, rec[DimBus])
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+func TestFlush(t *testing.T) {
+	var b Batch
+	for range 3 {
+		b.Receive("spot_interruption")
+	}
+	b.Receive("")
+	b.Forward("a", 1500*time.Millisecond)
+	b.Forward("a", 2*time.Second)
+	b.Forward("b", time.Second)
+	b.Drop("no_owner")
+	b.Retry()
+
+	var buf bytes.Buffer
+	if err := NewWriter(&buf, "NS", "prod").Flush(&b, time.UnixMilli(1700000000000)); err != nil {
+		t.Fatal(err)
+	}
+	recs := decode(t, buf.String())
+	find := func(dim, val, metric string) any {
+		for _, r := range recs {
+			if (dim == "" && len(r) == 2+countMetrics(r)) || (dim != "" && r[dim] == val) {
+				if v, ok := r[metric]; ok {
+					return v
+				}
+			}
+		}
+		return nil
+	}
+	checks := []struct {
+		dim, val, metric string
+		want             any
+	}{
+		{"", "", Received, 4.0},
+		{"", "", Forwarded, 3.0},
+		{"", "", Dropped, 1.0},
+		{"", "", Retried, 1.0},
+		{DimKind, "spot_interruption", Received, 3.0},
+		{DimKind, Unknown, Received, 1.0},
+		{DimCluster, "a", Forwarded, 2.0},
+		{DimCluster, "b", Forwarded, 1.0},
+		{DimReason, "no_owner", Dropped, 1.0},
+	}
+	for _, c := range checks {
+		if got := find(c.dim, c.val, c.metric); got != c.want {
+			t.Errorf("%s with %s=%q = %v, want %v", c.metric, c.dim, c.val, got, c.want)
+		}
+	}
+	lags, _ := find("", "", ForwardLag).([]any)
+	if len(lags) != 3 || lags[0] != 1500.0 {
+		t.Errorf("ForwardLag = %v, want 3 values in milliseconds starting 1500", lags)
+	}
+}
+
+// countMetrics counts the members of r that are metric values (not _aws, not dimensions).
+func countMetrics(r map[string]any) int {
+	n := 0
+	for k := range r {
+		switch k {
+		case "_aws", DimBus, DimKind, DimCluster, DimReason:
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func TestFlushSplitsLagsAt100Values(t *testing.T) {
+	var b Batch
+	for range 250 {
+		b.Forward("a", time.Second)
+	}
+	var buf bytes.Buffer
+	if err := NewWriter(&buf, "NS", "prod").Flush(&b, time.UnixMilli(1700000000000)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range decode(t, buf.String()) {
+		if v, ok := r[ForwardLag].([]any); ok {
+			n += len(v)
+		}
+	}
+	if n != 250 {
+		t.Fatalf("lag values written = %d, want 250", n)
+	}
+}

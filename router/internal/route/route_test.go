@@ -1,0 +1,435 @@
+package route
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+)
+
+const (
+	qprefix = "kib-"
+	account = "123456789012"
+	region  = "us-east-1"
+)
+
+// fakeEC2 answers DescribeInstances from owner tags; ids absent from owners are unknown to EC2.
+type fakeEC2 struct {
+	mu     sync.Mutex
+	owners map[string]string // instance id -> eks:eks-cluster-name ("" for an untagged instance)
+	err    error
+	calls  int
+}
+
+func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstancesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	var insts []ec2types.Instance
+	for _, id := range in.Filters[0].Values {
+		c, ok := f.owners[id]
+		if !ok {
+			continue
+		}
+		inst := ec2types.Instance{InstanceId: aws.String(id)}
+		if c != "" {
+			inst.Tags = []ec2types.Tag{{Key: aws.String("eks:eks-cluster-name"), Value: aws.String(c)}}
+		}
+		insts = append(insts, inst)
+	}
+	return &ec2.DescribeInstancesOutput{Reservations: []ec2types.Reservation{{Instances: insts}}}, nil
+}
+
+// fakeSQS holds the cluster queues that exist and what each received; failing queues answer errors.
+type fakeSQS struct {
+	mu        sync.Mutex
+	queues    map[string][]string // queue name -> bodies received
+	sendErr   map[string]error    // queue name -> error for the whole call
+	failEntry map[string]int      // queue name -> index of an entry to fail inside an HTTP 200
+	sends     int
+	urlCalls  int
+}
+
+func newSQS(clusters ...string) *fakeSQS {
+	f := &fakeSQS{queues: map[string][]string{}, sendErr: map[string]error{}, failEntry: map[string]int{}}
+	for _, c := range clusters {
+		f.queues[queuename.For(qprefix, c)] = nil
+	}
+	return f
+}
+
+func (f *fakeSQS) GetQueueUrl(_ context.Context, in *sqs.GetQueueUrlInput, _ ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.urlCalls++
+	if _, ok := f.queues[*in.QueueName]; !ok {
+		return nil, &sqstypes.QueueDoesNotExist{}
+	}
+	return &sqs.GetQueueUrlOutput{QueueUrl: aws.String("https://sqs/" + *in.QueueOwnerAWSAccountId + "/" + *in.QueueName)}, nil
+}
+
+func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sends++
+	name := (*in.QueueUrl)[strings.LastIndex(*in.QueueUrl, "/")+1:]
+	if err := f.sendErr[name]; err != nil {
+		return nil, err
+	}
+	out := &sqs.SendMessageBatchOutput{}
+	fail, hasFail := f.failEntry[name]
+	for i, e := range in.Entries {
+		if hasFail && i == fail {
+			out.Failed = append(out.Failed, sqstypes.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError")})
+			continue
+		}
+		f.queues[name] = append(f.queues[name], *e.MessageBody)
+		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+type harness struct {
+	ec2  *fakeEC2
+	sqs  *fakeSQS
+	r    *Router
+	logs *bytes.Buffer
+	emf  *bytes.Buffer
+}
+
+func newHarness(owners map[string]string, clustersWithQueues ...string) *harness {
+	h := &harness{ec2: &fakeEC2{owners: owners}, sqs: newSQS(clustersWithQueues...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{}}
+	h.r = New(
+		owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}),
+		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
+		Options{
+			QueuePrefix: qprefix, SendConcurrency: 4,
+			Metrics: metrics.NewWriter(h.emf, "NS", "test"),
+			Log:     slog.New(slog.NewJSONHandler(h.logs, nil)),
+			Now:     func() time.Time { return time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC) },
+		})
+	return h
+}
+
+func (h *harness) handle(t *testing.T, bodies ...string) events.SQSEventResponse {
+	t.Helper()
+	resp, err := h.r.Handle(context.Background(), batch(bodies...))
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	return resp
+}
+
+// prime routes bodies outside the test's assertions, to warm caches.
+func (h *harness) prime(bodies ...string) {
+	_, _ = h.r.Handle(context.Background(), batch(bodies...))
+	h.logs.Reset()
+	h.emf.Reset()
+}
+
+func batch(bodies ...string) events.SQSEvent {
+	var ev events.SQSEvent
+	for i, b := range bodies {
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d", i), Body: b})
+	}
+	return ev
+}
+
+func (h *harness) received(cluster string) []string {
+	return h.sqs.queues[queuename.For(qprefix, cluster)]
+}
+
+// dropLogs returns messageId -> reasons of the "message dropped" log lines.
+func (h *harness) dropLogs(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == "message dropped" {
+			id := rec["messageId"].(string)
+			out[id] = append(out[id], rec["reason"].(string))
+		}
+	}
+	return out
+}
+
+// metric returns the value of metric in the EMF record whose dimension dim equals val.
+func (h *harness) metric(t *testing.T, dim, val, name string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(h.emf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := rec[name].(float64); ok && rec[dim] == val {
+			return v
+		}
+	}
+	return 0
+}
+
+func fixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "event", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func spot(id string) string {
+	return `{"version":"0","id":"ev-` + id + `","detail-type":"EC2 Spot Instance Interruption Warning","source":"aws.ec2",` +
+		`"account":"` + account + `","time":"2026-11-21T12:00:00Z","region":"` + region + `","resources":[],` +
+		`"detail":{"instance-id":"` + id + `","instance-action":"terminate"}}`
+}
+
+func instance(n int) string { return fmt.Sprintf("i-%017x", n) }
+
+func failedIDs(resp events.SQSEventResponse) []string {
+	var ids []string
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return ids
+}
+
+func TestEveryKindReachesItsOwner(t *testing.T) {
+	owners := map[string]string{
+		"i-0a1b2c3d4e5f60001": "alpha", "i-0a1b2c3d4e5f60002": "beta", "i-0a1b2c3d4e5f60003": "gamma",
+		"i-0a1b2c3d4e5f60004": "alpha", "i-0a1b2c3d4e5f60005": "beta", "i-0a1b2c3d4e5f60006": "gamma",
+		"i-0a1b2c3d4e5f60007": "alpha",
+	}
+	h := newHarness(owners, "alpha", "beta", "gamma")
+	spotB, rebalance, term := fixture(t, "spot-interruption.json"), fixture(t, "rebalance-recommendation.json"), fixture(t, "state-change-terminated.json")
+	stopping, health, capres := fixture(t, "state-change-stopping.json"), fixture(t, "health-scheduled-change.json"), fixture(t, "capacity-reservation-interruption.json")
+	resp := h.handle(t, spotB, rebalance, term, stopping, health, capres)
+	if len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures = %v, want none", failedIDs(resp))
+	}
+	want := map[string][]string{
+		"alpha": {spotB, stopping, capres},
+		"beta":  {rebalance, health},
+		"gamma": {term, health},
+	}
+	for cluster, bodies := range want {
+		got := h.received(cluster)
+		slices.Sort(got)
+		slices.Sort(bodies)
+		if !slices.Equal(got, bodies) {
+			t.Errorf("%s received %d bodies, want %d, byte for byte:\n got %q\nwant %q", cluster, len(got), len(bodies), got, bodies)
+		}
+	}
+	if got := h.metric(t, metrics.DimCluster, "gamma", metrics.Forwarded); got != 2 {
+		t.Errorf("Forwarded{Cluster=gamma} = %v, want 2", got)
+	}
+	if got := h.metric(t, metrics.DimKind, "scheduled_change", metrics.Received); got != 1 {
+		t.Errorf("Received{Kind=scheduled_change} = %v, want 1", got)
+	}
+}
+
+func TestHealthEventReachesEachOwningClusterOnce(t *testing.T) {
+	a1, a2, b1, none := instance(1), instance(2), instance(3), instance(4)
+	h := newHarness(map[string]string{a1: "a", a2: "a", b1: "b", none: ""}, "a", "b")
+	health := `{"version":"0","id":"h","detail-type":"AWS Health Event","source":"aws.health","account":"` + account +
+		`","time":"2026-11-21T12:00:00Z","region":"` + region + `","resources":[],"detail":{"service":"EC2",` +
+		`"eventTypeCategory":"scheduledChange","affectedEntities":[{"entityValue":"` + a1 + `"},{"entityValue":"` + b1 +
+		`"},{"entityValue":"` + a2 + `"},{"entityValue":"` + none + `"},{"entityValue":"` + a1 + `"}]}}`
+	if resp := h.handle(t, health); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures = %v", failedIDs(resp))
+	}
+	for _, c := range []string{"a", "b"} {
+		if got := h.received(c); len(got) != 1 || got[0] != health {
+			t.Errorf("cluster %s received %d copies, want exactly 1 unchanged", c, len(got))
+		}
+	}
+}
+
+func TestDrops(t *testing.T) {
+	owned, untagged, unknown, orphan, badTag := instance(1), instance(2), instance(3), instance(4), instance(5)
+	owners := map[string]string{owned: "a", untagged: "", orphan: "no-queue-cluster", badTag: "not/a cluster"}
+	pending := strings.Replace(fixture(t, "state-change-terminated.json"), `"terminated"`, `"pending"`, 1)
+	tests := []struct {
+		name, body, reason string
+	}{
+		{"not JSON", "not json", ReasonUnparseable},
+		{"no instance id", strings.Replace(spot(owned), `"instance-id":"`+owned+`",`, "", 1), ReasonUnparseable},
+		{"pending state", pending, ReasonNotInterruption},
+		{"other source", strings.Replace(spot(owned), `"aws.ec2"`, `"aws.s3"`, 1), ReasonNotInterruption},
+		{"untagged instance", spot(untagged), ReasonNoOwner},
+		{"instance unknown to EC2", spot(unknown), ReasonNoOwner},
+		{"owner without a queue", spot(orphan), ReasonNoQueue},
+		{"owner tag no cluster can have", spot(badTag), ReasonNoQueue},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(owners, "a")
+			// The good message in the same batch is forwarded regardless.
+			resp := h.handle(t, tt.body, spot(owned))
+			if len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("failures = %v, want none: a drop is acknowledged", failedIDs(resp))
+			}
+			if got := h.dropLogs(t); !slices.Equal(got["m0"], []string{tt.reason}) || len(got) != 1 {
+				t.Errorf("drop logs = %v, want m0 logged once with %s", got, tt.reason)
+			}
+			if got := h.metric(t, metrics.DimReason, tt.reason, metrics.Dropped); got != 1 {
+				t.Errorf("Dropped{Reason=%s} = %v, want 1", tt.reason, got)
+			}
+			if got := h.received("a"); len(got) != 1 || got[0] != spot(owned) {
+				t.Errorf("cluster a received %q, want only the good event", got)
+			}
+		})
+	}
+}
+
+func TestTransientFailuresRetryOnlyTheirMessages(t *testing.T) {
+	a, b := instance(1), instance(2)
+	owners := map[string]string{a: "a", b: "b"}
+	throttle := &smithy.GenericAPIError{Code: "RequestLimitExceeded", Message: "slow down"}
+	tests := []struct {
+		name      string
+		setup     func(h *harness)
+		wantRetry []string
+		wantA     int
+	}{
+		{"EC2 throttled", func(h *harness) { h.ec2.err = throttle }, []string{"m0", "m1", "m2"}, 0},
+		{"queue b answers 500", func(h *harness) {
+			h.sqs.sendErr[queuename.For(qprefix, "b")] = &smithy.GenericAPIError{Code: "InternalError", Fault: smithy.FaultServer}
+		}, []string{"m1"}, 2},
+		{"queue b throttled", func(h *harness) {
+			h.sqs.sendErr[queuename.For(qprefix, "b")] = &smithy.GenericAPIError{Code: "RequestThrottled"}
+		}, []string{"m1"}, 2},
+		{"entry failed inside HTTP 200", func(h *harness) { h.sqs.failEntry[queuename.For(qprefix, "a")] = 1 }, []string{"m2"}, 1},
+		{"queue b deleted after its URL was cached", func(h *harness) {
+			h.prime(spot(b)) // caches b's URL
+			h.sqs.sendErr[queuename.For(qprefix, "b")] = &sqstypes.QueueDoesNotExist{}
+		}, []string{"m1"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(owners, "a", "b")
+			tt.setup(h)
+			resp := h.handle(t, spot(a), spot(b), strings.Replace(spot(a), `"ev-`, `"ev2-`, 1))
+			if got := failedIDs(resp); !slices.Equal(got, tt.wantRetry) {
+				t.Errorf("BatchItemFailures = %v, want %v", got, tt.wantRetry)
+			}
+			if got := len(h.received("a")); got != tt.wantA {
+				t.Errorf("cluster a received %d, want %d", got, tt.wantA)
+			}
+			if got := h.metric(t, metrics.DimBus, "test", metrics.Retried); got != float64(len(tt.wantRetry)) {
+				t.Errorf("Retried = %v, want %d", got, len(tt.wantRetry))
+			}
+			if len(h.dropLogs(t)) != 0 {
+				t.Errorf("a transient failure was logged as a drop")
+			}
+		})
+	}
+}
+
+func TestHealthEventRetriedWhenOneOwnerFails(t *testing.T) {
+	a, b := instance(1), instance(2)
+	h := newHarness(map[string]string{a: "a", b: "b"}, "a", "b")
+	h.sqs.sendErr[queuename.For(qprefix, "b")] = errors.New("connection reset")
+	health := `{"version":"0","id":"h","detail-type":"AWS Health Event","source":"aws.health","account":"` + account +
+		`","time":"2026-11-21T12:00:00Z","region":"` + region + `","resources":[],"detail":{"service":"EC2",` +
+		`"eventTypeCategory":"scheduledChange","affectedEntities":[{"entityValue":"` + a + `"},{"entityValue":"` + b + `"}]}}`
+	resp := h.handle(t, health)
+	if got := failedIDs(resp); !slices.Equal(got, []string{"m0"}) {
+		t.Fatalf("BatchItemFailures = %v, want m0: one owner did not get it", got)
+	}
+}
+
+func TestCallCounts(t *testing.T) {
+	tests := []struct {
+		name               string
+		messages, clusters int
+		wantEC2, wantURL   int
+	}{
+		{"100 over 5 clusters", 100, 5, 1, 5},
+		{"7 over 1 cluster", 7, 1, 1, 1},
+		{"250 over 3 clusters", 250, 3, 2, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			owners := map[string]string{}
+			var bodies []string
+			perCluster := make([]int, tt.clusters)
+			for i := range tt.messages {
+				id := instance(i + 1)
+				owners[id] = fmt.Sprintf("c%d", i%tt.clusters)
+				perCluster[i%tt.clusters]++
+				bodies = append(bodies, spot(id))
+			}
+			want := 0
+			for _, n := range perCluster {
+				want += (n + 9) / 10 // ceil(n/10) SendMessageBatch calls per cluster
+			}
+			var names []string
+			for c := range tt.clusters {
+				names = append(names, fmt.Sprintf("c%d", c))
+			}
+			h := newHarness(owners, names...)
+			if resp := h.handle(t, bodies...); len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("failures: %v", failedIDs(resp))
+			}
+			if h.sqs.sends != want {
+				t.Errorf("SendMessageBatch calls = %d, want sum of ceil(n/10) = %d", h.sqs.sends, want)
+			}
+			if h.ec2.calls != tt.wantEC2 {
+				t.Errorf("DescribeInstances calls = %d, want %d (ceil(ids/200))", h.ec2.calls, tt.wantEC2)
+			}
+			if h.sqs.urlCalls != tt.wantURL {
+				t.Errorf("GetQueueUrl calls = %d, want %d", h.sqs.urlCalls, tt.wantURL)
+			}
+			h.ec2.calls, h.sqs.sends, h.sqs.urlCalls = 0, 0, 0
+			h.handle(t, bodies...)
+			if h.ec2.calls != 0 || h.sqs.urlCalls != 0 || h.sqs.sends != want {
+				t.Errorf("warm batch: DescribeInstances %d, GetQueueUrl %d, SendMessageBatch %d; want 0, 0, %d",
+					h.ec2.calls, h.sqs.urlCalls, h.sqs.sends, want)
+			}
+		})
+	}
+}
+
+func TestCancelledContextFailsTheBatch(t *testing.T) {
+	h := newHarness(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.r.Handle(ctx, batch(spot(instance(1)))); err == nil {
+		t.Fatal("Handle with a cancelled context returned no error")
+	}
+}
+
+func TestEmptyBatch(t *testing.T) {
+	h := newHarness(nil)
+	if resp := h.handle(t); len(resp.BatchItemFailures) != 0 || h.ec2.calls != 0 || h.sqs.sends != 0 {
+		t.Fatalf("empty batch made calls or failed: %+v", resp)
+	}
+}
