@@ -145,7 +145,8 @@ type affectedEntity struct {
 	EntityValue token `json:"entityValue"`
 }
 
-// Parse decodes body. Its error wraps ErrUnparseable or ErrNotInterruption and says why. The strings of the
+// Parse decodes body. Its error wraps ErrUnparseable or ErrNotInterruption and says why; with
+// ErrNotInterruption the Event still holds the envelope (ID, Account, Region, Time) for logs. The strings of the
 // returned Event may share memory with body.
 func Parse(body []byte) (Event, error) {
 	if len(body) > maxBodyBytes {
@@ -173,6 +174,9 @@ func Parse(body []byte) (Event, error) {
 		ev.Kind, ev.InstanceIDs, err = parseHealth(string(env.DetailType), &env.Detail)
 	default:
 		err = fmt.Errorf("%w: source %q", ErrNotInterruption, env.Source)
+	}
+	if errors.Is(err, ErrNotInterruption) {
+		return Event{ID: ev.ID, Account: ev.Account, Region: ev.Region, Time: ev.Time}, err
 	}
 	if err != nil {
 		return Event{}, err

@@ -190,6 +190,17 @@ func TestParseTypeStrictness(t *testing.T) {
 	}
 }
 
+func TestParseNotInterruptionKeepsEnvelope(t *testing.T) {
+	body := edit(t, "state-change-terminated.json", `"state":"terminated"`, `"state":"running"`)
+	ev, err := Parse(body)
+	if !errors.Is(err, ErrNotInterruption) {
+		t.Fatalf("Parse error = %v, want ErrNotInterruption", err)
+	}
+	if ev.ID != "3e5527d7-bb36-4607-3370-4164db56a40e" || ev.Region != "us-east-1" || ev.Kind != "" || ev.InstanceIDs != nil {
+		t.Fatalf("event = %+v, want only the envelope", ev)
+	}
+}
+
 func TestParseOtherEC2(t *testing.T) {
 	tests := []struct {
 		name   string

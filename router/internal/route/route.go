@@ -153,6 +153,7 @@ func (r *Router) parse(recs []events.SQSMessage, msgs []message, stats *metrics.
 		m := &msgs[i]
 		m.rec = &recs[i]
 		ev, err := event.Parse([]byte(m.rec.Body))
+		m.ev = ev // with ErrNotInterruption it still names the event, for the drop log
 		switch {
 		case errors.Is(err, event.ErrNotInterruption):
 			m.reason, m.why = ReasonNotInterruption, err
@@ -163,7 +164,7 @@ func (r *Router) parse(recs []events.SQSMessage, msgs []message, stats *metrics.
 			stats.Receive(metrics.Unknown)
 			continue
 		}
-		m.ev, m.parsed = ev, true
+		m.parsed = true
 		stats.Receive(string(ev.Kind))
 		idsByRegion[ev.Region] = append(idsByRegion[ev.Region], ev.InstanceIDs...)
 	}
@@ -280,9 +281,12 @@ func (r *Router) conclude(ctx context.Context, msgs []message, deliveries []*del
 func (r *Router) drop(ctx context.Context, m *message, reason string, stats *metrics.Batch) {
 	stats.Drop(reason)
 	attrs := []any{"messageId", m.rec.MessageId, "reason", reason, "error", m.why.Error()}
-	if m.parsed {
+	switch {
+	case m.parsed:
 		attrs = append(attrs, "eventId", m.ev.ID, "kind", m.ev.Kind, "instances", m.ev.InstanceIDs)
-	} else if reason == ReasonUnparseable {
+	case m.ev.ID != "":
+		attrs = append(attrs, "eventId", m.ev.ID)
+	case reason == ReasonUnparseable:
 		attrs = append(attrs, "bodyPrefix", prefix(m.rec.Body, 256))
 	}
 	r.log.InfoContext(ctx, "message dropped", attrs...)

@@ -1,0 +1,53 @@
+// Package handler builds the router's Lambda handler from its environment: the one composition root, used by
+// the router's main and by the end-to-end tests and demo, which run it against emulators.
+package handler
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
+)
+
+// Func handles one batch from the central queue; failed messages are listed in BatchItemFailures.
+type Func func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error)
+
+// FromEnv reads the router's variables through getenv and the AWS SDK's standard ones (credentials, region,
+// AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_EC2, ...) from the process environment, and returns the handler.
+// Logs and metrics go to out as JSON lines (stdout in Lambda, where EMF lines become metrics).
+func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Func, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	owners := owner.New(ec2.NewFromConfig(awsCfg), owner.Options{
+		ExtraTagKeys: cfg.OwnerTagKeys, CacheSize: cfg.CacheSize, OwnerTTL: cfg.OwnerTTL, NoOwnerTTL: cfg.NoOwnerTTL,
+	})
+	sender := forward.New(sqs.NewFromConfig(awsCfg), forward.Options{
+		CacheSize: cfg.CacheSize, URLTTL: cfg.QueueURLTTL, MissingTTL: cfg.MissingQueueTTL,
+	})
+	r := route.New(owners, sender, route.Options{
+		QueuePrefix:     cfg.QueuePrefix,
+		SendConcurrency: cfg.SendConcurrency,
+		Metrics:         metrics.NewWriter(out, cfg.MetricsNamespace, cfg.BusName),
+		Log:             log,
+	})
+	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.QueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys)
+	return r.Handle, nil
+}

@@ -1,0 +1,243 @@
+// Package sqsemu runs goaws (github.com/Admiral-Piett/goaws), a Go SQS emulator, in-process on loopback, behind
+// a thin middleware that counts requests, injects faults, and repairs one known goaws quirk: SendMessageBatch's
+// JSON answer names its entry lists "SendMessageBatchResultEntry" and "BatchResultErrorEntry" instead of
+// "Successful" and "Failed". The router itself is never adapted to the emulator.
+package sqsemu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/Admiral-Piett/goaws/app/models"
+	goawsrouter "github.com/Admiral-Piett/goaws/app/router"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/sirupsen/logrus"
+)
+
+// Account and Region of every queue the emulator holds.
+const (
+	Account = "123456789012"
+	Region  = "us-east-1"
+)
+
+// Fault makes SendMessageBatch calls to one queue fail.
+type Fault struct {
+	// Status and Code make the whole call fail, as SQS's JSON protocol reports errors (e.g. 500 InternalError,
+	// 400 RequestThrottled). Zero Status means no call-level failure.
+	Status int
+	Code   string
+	// FailEntry, when not 0, is the 1-based position of an entry reported failed inside an HTTP 200 (and not
+	// stored).
+	FailEntry int
+	// Times is how many calls fail; 0 means every call.
+	Times int
+}
+
+// Server is the running emulator.
+type Server struct {
+	URL string
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	requests map[string]int // "Action" and "Action queue" -> count
+	faults   map[string]*Fault
+}
+
+var (
+	startOnce sync.Once
+	shared    *Server
+)
+
+// Start returns the process's emulator, starting it on a loopback port the first time. goaws keeps its queues in
+// package globals, so there is one emulator per process; Reset empties it between tests.
+func Start() *Server {
+	startOnce.Do(func() {
+		logrus.SetOutput(io.Discard) // goaws logs every empty receive; tests assert through the API instead
+		s := &Server{requests: map[string]int{}, faults: map[string]*Fault{}}
+		s.srv = httptest.NewUnstartedServer(s.middleware(goawsrouter.New()))
+		s.srv.Start()
+		host, port, _ := net.SplitHostPort(s.srv.Listener.Addr().String())
+		models.CurrentEnvironment = models.Environment{
+			Host: host, Port: port, Region: Region, AccountID: Account,
+			QueueAttributeDefaults: models.EnvQueueAttributes{VisibilityTimeout: 30, MaximumMessageSize: 1 << 20},
+		}
+		s.URL = s.srv.URL
+		shared = s
+	})
+	shared.Reset()
+	return shared
+}
+
+// Reset deletes every queue and forgets counts and faults.
+func (s *Server) Reset() {
+	models.SyncQueues.Lock()
+	models.SyncQueues.Queues = map[string]*models.Queue{}
+	models.SyncQueues.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = map[string]int{}
+	s.faults = map[string]*Fault{}
+}
+
+// Client returns an SQS client of the real AWS SDK pointed at the emulator.
+func (s *Server) Client() *sqs.Client {
+	return sqs.New(sqs.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String(s.URL),
+		Credentials:  aws.AnonymousCredentials{},
+	})
+}
+
+// SetFault injects f into SendMessageBatch calls to queue; nil removes it.
+func (s *Server) SetFault(queue string, f *Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		delete(s.faults, queue)
+		return
+	}
+	s.faults[queue] = f
+}
+
+// Requests returns how many requests of action the emulator received; with a queue name, only those to it.
+func (s *Server) Requests(action string, queue ...string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(queue) > 0 {
+		return s.requests[action+" "+queue[0]]
+	}
+	return s.requests[action]
+}
+
+// Snapshot returns a copy of all request counts by action.
+func (s *Server) Snapshot() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.requests {
+		if !strings.Contains(k, " ") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// CreateQueue creates name with attrs and returns its URL.
+func (s *Server) CreateQueue(ctx context.Context, name string, attrs map[string]string) (string, error) {
+	out, err := s.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
+	if err != nil {
+		return "", fmt.Errorf("creating queue %s: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+type request struct {
+	QueueURL  string            `json:"QueueUrl"`
+	QueueName string            `json:"QueueName"`
+	Entries   []json.RawMessage `json:"Entries"`
+}
+
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		action := r.Header.Get("X-Amz-Target")
+		action = action[strings.LastIndex(action, ".")+1:]
+		body, _ := io.ReadAll(r.Body)
+		var req request
+		_ = json.Unmarshal(body, &req)
+		queue := req.QueueName
+		if req.QueueURL != "" {
+			queue = req.QueueURL[strings.LastIndex(req.QueueURL, "/")+1:]
+		}
+
+		s.mu.Lock()
+		s.requests[action]++
+		s.requests[action+" "+queue]++
+		var fault Fault
+		faulty := false
+		if f := s.faults[queue]; f != nil && action == "SendMessageBatch" {
+			fault, faulty = *f, true
+			if f.Times > 0 {
+				if f.Times--; f.Times == 0 {
+					delete(s.faults, queue)
+				}
+			}
+		}
+		s.mu.Unlock()
+
+		if faulty && fault.Status != 0 {
+			writeError(w, fault.Status, fault.Code)
+			return
+		}
+		failedID := ""
+		if i := fault.FailEntry - 1; faulty && i >= 0 && i < len(req.Entries) {
+			// Drop the entry before goaws stores it, and report it failed, as SQS does inside an HTTP 200.
+			var e struct{ Id string }
+			_ = json.Unmarshal(req.Entries[i], &e)
+			failedID = e.Id
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(body, &m)
+			m["Entries"], _ = json.Marshal(append(append([]json.RawMessage{}, req.Entries[:i]...), req.Entries[i+1:]...))
+			body, _ = json.Marshal(m)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		if action != "SendMessageBatch" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		out := rec.Body.Bytes()
+		if rec.Code == http.StatusOK {
+			out = repairBatchResult(out, failedID)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(out)
+	})
+}
+
+// repairBatchResult renames goaws's entry lists to the names of the SQS JSON protocol and adds failedID, if
+// any, to Failed.
+func repairBatchResult(body []byte, failedID string) []byte {
+	var in struct {
+		Successful []json.RawMessage `json:"SendMessageBatchResultEntry"`
+		Failed     []json.RawMessage `json:"BatchResultErrorEntry"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return body
+	}
+	if failedID != "" {
+		e, _ := json.Marshal(map[string]any{"Id": failedID, "Code": "InternalError", "Message": "injected", "SenderFault": false})
+		in.Failed = append(in.Failed, e)
+	}
+	out, _ := json.Marshal(map[string]any{"Successful": nonNil(in.Successful), "Failed": nonNil(in.Failed)})
+	return out
+}
+
+func nonNil(xs []json.RawMessage) []json.RawMessage {
+	if xs == nil {
+		return []json.RawMessage{}
+	}
+	return xs
+}
+
+// writeError answers like SQS's JSON protocol: a __type, a message, and the query-compatible error header.
+func writeError(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("x-amzn-query-error", code+";"+map[bool]string{true: "Sender", false: "Receiver"}[status < 500])
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.sqs#" + code, "message": "injected fault"})
+}
