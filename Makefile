@@ -32,7 +32,7 @@ bench:
 
 ## fuzz: fuzz the event parser for FUZZTIME (its seeds also run in make test)
 fuzz:
-	cd router && $(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./internal/event/
+	cd router && $(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./event/
 
 ## demo: the whole event path on an embedded SQS emulator; no AWS account needed
 demo:

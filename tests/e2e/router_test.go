@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 )
@@ -28,21 +26,21 @@ var fixtureTags = map[string]map[string]string{
 
 func (b *bus) tagFixtures() {
 	for id, tags := range fixtureTags {
-		b.ec2.Put(id, tags)
+		b.EC2.Put(id, tags)
 	}
 }
 
 // TestEveryKindReachesTheRightKarpenter sends one event of each kind through the whole path and checks, with
 // Karpenter's own parser, what each cluster's queue holds.
 func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
-	b := newBus(t, nil, "alpha", "beta", "gamma")
+	b := newBus(t, "alpha", "beta", "gamma")
 	b.tagFixtures()
 	spot, rebalance := fixture(t, "spot-interruption.json"), fixture(t, "rebalance-recommendation.json")
 	terminated, stopping := fixture(t, "state-change-terminated.json"), fixture(t, "state-change-stopping.json")
 	health, capres := fixture(t, "health-scheduled-change.json"), fixture(t, "capacity-reservation-interruption.json")
 	pending := strings.Replace(strings.Replace(terminated, `"terminated"`, `"pending"`, 1), "3e5527d7", "pending0", 1)
-	b.publish(t, spot, rebalance, terminated, stopping, health, capres, pending, "garbage")
-	b.drain(t)
+	b.publish(spot, rebalance, terminated, stopping, health, capres, pending, "garbage")
+	b.drain()
 
 	want := map[string][]string{"alpha": {spot, health}, "beta": {rebalance, health}, "gamma": {terminated, capres}}
 	// Karpenter v1.6.3 parses each forwarded body as below; it has no parser yet for capacity reservation
@@ -56,7 +54,7 @@ func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
 	}
 	for cluster, bodies := range want {
 		slices.Sort(bodies)
-		got := b.received(t, cluster)
+		got := b.received(cluster)
 		if !slices.Equal(got, bodies) {
 			t.Errorf("%s's queue holds %d bodies, want %d byte for byte:\n got %q\nwant %q", cluster, len(got), len(bodies), got, bodies)
 		}
@@ -71,7 +69,7 @@ func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
 			}
 		}
 	}
-	if left := b.takeAll(t, "kib-central"); len(left) != 0 {
+	if left := b.consume(harness.CentralQueue); len(left) != 0 {
 		t.Errorf("central queue still holds %d messages", len(left))
 	}
 	wantDrops := map[string][]string{
@@ -79,7 +77,7 @@ func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
 		"pending0-bb36-4607-3370-4164db56a40e": {"not_interruption"},
 		"garbage":                              {"unparseable"},
 	}
-	if got := b.drops(); fmt.Sprint(got) != fmt.Sprint(wantDrops) {
+	if got := b.dropReasons(); fmt.Sprint(got) != fmt.Sprint(wantDrops) {
 		t.Errorf("drops = %v, want each logged once: %v", got, wantDrops)
 	}
 	for _, m := range []struct {
@@ -90,7 +88,7 @@ func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
 		{"Forwarded", "Cluster", "alpha", 2}, {"Dropped", "Reason", "no_owner", 1},
 		{"Received", "Kind", "scheduled_change", 1}, {"Received", "Kind", "unknown", 2},
 	} {
-		if got := b.metric(m.name, m.dim, m.val); got != m.want {
+		if got := b.Metric(m.name, m.dim, m.val); got != m.want {
 			t.Errorf("metric %s{%s=%s} = %v, want %v", m.name, m.dim, m.val, got, m.want)
 		}
 	}
@@ -112,60 +110,50 @@ func TestFaults(t *testing.T) {
 	}{
 		{name: "no fault"},
 		{name: "cluster queue answers 500", wantRetry: true, fault: func(b *bus) {
-			b.sqs.SetFault(queuename.For(prefix, "beta"), &sqsemu.Fault{Status: 500, Code: "InternalError", Times: 2})
+			b.SQS.SetFault(harness.QueueOf("beta"), &sqsemu.Fault{Status: 500, Code: "InternalError", Times: 2})
 		}},
 		{name: "cluster queue throttled", wantRetry: true, fault: func(b *bus) {
-			b.sqs.SetFault(queuename.For(prefix, "beta"), &sqsemu.Fault{Status: 400, Code: "RequestThrottled", Times: 2})
+			b.SQS.SetFault(harness.QueueOf("beta"), &sqsemu.Fault{Status: 400, Code: "RequestThrottled", Times: 2})
 		}},
 		{name: "batch entry failed inside HTTP 200", wantRetry: true, fault: func(b *bus) {
-			b.sqs.SetFault(queuename.For(prefix, "alpha"), &sqsemu.Fault{FailEntry: 2, Times: 1})
+			b.SQS.SetFault(harness.QueueOf("alpha"), &sqsemu.Fault{FailEntry: 2, Times: 1})
 		}},
-		{name: "EC2 throttled", wantRetry: true, fault: func(b *bus) { b.ec2.Throttle(1) }},
+		{name: "EC2 throttled", wantRetry: true, fault: func(b *bus) { b.EC2.Throttle(1) }},
 		{name: "cluster queue deleted mid-run", wantRetry: true, gammaDropped: true, midRun: func(t *testing.T, b *bus) {
-			ctx := context.Background()
-			c := b.sqs.Client()
-			name := queuename.For(prefix, "gamma")
-			u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &name})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: u.QueueUrl}); err != nil {
+			if err := b.DeleteQueue(context.Background(), harness.QueueOf("gamma")); err != nil {
 				t.Fatal(err)
 			}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBus(t, nil, clusters...)
+			b := newBus(t, clusters...)
 			owner := map[string]string{} // instance -> cluster
 			var events []string
 			for i := range perCluster * len(clusters) {
 				id := fmt.Sprintf("i-%017x", i+1)
 				c := clusters[i%len(clusters)]
 				owner[id] = c
-				b.ec2.Put(id, map[string]string{"eks:eks-cluster-name": c})
+				b.EC2.Put(id, map[string]string{"eks:eks-cluster-name": c})
 				events = append(events, spotEvent(id))
 			}
 			// Every gamma event goes in the second half, after the first invocation; the first batch warms
 			// gamma's URL cache.
-			b.publish(t, events[:10]...)
+			b.publish(events[:10]...)
 			if tt.fault != nil {
 				tt.fault(b)
 			}
-			first, err := b.esm.PollOnce(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			first := b.pollOnce()
 			// Read what the first invocation delivered before any queue is deleted.
 			got := map[string][]string{}
 			for _, c := range clusters {
-				got[c] = b.received(t, c)
+				got[c] = b.received(c)
 			}
 			if tt.midRun != nil {
 				tt.midRun(t, b)
 			}
-			b.publish(t, events[10:]...)
-			rest := b.drain(t)
+			b.publish(events[10:]...)
+			rest := b.drain()
 			retried := first.Failed
 			for _, r := range rest {
 				retried += r.Failed
@@ -177,7 +165,7 @@ func TestFaults(t *testing.T) {
 			forwarded := map[string]string{} // instance -> cluster whose queue holds its event
 			for _, c := range clusters {
 				if !tt.gammaDropped || c != "gamma" {
-					got[c] = append(got[c], b.received(t, c)...)
+					got[c] = append(got[c], b.received(c)...)
 				}
 				for _, body := range got[c] {
 					p, err := karpenter.Parse(body)
@@ -194,7 +182,7 @@ func TestFaults(t *testing.T) {
 					forwarded[id] = c
 				}
 			}
-			drops := b.drops()
+			drops := b.dropReasons()
 			for id, c := range owner {
 				_, fwd := forwarded[id]
 				reasons := drops["ev-"+id]
@@ -210,7 +198,7 @@ func TestFaults(t *testing.T) {
 					t.Errorf("event of %s was forwarded and also dropped (%v)", id, reasons)
 				}
 			}
-			if left := b.takeAll(t, "kib-central"); len(left) != 0 {
+			if left := b.consume(harness.CentralQueue); len(left) != 0 {
 				t.Errorf("central queue still holds %d messages", len(left))
 			}
 		})

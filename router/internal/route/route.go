@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/event"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/event"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"

@@ -198,7 +198,7 @@ func (h *harness) metric(t *testing.T, dim, val, name string) float64 {
 
 func fixture(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "event", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "event", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,10 +55,10 @@ func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 		return Result{}, nil
 	}
 	batch := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
-	byID := map[string]types.Message{}
+	byID := map[string]bool{}
 	for i, msg := range msgs {
 		id := aws.ToString(msg.MessageId)
-		byID[id] = msg
+		byID[id] = true
 		batch.Records[i] = events.SQSMessage{
 			MessageId: id, ReceiptHandle: aws.ToString(msg.ReceiptHandle), Body: aws.ToString(msg.Body),
 			Md5OfBody: aws.ToString(msg.MD5OfBody), Attributes: msg.Attributes, EventSource: "aws:sqs",
@@ -70,12 +70,14 @@ func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 	failed := map[string]bool{}
 	wholeBatch := res.Err != nil
 	for _, f := range res.Response.BatchItemFailures {
-		if _, ok := byID[f.ItemIdentifier]; !ok {
+		if !byID[f.ItemIdentifier] {
 			wholeBatch = true // Lambda treats an unknown or empty identifier as a failure of the batch
 		}
 		failed[f.ItemIdentifier] = true
 	}
-	for id, msg := range byID {
+	var done []types.DeleteMessageBatchRequestEntry
+	for i, msg := range msgs {
+		id := aws.ToString(msg.MessageId)
 		if wholeBatch || failed[id] {
 			res.Failed++
 			if _, err := m.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
@@ -85,10 +87,19 @@ func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 			}
 			continue
 		}
-		if _, err := m.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &m.QueueURL, ReceiptHandle: msg.ReceiptHandle}); err != nil {
-			return res, fmt.Errorf("deleting %s: %w", id, err)
+		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: msg.ReceiptHandle})
+	}
+	// Lambda deletes the successes in batches of up to 10.
+	for start := 0; start < len(done); start += 10 {
+		chunk := done[start:min(start+10, len(done))]
+		out, err := m.SQS.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: &m.QueueURL, Entries: chunk})
+		if err != nil {
+			return res, fmt.Errorf("deleting from %s: %w", m.QueueURL, err)
 		}
-		res.Deleted++
+		if len(out.Failed) > 0 {
+			return res, fmt.Errorf("deleting from %s: %d entries failed", m.QueueURL, len(out.Failed))
+		}
+		res.Deleted += len(chunk)
 	}
 	return res, nil
 }

@@ -1,0 +1,271 @@
+// Package harness assembles the whole event path on loopback for the end-to-end tests and the demo: goaws
+// holding the central and cluster queues, the EC2 stub, and the router built from its environment exactly as in
+// Lambda, invoked through Lambda's SQS event-source semantics.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/handler"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
+)
+
+// Prefix of the cluster queues; CentralQueue is the bus's buffer queue.
+const (
+	Prefix       = "kib-"
+	CentralQueue = "kib-central"
+)
+
+// Options shape a Bus.
+type Options struct {
+	Clusters []string          // a queue is created for each
+	Env      map[string]string // router variables beyond CLUSTER_QUEUE_PREFIX and BUS_NAME
+	// BatchSize of the event source mapping; 10 when 0.
+	BatchSize int
+	// SDKRetries keeps the AWS SDK's own retries; off by default so each injected fault reaches the router.
+	SDKRetries bool
+}
+
+// Bus is the running path.
+type Bus struct {
+	SQS     *sqsemu.Server
+	EC2     *ec2stub.Server
+	Central string
+	ESM     lambdaesm.Mapping
+	Out     *SyncBuffer // the router's stdout: JSON logs and EMF metrics
+
+	restore func()
+	urls    map[string]string // queue name -> URL, resolved once as Karpenter does at start-up
+}
+
+// New starts a Bus. It sets the AWS SDK's environment variables of this process, as Lambda would, until Close.
+func New(ctx context.Context, opts Options) (*Bus, error) {
+	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{}}
+	sdkEnv := map[string]string{
+		"AWS_ENDPOINT_URL_SQS": b.SQS.URL, "AWS_ENDPOINT_URL_EC2": b.EC2.URL, "AWS_REGION": sqsemu.Region,
+		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_PROFILE": "",
+		"AWS_SESSION_TOKEN": "", "AWS_MAX_ATTEMPTS": "1",
+	}
+	if opts.SDKRetries {
+		delete(sdkEnv, "AWS_MAX_ATTEMPTS")
+	}
+	b.restore = setenv(sdkEnv)
+	var err error
+	if b.Central, err = b.SQS.CreateQueue(ctx, CentralQueue, nil); err != nil {
+		b.Close()
+		return nil, err
+	}
+	for _, c := range opts.Clusters {
+		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	routerEnv := map[string]string{"CLUSTER_QUEUE_PREFIX": Prefix, "BUS_NAME": "e2e"}
+	for k, v := range opts.Env {
+		routerEnv[k] = v
+	}
+	h, err := handler.FromEnv(ctx, func(k string) string { return routerEnv[k] }, b.Out)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	batch := opts.BatchSize
+	if batch == 0 {
+		batch = 10
+	}
+	b.ESM = lambdaesm.Mapping{SQS: b.SQS.Client(), QueueURL: b.Central, BatchSize: batch, Handler: lambdaesm.Handler(h)}
+	return b, nil
+}
+
+// Close stops the EC2 stub and restores the environment. goaws stays up for the process; Start resets it.
+func (b *Bus) Close() {
+	b.EC2.Close()
+	b.restore()
+}
+
+// QueueOf is the name of cluster's queue on this bus.
+func QueueOf(cluster string) string { return queuename.For(Prefix, cluster) }
+
+// Publish puts bodies on the central queue, one SendMessage each, as the EventBridge rules do.
+func (b *Bus) Publish(ctx context.Context, bodies ...string) error {
+	for _, body := range bodies {
+		if _, err := b.SQS.Client().SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &b.Central, MessageBody: aws.String(body)}); err != nil {
+			return fmt.Errorf("publishing: %w", err)
+		}
+	}
+	return nil
+}
+
+// Drain runs invocations until the central queue is empty (at most 1000).
+func (b *Bus) Drain(ctx context.Context) ([]lambdaesm.Result, error) {
+	return b.ESM.Drain(ctx, 1000)
+}
+
+// Consume reads queue as Karpenter does: its URL resolved once, receives of up to 10 messages, then one
+// DeleteMessage per message, until the queue is empty. It returns the bodies in the order received.
+func (b *Bus) Consume(ctx context.Context, queue string) ([]string, error) {
+	c := b.SQS.Client()
+	u, ok := b.urls[queue]
+	if !ok {
+		out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
+		if err != nil {
+			return nil, fmt.Errorf("queue %s: %w", queue, err)
+		}
+		u = aws.ToString(out.QueueUrl)
+		b.urls[queue] = u
+	}
+	var bodies []string
+	for {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &u, MaxNumberOfMessages: 10})
+		if err != nil {
+			return nil, fmt.Errorf("receiving from %s: %w", queue, err)
+		}
+		if len(out.Messages) == 0 {
+			return bodies, nil
+		}
+		for _, m := range out.Messages {
+			bodies = append(bodies, aws.ToString(m.Body))
+			if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: &u, ReceiptHandle: m.ReceiptHandle}); err != nil {
+				return nil, fmt.Errorf("deleting from %s: %w", queue, err)
+			}
+		}
+	}
+}
+
+// DeleteQueue deletes queue, as an operator removing a cluster would.
+func (b *Bus) DeleteQueue(ctx context.Context, queue string) error {
+	c := b.SQS.Client()
+	u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
+	if err != nil {
+		return fmt.Errorf("queue %s: %w", queue, err)
+	}
+	delete(b.urls, queue)
+	_, err = c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: u.QueueUrl})
+	return err
+}
+
+// Depth returns how many messages queue holds, visible or in flight.
+func (b *Bus) Depth(ctx context.Context, queue string) (int, error) {
+	c := b.SQS.Client()
+	u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
+	if err != nil {
+		return 0, err
+	}
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		return 0, err
+	}
+	var n, m int
+	fmt.Sscan(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)], &n)
+	fmt.Sscan(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)], &m)
+	return n + m, nil
+}
+
+// Drop is one "message dropped" log line of the router.
+type Drop struct {
+	EventID, Reason, Error string
+}
+
+// Drops returns the router's drop log lines, keyed by event id (or, for unparseable bodies, their prefix).
+func (b *Bus) Drops() map[string][]Drop {
+	out := map[string][]Drop{}
+	for _, l := range b.Out.Lines() {
+		if l["msg"] != "message dropped" {
+			continue
+		}
+		id, _ := l["eventId"].(string)
+		if id == "" {
+			id, _ = l["bodyPrefix"].(string)
+		}
+		reason, _ := l["reason"].(string)
+		why, _ := l["error"].(string)
+		out[id] = append(out[id], Drop{EventID: id, Reason: reason, Error: why})
+	}
+	return out
+}
+
+// Metric sums metric over the router's EMF lines whose dimension dim is val; with dim "", over the per-bus
+// totals.
+func (b *Bus) Metric(name, dim, val string) float64 {
+	var sum float64
+	for _, l := range b.Out.Lines() {
+		if _, emf := l["_aws"]; !emf {
+			continue
+		}
+		v, ok := l[name].(float64)
+		if !ok {
+			continue
+		}
+		_, k := l["Kind"]
+		_, c := l["Cluster"]
+		_, r := l["Reason"]
+		if (dim == "" && !k && !c && !r) || (dim != "" && l[dim] == val) {
+			sum += v
+		}
+	}
+	return sum
+}
+
+// SyncBuffer is a goroutine-safe buffer of JSON lines.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// Lines decodes every JSON line written so far.
+func (s *SyncBuffer) Lines() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// setenv sets vars and returns a function restoring the previous environment.
+func setenv(vars map[string]string) func() {
+	prev := map[string]*string{}
+	for k, v := range vars {
+		if old, ok := os.LookupEnv(k); ok {
+			prev[k] = &old
+		} else {
+			prev[k] = nil
+		}
+		os.Setenv(k, v)
+	}
+	return func() {
+		for k, old := range prev {
+			if old == nil {
+				os.Unsetenv(k)
+			} else {
+				os.Setenv(k, *old)
+			}
+		}
+	}
+}
