@@ -1,0 +1,168 @@
+// Command demo runs the whole event path on loopback (make demo): an embedded goaws for SQS, an EC2 stub, and
+// the router built exactly as in Lambda. It routes one event of each kind for three clusters and an instance no
+// cluster owns, then reports what each cluster's Karpenter receives (read by Karpenter's own parser), what was
+// dropped and why, and the AWS requests each event cost.
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
+)
+
+const (
+	account = sqsemu.Account
+	region  = sqsemu.Region
+)
+
+var clusters = []string{"payments-prod", "search-prod", "batch-spot"}
+
+// instances and the tags EC2 holds for them: each owner tag the router reads, and a bastion no cluster owns.
+var instances = []struct {
+	id, role string
+	tags     map[string]string
+}{
+	{"i-0a00000000000a001", "payments-prod, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "payments-prod", "karpenter.sh/nodepool": "default"}},
+	{"i-0a00000000000a002", "payments-prod, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "payments-prod"}},
+	{"i-0b00000000000b001", "search-prod, cloud-provider tag", map[string]string{"kubernetes.io/cluster/search-prod": "owned"}},
+	{"i-0b00000000000b002", "search-prod, managed node group", map[string]string{"eks:cluster-name": "search-prod"}},
+	{"i-0c00000000000c001", "batch-spot, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "batch-spot"}},
+	{"i-0c00000000000c002", "batch-spot, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "batch-spot"}},
+	{"i-0d00000000000d001", "bastion, no cluster", map[string]string{"Name": "bastion"}},
+	{"i-0e00000000000e001", "legacy-cluster, not on the bus", map[string]string{"eks:eks-cluster-name": "legacy-cluster"}},
+}
+
+type event struct{ name, id, body string }
+
+func ec2Event(n int, detailType, detail string) string {
+	return fmt.Sprintf(`{"version":"0","id":"demo-%02d","detail-type":%q,"source":"aws.ec2","account":%q,"time":"2026-11-21T12:00:%02dZ","region":%q,"resources":[],"detail":%s}`,
+		n, detailType, account, n, region, detail)
+}
+
+func events() []event {
+	health := fmt.Sprintf(`{"version":"0","id":"demo-05","detail-type":"AWS Health Event","source":"aws.health","account":%q,"time":"2026-11-21T12:00:05Z","region":%q,"resources":["i-0a00000000000a002","i-0b00000000000b002"],"detail":{"eventArn":"arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/demo","service":"EC2","eventTypeCode":"AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED","eventTypeCategory":"scheduledChange","startTime":"Sat, 28 Nov 2026 12:00:00 GMT","affectedEntities":[{"entityValue":"i-0a00000000000a002"},{"entityValue":"i-0b00000000000b002"}]}}`,
+		account, region)
+	return []event{
+		{"spot interruption warning", "demo-01", ec2Event(1, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0a00000000000a001","instance-action":"terminate"}`)},
+		{"rebalance recommendation", "demo-02", ec2Event(2, "EC2 Instance Rebalance Recommendation", `{"instance-id":"i-0b00000000000b001"}`)},
+		{"state change: terminated", "demo-03", ec2Event(3, "EC2 Instance State-change Notification", `{"instance-id":"i-0c00000000000c001","state":"terminated"}`)},
+		{"state change: stopping", "demo-04", ec2Event(4, "EC2 Instance State-change Notification", `{"instance-id":"i-0b00000000000b002","state":"stopping"}`)},
+		{"health: scheduled change, 2 clusters", "demo-05", health},
+		{"capacity reservation warning", "demo-06", ec2Event(6, "EC2 Capacity Reservation Instance Interruption Warning", `{"instance-id":"i-0c00000000000c002","instance-action":"terminate"}`)},
+		{"spot warning, bastion", "demo-07", ec2Event(7, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0d00000000000d001","instance-action":"terminate"}`)},
+		{"spot warning, cluster not on bus", "demo-08", ec2Event(8, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0e00000000000e001","instance-action":"terminate"}`)},
+		{"state change: running", "demo-09", ec2Event(9, "EC2 Instance State-change Notification", `{"instance-id":"i-0a00000000000a001","state":"running"}`)},
+		{"not JSON", "", "this is not an event"},
+	}
+}
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	b, err := harness.New(ctx, harness.Options{Clusters: clusters})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	defer w.Flush()
+
+	fmt.Fprintf(w, "karpenter-interruption-bus demo: goaws at %s, EC2 stub at %s, no AWS account\n\n", b.SQS.URL, b.EC2.URL)
+	fmt.Fprintln(w, "Cluster queues (CLUSTER_QUEUE_PREFIX="+harness.Prefix+"):")
+	for _, c := range clusters {
+		fmt.Fprintf(w, "  %s\t-> %s\n", c, harness.QueueOf(c))
+	}
+	fmt.Fprintln(w, "\nInstances in EC2:")
+	for _, in := range instances {
+		b.EC2.Put(in.id, in.tags)
+		fmt.Fprintf(w, "  %s\t%s\t%v\n", in.id, in.role, in.tags)
+	}
+
+	fmt.Fprintln(w, "\nRouting each event (EventBridge -> central queue -> router -> cluster queue); AWS requests per event:")
+	fmt.Fprintln(w, "  event\toutcome\tSQS requests\tDescribeInstances")
+	evs := events()
+	for _, ev := range evs {
+		before, ec2Before := b.SQS.Snapshot(), b.EC2.Calls()
+		if err := b.Publish(ctx, ev.body); err != nil {
+			return err
+		}
+		res, err := b.Drain(ctx)
+		if err != nil {
+			return err
+		}
+		outcome := "forwarded"
+		if len(res) > 0 && res[len(res)-1].Failed > 0 {
+			outcome = "left for retry"
+		}
+		key := ev.id
+		if key == "" {
+			key = ev.body
+		}
+		if d := b.Drops()[key]; len(d) > 0 {
+			outcome = "dropped: " + d[0].Reason
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\n", ev.name, outcome, requests(b.SQS.Snapshot(), before), b.EC2.Calls()-ec2Before)
+	}
+
+	fmt.Fprintln(w, "\nWhat each cluster's Karpenter receives, read by Karpenter v1.6.3's own parser:")
+	var karpenterRequests []string
+	for _, c := range clusters {
+		before := b.SQS.Snapshot()
+		bodies, err := b.Consume(ctx, harness.QueueOf(c))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %s (%d messages)\n", c, len(bodies))
+		for _, body := range bodies {
+			p, err := karpenter.Parse(body)
+			id := body[strings.Index(body, `"id":"`)+6:][:7]
+			switch {
+			case err != nil:
+				fmt.Fprintf(w, "    %s\tKarpenter cannot parse it: %v\n", id, err)
+			case p.Kind == "no_op":
+				fmt.Fprintf(w, "    %s\tno_op in v1.6.3 (handled from v1.11)\n", id)
+			default:
+				fmt.Fprintf(w, "    %s\t%s\t%v\n", id, p.Kind, p.InstanceIDs)
+			}
+		}
+		karpenterRequests = append(karpenterRequests, c+": "+requests(b.SQS.Snapshot(), before))
+	}
+	fmt.Fprintf(w, "  Karpenter's own requests to read them (GetQueueUrl is its start-up lookup):\n    %s\n", strings.Join(karpenterRequests, "\n    "))
+
+	fmt.Fprintln(w, "\nDropped, acknowledged and logged once each with a reason:")
+	drops := b.Drops()
+	for _, k := range slices.Sorted(maps.Keys(drops)) {
+		for _, d := range drops[k] {
+			fmt.Fprintf(w, "  %s\t%s\t%s\n", k, d.Reason, d.Error)
+		}
+	}
+	fmt.Fprintf(w, "\nRouter metrics (EMF): received %.0f, forwarded %.0f deliveries, dropped %.0f, retried %.0f\n",
+		b.Metric("Received", "", ""), b.Metric("Forwarded", "", ""), b.Metric("Dropped", "", ""), b.Metric("Retried", "", ""))
+	return nil
+}
+
+// requests formats the SQS requests made between two snapshots, idle polling left out.
+func requests(after, before map[string]int) string {
+	var parts []string
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if n := after[k] - before[k]; n > 0 && k != sqsemu.EmptyReceive {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			total += n
+		}
+	}
+	return fmt.Sprintf("%d (%s)", total, strings.Join(parts, ", "))
+}
