@@ -122,20 +122,23 @@ type envelope struct {
 	Detail     detail    `json:"detail"`
 }
 
+// detail holds every field any kind's Karpenter parser reads, undecoded: each kind then checks only its own
+// fields' types, as Karpenter's per-kind structs do, so a field another kind would read cannot fail this one.
 type detail struct {
-	InstanceID        token            `json:"instance-id"`
-	InstanceAction    token            `json:"instance-action"`
-	State             token            `json:"state"`
-	Service           token            `json:"service"`
-	EventTypeCategory token            `json:"eventTypeCategory"`
-	EventARN          token            `json:"eventArn"`
-	EventTypeCode     token            `json:"eventTypeCode"`
-	StartTime         token            `json:"startTime"`
-	EndTime           token            `json:"endTime"`
-	EventDescription  []description    `json:"eventDescription"`
-	AffectedEntities  []affectedEntity `json:"affectedEntities"`
+	InstanceID        raw `json:"instance-id"`
+	InstanceAction    raw `json:"instance-action"`
+	State             raw `json:"state"`
+	Service           raw `json:"service"`
+	EventTypeCategory raw `json:"eventTypeCategory"`
+	EventARN          raw `json:"eventArn"`
+	EventTypeCode     raw `json:"eventTypeCode"`
+	StartTime         raw `json:"startTime"`
+	EndTime           raw `json:"endTime"`
+	EventDescription  raw `json:"eventDescription"`
+	AffectedEntities  raw `json:"affectedEntities"`
 }
 
+// description and affectedEntity type the AWS Health detail's arrays as Karpenter's scheduledchange.Detail does.
 type description struct {
 	LatestDescription token `json:"latestDescription"`
 	Language          token `json:"language"`
@@ -186,29 +189,36 @@ func Parse(body []byte) (Event, error) {
 
 func parseEC2(detailType string, d *detail) (Kind, []string, error) {
 	var kind Kind
+	var strs []*raw // the detail fields this kind's Karpenter parser decodes as strings
 	switch detailType {
 	case detailSpotInterruption:
-		kind = SpotInterruption
+		kind, strs = SpotInterruption, []*raw{&d.InstanceID, &d.InstanceAction}
 	case detailRebalance:
-		kind = RebalanceRecommendation
+		kind, strs = RebalanceRecommendation, []*raw{&d.InstanceID}
 	case detailStateChange:
-		kind = StateChange
+		kind, strs = StateChange, []*raw{&d.InstanceID, &d.State}
 	default:
-		kind = OtherEC2
+		kind, strs = OtherEC2, []*raw{&d.InstanceID}
 	}
-	if kind == OtherEC2 && d.InstanceID == nil {
+	if err := stringsOrNull(strs...); err != nil {
+		return "", nil, fmt.Errorf("%w: detail: %w", ErrUnparseable, err)
+	}
+	id, _ := d.InstanceID.token()
+	if kind == OtherEC2 && id == nil {
 		return "", nil, fmt.Errorf("%w: aws.ec2 %q names no instance", ErrNotInterruption, detailType)
 	}
-	if kind == StateChange && !interruptingState(string(d.State)) {
-		return "", nil, fmt.Errorf("%w: state %q", ErrNotInterruption, d.State)
+	if kind == StateChange {
+		if state, _ := d.State.token(); !interruptingState(string(state)) {
+			return "", nil, fmt.Errorf("%w: state %q", ErrNotInterruption, state)
+		}
 	}
-	if d.InstanceID == nil {
+	if id == nil {
 		return "", nil, fmt.Errorf("%w: %q without detail.instance-id", ErrUnparseable, detailType)
 	}
-	if !IsInstanceID(d.InstanceID) {
-		return "", nil, fmt.Errorf("%w: detail.instance-id %q is not an instance ID", ErrUnparseable, d.InstanceID)
+	if !IsInstanceID(id) {
+		return "", nil, fmt.Errorf("%w: detail.instance-id %q is not an instance ID", ErrUnparseable, id)
 	}
-	return kind, []string{d.InstanceID.String()}, nil
+	return kind, []string{id.String()}, nil
 }
 
 // interruptingState matches Karpenter's statechange parser, which lowercases the state first.
@@ -224,18 +234,31 @@ func parseHealth(detailType string, d *detail) (Kind, []string, error) {
 	if detailType != detailHealth {
 		return "", nil, fmt.Errorf("%w: aws.health %q", ErrNotInterruption, detailType)
 	}
-	// Karpenter compares these exactly, without case folding.
-	if string(d.Service) != healthService || string(d.EventTypeCategory) != healthCategoryScheduled {
-		return "", nil, fmt.Errorf("%w: health service %q category %q", ErrNotInterruption, d.Service, d.EventTypeCategory)
+	if err := stringsOrNull(&d.EventARN, &d.EventTypeCode, &d.Service, &d.StartTime, &d.EndTime, &d.EventTypeCategory); err != nil {
+		return "", nil, fmt.Errorf("%w: detail: %w", ErrUnparseable, err)
 	}
-	if len(d.AffectedEntities) == 0 {
+	var descriptions []description
+	if err := d.EventDescription.decode(&descriptions); err != nil {
+		return "", nil, fmt.Errorf("%w: detail.eventDescription: %w", ErrUnparseable, err)
+	}
+	var entities []affectedEntity
+	if err := d.AffectedEntities.decode(&entities); err != nil {
+		return "", nil, fmt.Errorf("%w: detail.affectedEntities: %w", ErrUnparseable, err)
+	}
+	service, _ := d.Service.token()
+	category, _ := d.EventTypeCategory.token()
+	// Karpenter compares these exactly, without case folding.
+	if string(service) != healthService || string(category) != healthCategoryScheduled {
+		return "", nil, fmt.Errorf("%w: health service %q category %q", ErrNotInterruption, service, category)
+	}
+	if len(entities) == 0 {
 		return "", nil, fmt.Errorf("%w: health event without affectedEntities", ErrUnparseable)
 	}
-	if len(d.AffectedEntities) > maxInstancesPerHealthItem {
-		return "", nil, fmt.Errorf("%w: %d affectedEntities exceed %d", ErrUnparseable, len(d.AffectedEntities), maxInstancesPerHealthItem)
+	if len(entities) > maxInstancesPerHealthItem {
+		return "", nil, fmt.Errorf("%w: %d affectedEntities exceed %d", ErrUnparseable, len(entities), maxInstancesPerHealthItem)
 	}
-	ids := make([]string, 0, len(d.AffectedEntities))
-	for _, e := range d.AffectedEntities {
+	ids := make([]string, 0, len(entities))
+	for _, e := range entities {
 		// EC2 health events can also name dedicated hosts or volumes; only instances have owners.
 		if id := e.EntityValue.String(); IsInstanceID(id) && !slices.Contains(ids, id) {
 			ids = append(ids, id)

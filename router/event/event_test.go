@@ -85,7 +85,7 @@ func TestParseRejects(t *testing.T) {
 		{"null detail", edit(t, spot, `"detail":{"instance-id":"i-0a1b2c3d4e5f60001","instance-action":"terminate"}`, `"detail":null`), ErrUnparseable, "without detail"},
 		{"no instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001",`, ""), ErrUnparseable, "without detail.instance-id"},
 		{"empty instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":""`), ErrUnparseable, "is not an instance ID"},
-		{"numeric instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":42`), ErrUnparseable, "decoding event"},
+		{"numeric instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":42`), ErrUnparseable, "not a JSON string"},
 		{"malformed instance id", edit(t, spot, `"instance-id":"i-0a1b2c3d4e5f60001"`, `"instance-id":"i-XYZ"`), ErrUnparseable, "is not an instance ID"},
 		{"bad time", edit(t, spot, `"2026-11-21T12:00:00Z"`, `"yesterday"`), ErrUnparseable, "decoding event"},
 		{"resources not strings", edit(t, spot, `"resources":["arn:aws:ec2:us-east-1:123456789012:instance/i-0a1b2c3d4e5f60001"]`, `"resources":[1]`), ErrUnparseable, "decoding event"},
@@ -94,8 +94,8 @@ func TestParseRejects(t *testing.T) {
 		{"no account", edit(t, spot, `"account":"123456789012",`, ""), ErrUnparseable, "is not an AWS account ID"},
 		{"bad account", edit(t, spot, `"account":"123456789012"`, `"account":"12345"`), ErrUnparseable, "is not an AWS account ID"},
 		{"health without entities", edit(t, health, `"affectedEntities":[{"entityValue":"i-0a1b2c3d4e5f60005","tags":{"team":"a"}},{"entityValue":"i-0a1b2c3d4e5f60006"}]`, `"affectedEntities":[]`), ErrUnparseable, "without affectedEntities"},
-		{"health entity not a string", edit(t, health, `{"entityValue":"i-0a1b2c3d4e5f60006"}`, `{"entityValue":7}`), ErrUnparseable, "decoding event"},
-		{"health eventArn not a string", edit(t, health, `"eventArn":"arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED_1"`, `"eventArn":{}`), ErrUnparseable, "decoding event"},
+		{"health entity not a string", edit(t, health, `{"entityValue":"i-0a1b2c3d4e5f60006"}`, `{"entityValue":7}`), ErrUnparseable, "not a JSON string"},
+		{"health eventArn not a string", edit(t, health, `"eventArn":"arn:aws:health:us-east-1::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED_1"`, `"eventArn":{}`), ErrUnparseable, "not a JSON string"},
 		{"unknown version", edit(t, spot, `"version":"0"`, `"version":"1"`), ErrNotInterruption, "version"},
 		{"unknown source", edit(t, spot, `"source":"aws.ec2"`, `"source":"aws.s3"`), ErrNotInterruption, "source"},
 		{"pending state", edit(t, state, `"state":"terminated"`, `"state":"pending"`), ErrNotInterruption, "state"},
@@ -198,6 +198,44 @@ func TestParseNotInterruptionKeepsEnvelope(t *testing.T) {
 	}
 	if ev.ID != "3e5527d7-bb36-4607-3370-4164db56a40e" || ev.Region != "us-east-1" || ev.Kind != "" || ev.InstanceIDs != nil {
 		t.Fatalf("event = %+v, want only the envelope", ev)
+	}
+}
+
+// TestParseChecksOnlyTheKindsOwnFields: like Karpenter's per-kind structs, a kind ignores the types of fields
+// only other kinds read.
+func TestParseChecksOnlyTheKindsOwnFields(t *testing.T) {
+	tests := []struct{ fixture, old, repl string }{
+		{"spot-interruption.json", `"instance-action":"terminate"`, `"instance-action":"terminate","state":5,"affectedEntities":7`},
+		{"rebalance-recommendation.json", `"instance-id":"i-0a1b2c3d4e5f60002"`, `"instance-id":"i-0a1b2c3d4e5f60002","instance-action":[]`},
+		{"state-change-terminated.json", `"state":"terminated"`, `"state":"terminated","service":{}`},
+		{"health-scheduled-change.json", `"service":"EC2"`, `"service":"EC2","instance-id":1,"state":true`},
+	}
+	for _, tt := range tests {
+		if _, err := Parse(edit(t, tt.fixture, tt.old, tt.repl)); err != nil {
+			t.Errorf("%s with %s: %v", tt.fixture, tt.repl, err)
+		}
+	}
+}
+
+// TestParseRepeatedKeys: encoding/json decodes every occurrence of a repeated key, so a wrong-typed earlier one
+// fails Karpenter's parse and must fail ours; a null one leaves the earlier value.
+func TestParseRepeatedKeys(t *testing.T) {
+	tests := []struct {
+		name, fixture, old, repl string
+		want                     error
+	}{
+		{"wrong type then right", "state-change-terminated.json", `"state":"terminated"`, `"state":5,"state":"terminated"`, ErrUnparseable},
+		{"right then null", "state-change-terminated.json", `"state":"terminated"`, `"state":"terminated","state":null`, nil},
+		{"right then running", "state-change-terminated.json", `"state":"terminated"`, `"state":"terminated","state":"running"`, ErrNotInterruption},
+		{"entities wrong then right", "health-scheduled-change.json", `"affectedEntities":[`, `"affectedEntities":{},"affectedEntities":[`, ErrUnparseable},
+		{"two detail objects", "spot-interruption.json", `"detail":{`, `"detail":{"instance-id":7},"detail":{`, ErrUnparseable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Parse(edit(t, tt.fixture, tt.old, tt.repl)); !errors.Is(err, tt.want) {
+				t.Fatalf("Parse error = %v, want %v", err, tt.want)
+			}
+		})
 	}
 }
 

@@ -37,6 +37,9 @@ type Options struct {
 	BatchSize int
 	// SDKRetries keeps the AWS SDK's own retries; off by default so each injected fault reaches the router.
 	SDKRetries bool
+	// Handler, when set, is invoked instead of a router built in this process (e.g. the real binary run
+	// under the Lambda Runtime API); it inherits the environment New sets.
+	Handler lambdaesm.Handler
 }
 
 // Bus is the running path.
@@ -75,21 +78,30 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 			return nil, err
 		}
 	}
-	routerEnv := map[string]string{"CLUSTER_QUEUE_PREFIX": Prefix, "BUS_NAME": "e2e"}
-	for k, v := range opts.Env {
-		routerEnv[k] = v
-	}
-	h, err := handler.FromEnv(ctx, func(k string) string { return routerEnv[k] }, b.Out)
-	if err != nil {
-		b.Close()
-		return nil, err
+	h := opts.Handler
+	if h == nil {
+		routerEnv := RouterEnv()
+		for k, v := range opts.Env {
+			routerEnv[k] = v
+		}
+		fn, err := handler.FromEnv(ctx, func(k string) string { return routerEnv[k] }, b.Out)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		h = lambdaesm.Handler(fn)
 	}
 	batch := opts.BatchSize
 	if batch == 0 {
 		batch = 10
 	}
-	b.ESM = lambdaesm.Mapping{SQS: b.SQS.Client(), QueueURL: b.Central, BatchSize: batch, Handler: lambdaesm.Handler(h)}
+	b.ESM = lambdaesm.Mapping{SQS: b.SQS.Client(), QueueURL: b.Central, BatchSize: batch, Handler: h}
 	return b, nil
+}
+
+// RouterEnv is the router's own environment on this bus (the infrastructure sets the same variables).
+func RouterEnv() map[string]string {
+	return map[string]string{"CLUSTER_QUEUE_PREFIX": Prefix, "BUS_NAME": "e2e"}
 }
 
 // Close stops the EC2 stub and restores the environment. goaws stays up for the process; Start resets it.
