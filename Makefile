@@ -40,3 +40,7 @@ demo:
 
 tidy:
 	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests && $(GO) mod tidy
+
+## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
+render:
+	@$(GO) run ./cmd/render -stack $(STACK) -format $(FORMAT)

@@ -1,0 +1,45 @@
+// Command render prints what the program declares for a stack, offline, under the Pulumi SDK's mocks:
+//
+//	make render STACK=dev            # a table: type, name, parent, key inputs
+//	make render STACK=dev FORMAT=json
+//
+// A configuration error is printed and exits 1.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/render"
+)
+
+func main() {
+	stack := flag.String("stack", "dev", "stack name: reads Pulumi.<stack>.yaml")
+	format := flag.String("format", "table", "table or json")
+	build := flag.Bool("build", false, "build the router instead of declaring it from a stub")
+	flag.Parse()
+
+	opts := infra.Options{BuildRouter: render.StubRouter}
+	if *build {
+		opts = infra.DefaultOptions()
+	}
+	rs, err := render.Stack("Pulumi."+*stack+".yaml", *stack, opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "render %s: %v\n", *stack, err)
+		os.Exit(1)
+	}
+	switch *format {
+	case "json":
+		err = render.WriteJSON(os.Stdout, rs)
+	case "table":
+		err = render.WriteTable(os.Stdout, rs)
+	default:
+		err = fmt.Errorf("unknown format %q: table or json", *format)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "render:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,59 @@
+// Package awsenv looks up the partition, region and account the stack deploys to, so no ARN holds a literal.
+package awsenv
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// Env is where the stack deploys, and the service principals its policies name.
+type Env struct {
+	Partition, Region, Account string
+	// Principals maps a service ("events", "lambda", ...) to its principal in this partition and region.
+	Principals map[string]string
+}
+
+// services whose principals the stack's policies name.
+var services = []string{"events", "lambda", "pods.eks", "ec2", "fis"}
+
+// Lookup asks the AWS provider.
+func Lookup(ctx *pulumi.Context) (Env, error) {
+	part, err := aws.GetPartition(ctx, nil)
+	if err != nil {
+		return Env{}, fmt.Errorf("looking up the partition: %w", err)
+	}
+	region, err := aws.GetRegion(ctx, nil)
+	if err != nil {
+		return Env{}, fmt.Errorf("looking up the region: %w", err)
+	}
+	id, err := aws.GetCallerIdentity(ctx, nil)
+	if err != nil {
+		return Env{}, fmt.Errorf("looking up the account: %w", err)
+	}
+	env := Env{Partition: part.Partition, Region: region.Name, Account: id.AccountId, Principals: map[string]string{}}
+	for _, svc := range services {
+		sp, err := aws.GetServicePrincipal(ctx, &aws.GetServicePrincipalArgs{ServiceName: svc})
+		if err != nil {
+			return Env{}, fmt.Errorf("looking up the %s service principal: %w", svc, err)
+		}
+		env.Principals[svc] = sp.Name
+	}
+	return env, nil
+}
+
+// ARN builds an ARN in this environment: service, then the resource part.
+func (e Env) ARN(service, resource string) string {
+	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", e.Partition, service, e.Region, e.Account, resource)
+}
+
+// Principal is service's principal (e.g. "events" -> events.amazonaws.com); it panics for a service not
+// looked up, a programming error.
+func (e Env) Principal(service string) string {
+	p, ok := e.Principals[service]
+	if !ok {
+		panic("awsenv: service principal of " + service + " was not looked up")
+	}
+	return p
+}

@@ -1,0 +1,140 @@
+// Package bus declares the shared part of the interruption bus: the EventBridge rules, the central buffering
+// queue and its dead-letter queue, with their policies.
+package bus
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+)
+
+// Type is the component's type token.
+const Type = "karpenter-interruption-bus:index:Bus"
+
+// Args configure the bus.
+type Args struct {
+	Config config.Config
+	Env    awsenv.Env
+	Tags   pulumi.StringMap
+}
+
+// Bus is the shared plumbing.
+type Bus struct {
+	pulumi.ResourceState
+
+	CentralQueueURL  pulumi.StringOutput    `pulumi:"centralQueueUrl"`
+	CentralQueueARN  pulumi.StringOutput    `pulumi:"centralQueueArn"`
+	CentralQueueName pulumi.StringOutput    `pulumi:"centralQueueName"`
+	DLQURL           pulumi.StringOutput    `pulumi:"deadLetterQueueUrl"`
+	DLQARN           pulumi.StringOutput    `pulumi:"deadLetterQueueArn"`
+	DLQName          pulumi.StringOutput    `pulumi:"deadLetterQueueName"`
+	RuleARNs         pulumi.StringMapOutput `pulumi:"ruleArns"`
+}
+
+// New declares the bus.
+func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Bus, error) {
+	b := &Bus{}
+	if err := ctx.RegisterComponentResource(Type, name, b, opts...); err != nil {
+		return nil, err
+	}
+	cfg, env := args.Config, args.Env
+	parent := pulumi.Parent(b)
+	np := cfg.NamePrefix
+
+	// The names are known before creation, so policies can name ARNs without waiting on outputs.
+	centralName, dlqName := np+"-central", np+"-dlq"
+	centralARN, dlqARN := env.ARN("sqs", centralName), env.ARN("sqs", dlqName)
+
+	dlq, err := sqs.NewQueue(ctx, name+"-dlq", &sqs.QueueArgs{
+		Name:                    pulumi.String(dlqName),
+		MessageRetentionSeconds: pulumi.Int(1209600), // 14 days to inspect and redrive
+		SqsManagedSseEnabled:    pulumi.Bool(true),
+		Tags:                    args.Tags,
+	}, parent)
+	if err != nil {
+		return nil, fmt.Errorf("declaring the dead-letter queue: %w", err)
+	}
+	redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, cfg.CentralQueue.MaxReceiveCount)
+	central, err := sqs.NewQueue(ctx, name+"-central", &sqs.QueueArgs{
+		Name:                     pulumi.String(centralName),
+		MessageRetentionSeconds:  pulumi.Int(cfg.CentralQueue.MessageRetentionSeconds),
+		VisibilityTimeoutSeconds: pulumi.Int(cfg.Router.VisibilityTimeout()),
+		SqsManagedSseEnabled:     pulumi.Bool(true),
+		RedrivePolicy:            pulumi.String(redrive),
+		Tags:                     args.Tags,
+	}, parent, pulumi.DependsOn([]pulumi.Resource{dlq}))
+	if err != nil {
+		return nil, fmt.Errorf("declaring the central queue: %w", err)
+	}
+
+	ruleARNs := pulumi.StringMap{}
+	var ruleARNList []string
+	for _, r := range Rules {
+		ruleName := np + "-" + r.Key
+		ruleARN := env.ARN("events", "rule/"+ruleName)
+		ruleARNList = append(ruleARNList, ruleARN)
+		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+r.Key, &cloudwatch.EventRuleArgs{
+			Name:         pulumi.String(ruleName),
+			Description:  pulumi.String(r.Description),
+			EventPattern: pulumi.String(r.PatternJSON()),
+			Tags:         args.Tags,
+		}, parent)
+		if err != nil {
+			return nil, fmt.Errorf("declaring rule %s: %w", r.Key, err)
+		}
+		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+r.Key, &cloudwatch.EventTargetArgs{
+			Rule:     rule.Name,
+			TargetId: pulumi.String("central-queue"),
+			Arn:      central.Arn,
+			RetryPolicy: &cloudwatch.EventTargetRetryPolicyArgs{
+				MaximumEventAgeInSeconds: pulumi.Int(cfg.CentralQueue.EventMaxAgeSeconds),
+				MaximumRetryAttempts:     pulumi.Int(185),
+			},
+			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
+		}, parent); err != nil {
+			return nil, fmt.Errorf("declaring the target of rule %s: %w", r.Key, err)
+		}
+		ruleARNs[r.Key] = rule.Arn
+	}
+
+	// Only these rules may send, through events.amazonaws.com, to the central queue (events) and to the DLQ
+	// (events EventBridge could not deliver); nothing may reach either without TLS.
+	fromRules := func(queueARN string) string {
+		return policy.New(
+			policy.Statement{
+				Sid: "EventBridgeRules", Effect: "Allow", Principal: policy.Service(env.Principal("events")),
+				Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+				Condition: map[string]map[string]any{"ArnEquals": {"aws:SourceArn": ruleARNList}},
+			},
+			policy.DenyInsecureTransport(queueARN),
+		).JSON()
+	}
+	if _, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
+		QueueUrl: central.Url, Policy: pulumi.String(fromRules(centralARN)),
+	}, parent); err != nil {
+		return nil, fmt.Errorf("declaring the central queue policy: %w", err)
+	}
+	if _, err := sqs.NewQueuePolicy(ctx, name+"-dlq", &sqs.QueuePolicyArgs{
+		QueueUrl: dlq.Url, Policy: pulumi.String(fromRules(dlqARN)),
+	}, parent); err != nil {
+		return nil, fmt.Errorf("declaring the dead-letter queue policy: %w", err)
+	}
+
+	b.CentralQueueURL, b.CentralQueueARN, b.CentralQueueName = central.Url, central.Arn, central.Name
+	b.DLQURL, b.DLQARN, b.DLQName = dlq.Url, dlq.Arn, dlq.Name
+	b.RuleARNs = ruleARNs.ToStringMapOutput()
+	if err := ctx.RegisterResourceOutputs(b, pulumi.Map{
+		"centralQueueUrl": b.CentralQueueURL, "centralQueueArn": b.CentralQueueARN, "centralQueueName": b.CentralQueueName,
+		"deadLetterQueueUrl": b.DLQURL, "deadLetterQueueArn": b.DLQARN, "deadLetterQueueName": b.DLQName,
+		"ruleArns": b.RuleARNs,
+	}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,115 @@
+package config
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func getter(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
+func TestLoadDefaults(t *testing.T) {
+	c, err := Load("dev", getter(nil))
+	if err != nil {
+		t.Fatalf("a config with no keys (0 clusters) must be valid: %v", err)
+	}
+	if c.NamePrefix != "kib-dev" || c.QueuePrefix != "kib-dev-" || len(c.Clusters) != 0 {
+		t.Errorf("defaults = %+v", c)
+	}
+	if !reflect.DeepEqual(c.Router, DefaultRouter) || c.CentralQueue != DefaultCentralQueue || c.Alarms != DefaultAlarms {
+		t.Errorf("defaults = %+v", c)
+	}
+	if got := c.Router.VisibilityTimeout(); got != 181 {
+		t.Errorf("visibility timeout = %d, want 6 x 30 + 1", got)
+	}
+}
+
+func TestLoadValues(t *testing.T) {
+	c, err := Load("prod", getter(map[string]string{
+		"clusters":     `[{"name":"alpha"},{"name":"beta"}]`,
+		"router":       `{"batchSize":10,"maximumBatchingWindowSeconds":0,"maximumConcurrency":2,"memoryMb":512,"timeoutSeconds":60,"logRetentionDays":90,"logLevel":"debug","ownerTagKeys":["team/cluster"]}`,
+		"centralQueue": `{"messageRetentionSeconds":600,"maxReceiveCount":3,"eventMaxAgeSeconds":120}`,
+		"alarms":       `{"topicArn":"arn:aws:sns:eu-west-1:123456789012:oncall","oldestMessageAgeSeconds":30}`,
+		"tags":         `{"team":"platform"}`,
+		"queuePrefix":  "karpenter-",
+		"dashboard":    "true",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Clusters) != 2 || c.Clusters[1].Name != "beta" || c.Router.BatchSize != 10 || c.Router.OwnerTagKeys[0] != "team/cluster" ||
+		c.CentralQueue.MaxReceiveCount != 3 || c.Alarms.TopicARN == "" || c.Tags["team"] != "platform" ||
+		c.QueuePrefix != "karpenter-" || !c.Dashboard {
+		t.Errorf("config = %+v", c)
+	}
+}
+
+func TestLoadPartialObjectKeepsDefaults(t *testing.T) {
+	c, err := Load("dev", getter(map[string]string{"router": `{"memoryMb":512}`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Router.MemoryMB != 512 || c.Router.BatchSize != DefaultRouter.BatchSize {
+		t.Errorf("router = %+v, want memoryMb set and the other defaults kept", c.Router)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		kv   map[string]string
+		want []string
+	}{
+		{"duplicate cluster", map[string]string{"clusters": `[{"name":"a"},{"name":"b"},{"name":"a"}]`}, []string{"clusters[2].name: duplicate of clusters[0]"}},
+		{"missing name", map[string]string{"clusters": `[{"name":"a"},{}]`}, []string{"clusters[1].name: is required"}},
+		{"invalid name", map[string]string{"clusters": `[{"name":"bad.name"}]`}, []string{"clusters[0].name: \"bad.name\" must start with"}},
+		{"name too long", map[string]string{"clusters": `[{"name":"` + strings.Repeat("c", 101) + `"}]`}, []string{"clusters[0].name: is 101 characters"}},
+		{"unknown cluster key", map[string]string{"clusters": `[{"nmae":"a"}]`}, []string{`clusters[0]: unknown key "nmae"`}},
+		{"clusters not a list", map[string]string{"clusters": `{"name":"a"}`}, []string{"clusters: must be a list, not a JSON object"}},
+		{"clusters not JSON", map[string]string{"clusters": `[{name: a}]`}, []string{"clusters: is not valid JSON"}},
+		{"name not a string", map[string]string{"clusters": `[{"name":7}]`}, []string{"clusters[0].name: must be a string, not a JSON number"}},
+		{"batch over 10 without window", map[string]string{"router": `{"batchSize":100,"maximumBatchingWindowSeconds":0}`}, []string{"router.maximumBatchingWindowSeconds: must be at least 1 when batchSize (100) is over 10"}},
+		{"batch size", map[string]string{"router": `{"batchSize":20000}`}, []string{"router.batchSize: 20000 is out of range 1 to 10000"}},
+		{"concurrency", map[string]string{"router": `{"maximumConcurrency":1}`}, []string{"router.maximumConcurrency: 1 is out of range 2 to 1000"}},
+		{"memory", map[string]string{"router": `{"memoryMb":64}`}, []string{"router.memoryMb: 64 is out of range"}},
+		{"timeout", map[string]string{"router": `{"timeoutSeconds":901}`}, []string{"router.timeoutSeconds: 901 is out of range"}},
+		{"retention", map[string]string{"router": `{"logRetentionDays":10}`}, []string{"router.logRetentionDays: 10 is not a CloudWatch Logs retention"}},
+		{"log level", map[string]string{"router": `{"logLevel":"loud"}`}, []string{`router.logLevel: "loud" is not one of`}},
+		{"owner tag key", map[string]string{"router": `{"ownerTagKeys":["a,b"]}`}, []string{"router.ownerTagKeys[0]"}},
+		{"unknown router key", map[string]string{"router": `{"batchsize":5}`}, []string{`router: unknown key "batchsize" (did you mean "batchSize"?)`}},
+		{"queue prefix", map[string]string{"queuePrefix": "bad prefix"}, []string{"queuePrefix: \"bad prefix\" may contain only"}},
+		{"name prefix", map[string]string{"namePrefix": "-" + strings.Repeat("x", 50)}, []string{"namePrefix: "}},
+		{"topic", map[string]string{"alarms": `{"topicArn":"oncall"}`}, []string{`alarms.topicArn: "oncall" is not an SNS topic ARN`}},
+		{"max receive", map[string]string{"centralQueue": `{"maxReceiveCount":0}`}, []string{"centralQueue.maxReceiveCount: 0 is out of range"}},
+		{"reserved tag", map[string]string{"tags": `{"aws:owner":"x"}`}, []string{"tags.aws:owner: keys starting with aws: are reserved"}},
+		{"dashboard", map[string]string{"dashboard": `"yes"`}, []string{"dashboard: must be true or false, not a JSON string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load("dev", getter(tt.kv))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n%v\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
+	_, err := Load("dev", getter(map[string]string{
+		"clusters": `[{"name":"a"},{"name":"a"},{"name":""}]`,
+		"router":   `{"memoryMb":1,"logLevel":"x"}`,
+		"alarms":   `{"topicArn":"nope"}`,
+	}))
+	cfgErr, ok := err.(*Error)
+	if !ok {
+		t.Fatalf("error %v is not a *config.Error", err)
+	}
+	if len(cfgErr.Problems) != 5 {
+		t.Fatalf("got %d problems, want 5 (duplicate, missing name, memory, log level, topic):\n%v", len(cfgErr.Problems), err)
+	}
+}

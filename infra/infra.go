@@ -1,0 +1,123 @@
+// Package infra is the Pulumi program: one interruption bus per account and region, shared by every cluster in
+// the stack's configuration. main and the tests both run Program.
+package infra
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pulumiconfig "github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/alarms"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerfn"
+)
+
+// Options adapt the program to where it runs.
+type Options struct {
+	// BuildRouter builds the router Lambda. By default it compiles router/ into build/router, relative to the
+	// project directory (Pulumi runs the program there); tests and the offline render pass a stub.
+	BuildRouter func(ctx context.Context) (routerbuild.Artifact, error)
+}
+
+// BuildFromSource compiles the router module at routerDir into outDir.
+func BuildFromSource(routerDir, outDir string) func(ctx context.Context) (routerbuild.Artifact, error) {
+	return func(ctx context.Context) (routerbuild.Artifact, error) {
+		return routerbuild.Build(ctx, routerDir, outDir)
+	}
+}
+
+// DefaultOptions build the router from the project's router/ directory.
+func DefaultOptions() Options {
+	return Options{BuildRouter: BuildFromSource("router", filepath.Join("build", "router"))}
+}
+
+// Program is the Pulumi program.
+func Program(opts Options) pulumi.RunFunc {
+	return func(ctx *pulumi.Context) error {
+		outputs, err := Deploy(ctx, opts)
+		if err != nil {
+			return err
+		}
+		for _, k := range sortedKeys(outputs) {
+			ctx.Export(k, outputs[k])
+		}
+		return nil
+	}
+}
+
+// Deploy declares the stack and returns its outputs. The configuration is read and validated first: a mistake
+// is reported, with every other one, before any resource is declared.
+func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) {
+	cfg, err := config.Load(ctx.Stack(), pulumiconfig.New(ctx, config.Namespace).Get)
+	if err != nil {
+		return nil, err
+	}
+	env, err := awsenv.Lookup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if opts.BuildRouter == nil {
+		opts = DefaultOptions()
+	}
+	artifact, err := opts.BuildRouter(ctx.Context())
+	if err != nil {
+		return nil, fmt.Errorf("building the router: %w", err)
+	}
+	tags := Tags(cfg)
+
+	b, err := bus.New(ctx, cfg.NamePrefix, &bus.Args{Config: cfg, Env: env, Tags: tags})
+	if err != nil {
+		return nil, err
+	}
+	r, err := routerfn.New(ctx, cfg.NamePrefix+"-router", &routerfn.Args{
+		Config: cfg, Env: env, Tags: tags, Artifact: artifact, CentralQueueARN: b.CentralQueueARN,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a, err := alarms.New(ctx, cfg.NamePrefix+"-alarms", &alarms.Args{
+		Config: cfg, Tags: tags, CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]pulumi.Input{
+		"centralQueueUrl":    b.CentralQueueURL,
+		"centralQueueArn":    b.CentralQueueARN,
+		"deadLetterQueueUrl": b.DLQURL,
+		"deadLetterQueueArn": b.DLQARN,
+		"routerFunctionName": r.FunctionName,
+		"routerRoleArn":      r.RoleARN,
+		"ruleArns":           b.RuleARNs,
+		"alarmArns":          a.ARNs,
+		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
+	}, nil
+}
+
+// Tags go on every resource that takes them: the stack's own, then the configured ones.
+func Tags(cfg config.Config) pulumi.StringMap {
+	tags := pulumi.StringMap{
+		"karpenter-interruption-bus/stack": pulumi.String(cfg.Stack),
+		"managed-by":                       pulumi.String("pulumi"),
+	}
+	for k, v := range cfg.Tags {
+		tags[k] = pulumi.String(v)
+	}
+	return tags
+}
+
+func sortedKeys(m map[string]pulumi.Input) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,176 @@
+// Package mocks runs the program under the Pulumi Go SDK's mocks: it records every declared resource with its
+// type, name, parent and inputs, answers the provider lookups (partition, region, account, service principals,
+// EKS clusters), and gives resources the outputs AWS would (ARNs, URLs, names). The tests and the offline render
+// (cmd/render) both use it.
+package mocks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// The environment the mocks pretend to be.
+const (
+	Partition = "aws"
+	Region    = "us-east-1"
+	Account   = "123456789012"
+)
+
+// Resource is one declared resource.
+type Resource struct {
+	Type, Name string
+	// Parent is the parent's logical name, "" for the stack itself.
+	Parent string
+	URN    string
+	Custom bool
+	Inputs resource.PropertyMap
+}
+
+// Mocks records resources; it implements pulumi.MockResourceMonitor.
+type Mocks struct {
+	mu        sync.Mutex
+	resources []Resource
+	// Clusters answers aws:eks/getCluster lookups: name -> endpoint, CA and OIDC issuer (made up when absent).
+	Clusters map[string]EKSCluster
+}
+
+// EKSCluster is what aws:eks/getCluster returns for a cluster.
+type EKSCluster struct {
+	Endpoint, CertificateAuthority, OIDCIssuer string
+}
+
+var _ pulumi.MockResourceMonitor = (*Mocks)(nil)
+
+// Resources returns what was declared, in declaration order.
+func (m *Mocks) Resources() []Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Resource(nil), m.resources...)
+}
+
+// NewResource records a resource and returns its id and the outputs AWS would compute.
+func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
+	r := Resource{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs}
+	if rpc := args.RegisterRPC; rpc != nil {
+		r.Parent = nameOfURN(rpc.GetParent())
+	}
+	r.URN = fmt.Sprintf("urn:pulumi:stack::project::%s::%s", args.TypeToken, args.Name)
+	m.mu.Lock()
+	m.resources = append(m.resources, r)
+	m.mu.Unlock()
+
+	outs := args.Inputs.Copy()
+	name := args.Name
+	if v, ok := args.Inputs["name"]; ok && v.IsString() {
+		name = v.StringValue()
+	} else {
+		outs["name"] = resource.NewStringProperty(name)
+	}
+	id := name + "-id"
+	set := func(k, v string) { outs[resource.PropertyKey(k)] = resource.NewStringProperty(v) }
+	switch args.TypeToken {
+	case "aws:sqs/queue:Queue":
+		set("arn", arn("sqs", name))
+		set("url", fmt.Sprintf("https://sqs.%s.amazonaws.com/%s/%s", Region, Account, name))
+		id = outs["url"].StringValue()
+	case "aws:iam/role:Role":
+		set("arn", fmt.Sprintf("arn:%s:iam::%s:role/%s", Partition, Account, name))
+	case "aws:iam/policy:Policy":
+		set("arn", fmt.Sprintf("arn:%s:iam::%s:policy/%s", Partition, Account, name))
+	case "aws:lambda/function:Function":
+		set("arn", arn("lambda", "function:"+name))
+	case "aws:cloudwatch/eventRule:EventRule":
+		set("arn", arn("events", "rule/"+name))
+	case "aws:cloudwatch/logGroup:LogGroup":
+		set("arn", arn("logs", "log-group:"+name))
+	case "aws:cloudwatch/metricAlarm:MetricAlarm":
+		set("arn", arn("cloudwatch", "alarm:"+name))
+	default:
+		if _, ok := outs["arn"]; !ok && args.Custom {
+			set("arn", arn(service(args.TypeToken), name))
+		}
+	}
+	return id, outs, nil
+}
+
+// Call answers provider functions (invokes).
+func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	switch args.Token {
+	case "aws:index/getCallerIdentity:getCallerIdentity":
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"accountId": Account, "arn": fmt.Sprintf("arn:%s:iam::%s:user/render", Partition, Account), "userId": "AIDRENDER", "id": Account,
+		}), nil
+	case "aws:index/getPartition:getPartition":
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
+		}), nil
+	case "aws:index/getRegion:getRegion":
+		return resource.NewPropertyMapFromMap(map[string]any{"name": Region, "id": Region, "description": "US East (N. Virginia)", "endpoint": "ec2." + Region + ".amazonaws.com"}), nil
+	case "aws:index/getServicePrincipal:getServicePrincipal":
+		svc := args.Args["serviceName"].StringValue()
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"name": svc + ".amazonaws.com", "id": svc + "." + Region + ".amazonaws.com", "serviceName": svc, "region": Region, "suffix": "amazonaws.com",
+		}), nil
+	case "aws:eks/getCluster:getCluster":
+		name := args.Args["name"].StringValue()
+		c, ok := m.Clusters[name]
+		if !ok {
+			c = EKSCluster{
+				Endpoint:             fmt.Sprintf("https://%s.gr7.%s.eks.amazonaws.com", strings.ToUpper(name), Region),
+				CertificateAuthority: "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=",
+				OIDCIssuer:           fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", Region, strings.ToUpper(name)),
+			}
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"name": name, "id": name, "arn": arn("eks", "cluster/"+name), "endpoint": c.Endpoint,
+			"certificateAuthorities": []any{map[string]any{"data": c.CertificateAuthority}},
+			"identities":             []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}},
+			"version":                "1.33", "status": "ACTIVE", "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", Partition, Account, name),
+			"vpcConfig":     []any{map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock"}},
+			"accessConfigs": []any{map[string]any{"authenticationMode": "API_AND_CONFIG_MAP"}},
+		}), nil
+	}
+	return nil, fmt.Errorf("mocks: no answer for %s", args.Token)
+}
+
+func arn(svc, res string) string {
+	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", Partition, svc, Region, Account, res)
+}
+
+// service is the AWS service of a type token such as aws:fis/experimentTemplate:ExperimentTemplate.
+func service(token string) string {
+	parts := strings.Split(token, ":")
+	if len(parts) < 2 {
+		return "unknown"
+	}
+	return strings.Split(parts[1], "/")[0]
+}
+
+// nameOfURN is the logical name in urn; the stack itself, the root of everything, is "".
+func nameOfURN(urn string) string {
+	if urn == "" || strings.Contains(urn, "::pulumi:pulumi:Stack::") {
+		return ""
+	}
+	i := strings.LastIndex(urn, "::")
+	if i < 0 {
+		return urn
+	}
+	return urn[i+2:]
+}
+
+// ByType groups resources by type token.
+func ByType(rs []Resource) map[string][]Resource {
+	out := map[string][]Resource{}
+	for _, r := range rs {
+		out[r.Type] = append(out[r.Type], r)
+	}
+	for _, v := range out {
+		sort.Slice(v, func(i, j int) bool { return v[i].Name < v[j].Name })
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+// Package policy builds IAM policy documents as typed values, marshalled to JSON, never string templates.
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Document is an IAM policy document.
+type Document struct {
+	Version   string      `json:"Version"`
+	Statement []Statement `json:"Statement"`
+}
+
+// Statement is one statement. Principal is "*" or a map such as {"Service": "lambda.amazonaws.com"}.
+type Statement struct {
+	Sid       string                    `json:"Sid,omitempty"`
+	Effect    string                    `json:"Effect"`
+	Principal any                       `json:"Principal,omitempty"`
+	Action    []string                  `json:"Action"`
+	Resource  []string                  `json:"Resource,omitempty"`
+	Condition map[string]map[string]any `json:"Condition,omitempty"`
+}
+
+// New returns a document of statements.
+func New(statements ...Statement) Document {
+	return Document{Version: "2012-10-17", Statement: statements}
+}
+
+// Allow and Deny build statements.
+func Allow(sid string, actions, resources []string) Statement {
+	return Statement{Sid: sid, Effect: "Allow", Action: actions, Resource: resources}
+}
+
+// Service is a service principal.
+func Service(name string) map[string]string { return map[string]string{"Service": name} }
+
+// DenyInsecureTransport denies every SQS request to the queue not made over TLS. It is a Deny, so its sqs:*
+// grants nothing.
+func DenyInsecureTransport(queueARN string) Statement {
+	return Statement{
+		Sid: "DenyInsecureTransport", Effect: "Deny", Principal: "*", Action: []string{"sqs:*"}, Resource: []string{queueARN},
+		Condition: map[string]map[string]any{"Bool": {"aws:SecureTransport": "false"}},
+	}
+}
+
+// JSON marshals d; documents are built from plain values, so marshalling cannot fail.
+func (d Document) JSON() string {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(fmt.Sprintf("marshalling a policy document: %v", err))
+	}
+	return string(b)
+}

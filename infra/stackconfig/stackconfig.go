@@ -1,0 +1,71 @@
+// Package stackconfig reads a Pulumi.<stack>.yaml file into the form the Pulumi SDK takes its configuration in
+// (the PULUMI_CONFIG environment variable): "<namespace>:<key>" to a string, structured values as JSON text.
+package stackconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Secret stands for a value encrypted in the stack file, which an offline render cannot decrypt.
+const Secret = "[secret]"
+
+// Load reads path; keys without a namespace get project's.
+func Load(path, project string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading stack configuration: %w", err)
+	}
+	var file struct {
+		Config map[string]any `yaml:"config"`
+	}
+	if err := yaml.Unmarshal(data, &file); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	out := make(map[string]string, len(file.Config))
+	for k, v := range file.Config {
+		if !strings.Contains(k, ":") {
+			k = project + ":" + k
+		}
+		s, err := value(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", path, k, err)
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+func value(v any) (string, error) {
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case map[string]any:
+		if _, ok := v["secure"]; ok && len(v) == 1 {
+			return Secret, nil
+		}
+	}
+	if v == nil {
+		return "", nil
+	}
+	if _, scalar := v.(map[string]any); !scalar {
+		if _, list := v.([]any); !list {
+			return fmt.Sprint(v), nil // numbers and booleans, as the Pulumi CLI passes them
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// Env is the PULUMI_CONFIG value for cfg.
+func Env(cfg map[string]string) (string, error) {
+	b, err := json.Marshal(cfg)
+	return string(b), err
+}
