@@ -8,6 +8,8 @@ require (
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/router v0.0.0-00010101000000-000000000000
 	github.com/pulumi/pulumi-aws/sdk/v6 v6.83.2
 	github.com/pulumi/pulumi/sdk/v3 v3.175.0
+	gopkg.in/yaml.v3 v3.0.1
+	quamina.net/go/quamina v1.5.1
 )
 
 require (
@@ -91,6 +93,7 @@ require (
 	google.golang.org/grpc v1.67.1 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 	gopkg.in/warnings.v0 v0.1.2 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.4.2 // indirect
 )
+
+replace quamina.net/go/quamina => github.com/timbray/quamina v1.5.1

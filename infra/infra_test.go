@@ -1,0 +1,498 @@
+package infra_test
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/stackconfig"
+)
+
+const arnPrefix = "arn:aws:sqs:" + mocks.Region + ":" + mocks.Account + ":"
+
+// stubRouter writes a tiny zip instead of compiling the router: these tests are about what is declared.
+func stubRouter(t *testing.T) func(context.Context) (routerbuild.Artifact, error) {
+	dir := t.TempDir()
+	return func(context.Context) (routerbuild.Artifact, error) {
+		path := filepath.Join(dir, "router.zip")
+		f, err := os.Create(path)
+		if err != nil {
+			return routerbuild.Artifact{}, err
+		}
+		zw := zip.NewWriter(f)
+		w, _ := zw.Create("bootstrap")
+		_, _ = w.Write([]byte("stub"))
+		_ = zw.Close()
+		_ = f.Close()
+		data, _ := os.ReadFile(path)
+		sum := sha256.Sum256(data)
+		return routerbuild.Artifact{Zip: path, SourceCodeHash: base64.StdEncoding.EncodeToString(sum[:]), Size: int64(len(data))}, nil
+	}
+}
+
+type result struct {
+	resources []mocks.Resource
+	outputs   map[string]any
+}
+
+// run runs the program for stack with kv ("key" -> value in the project's namespace, or "ns:key") under mocks
+// and returns what it declared and exported. Assertions happen after RunErr returns.
+func run(t *testing.T, stack string, kv map[string]string) (result, error) {
+	t.Helper()
+	cfg := map[string]string{}
+	for k, v := range kv {
+		if !strings.Contains(k, ":") {
+			k = config.Namespace + ":" + k
+		}
+		cfg[k] = v
+	}
+	env, err := stackconfig.Env(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PULUMI_CONFIG", env)
+	m := &mocks.Mocks{}
+	res := result{outputs: map[string]any{}}
+	var mu sync.Mutex // applies run concurrently
+	err = pulumi.RunErr(func(ctx *pulumi.Context) error {
+		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t)})
+		if err != nil {
+			return err
+		}
+		for k, v := range outs {
+			pulumi.ToOutput(v).ApplyT(func(x any) any {
+				mu.Lock()
+				defer mu.Unlock()
+				res.outputs[k] = x
+				return x
+			})
+		}
+		return nil
+	}, pulumi.WithMocks(config.Namespace, stack, m))
+	res.resources = m.Resources()
+	return res, err
+}
+
+func mustRun(t *testing.T, stack string, kv map[string]string) result {
+	t.Helper()
+	r, err := run(t, stack, kv)
+	if err != nil {
+		t.Fatalf("program failed: %v", err)
+	}
+	return r
+}
+
+// devConfig is Pulumi.dev.yaml, the documented example stack.
+func devConfig(t *testing.T) map[string]string {
+	t.Helper()
+	cfg, err := stackconfig.Load(filepath.Join("..", "Pulumi.dev.yaml"), config.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func (r result) find(t *testing.T, typ, name string) mocks.Resource {
+	t.Helper()
+	for _, x := range r.resources {
+		if x.Type == typ && x.Name == name {
+			return x
+		}
+	}
+	t.Fatalf("no %s named %s was declared", typ, name)
+	return mocks.Resource{}
+}
+
+func (r result) ofType(typ string) []mocks.Resource {
+	var out []mocks.Resource
+	for _, x := range r.resources {
+		if x.Type == typ {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func str(t *testing.T, r mocks.Resource, key string) string {
+	t.Helper()
+	v, ok := r.Inputs[resource.PropertyKey(key)]
+	if !ok || !v.IsString() {
+		t.Fatalf("%s %s: input %s is %v, want a string", r.Type, r.Name, key, v)
+	}
+	return v.StringValue()
+}
+
+func num(t *testing.T, r mocks.Resource, key string) float64 {
+	t.Helper()
+	v, ok := r.Inputs[resource.PropertyKey(key)]
+	if !ok || !v.IsNumber() {
+		t.Fatalf("%s %s: input %s is %v, want a number", r.Type, r.Name, key, v)
+	}
+	return v.NumberValue()
+}
+
+func doc(t *testing.T, r mocks.Resource, key string) policy.Document {
+	t.Helper()
+	var d policy.Document
+	if err := json.Unmarshal([]byte(str(t, r, key)), &d); err != nil {
+		t.Fatalf("%s %s: %s is not a policy document: %v", r.Type, r.Name, key, err)
+	}
+	return d
+}
+
+func statement(t *testing.T, d policy.Document, sid string) policy.Statement {
+	t.Helper()
+	for _, s := range d.Statement {
+		if s.Sid == sid {
+			return s
+		}
+	}
+	t.Fatalf("no statement %s in %+v", sid, d)
+	return policy.Statement{}
+}
+
+func sorted(xs []string) []string {
+	out := slices.Clone(xs)
+	sort.Strings(out)
+	return out
+}
+
+func TestInventory(t *testing.T) {
+	r := mustRun(t, "dev", devConfig(t))
+	want := map[string]int{
+		"karpenter-interruption-bus:index:Bus":            1,
+		"karpenter-interruption-bus:index:Router":         1,
+		"karpenter-interruption-bus:index:Alarms":         1,
+		"aws:sqs/queue:Queue":                             2,
+		"aws:sqs/queuePolicy:QueuePolicy":                 2,
+		"aws:cloudwatch/eventRule:EventRule":              5,
+		"aws:cloudwatch/eventTarget:EventTarget":          5,
+		"aws:iam/role:Role":                               1,
+		"aws:iam/rolePolicy:RolePolicy":                   1,
+		"aws:cloudwatch/logGroup:LogGroup":                1,
+		"aws:lambda/function:Function":                    1,
+		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":          4,
+	}
+	got := map[string]int{}
+	for _, x := range r.resources {
+		got[x.Type]++
+		// Every resource of a provider belongs to one of the program's components.
+		if x.Custom && x.Parent == "" {
+			t.Errorf("%s %s is not parented to a component", x.Type, x.Name)
+		}
+		if !x.Custom && x.Parent != "" && strings.HasPrefix(x.Type, "karpenter-interruption-bus:") {
+			t.Errorf("component %s has parent %s, want the stack", x.Name, x.Parent)
+		}
+	}
+	for typ, n := range want {
+		if got[typ] != n {
+			t.Errorf("%s: %d declared, want %d", typ, got[typ], n)
+		}
+	}
+	for typ := range got {
+		if _, ok := want[typ]; !ok && !strings.HasPrefix(typ, "karpenter-interruption-bus:index:ClusterInterruption") {
+			t.Errorf("unexpected resource type %s", typ)
+		}
+	}
+}
+
+func TestRouterPolicy(t *testing.T) {
+	r := mustRun(t, "dev", devConfig(t))
+	d := doc(t, r.find(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-router"), "policy")
+	want := map[string]struct{ actions, resources []string }{
+		"ReadCentralQueue": {
+			[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
+			[]string{arnPrefix + "kib-dev-central"},
+		},
+		"ForwardToClusterQueues": {[]string{"sqs:GetQueueUrl", "sqs:SendMessage"}, []string{arnPrefix + "kib-dev-*"}},
+		"FindInstanceOwners":     {[]string{"ec2:DescribeInstances"}, []string{"*"}},
+		"WriteOwnLogs": {
+			[]string{"logs:CreateLogStream", "logs:PutLogEvents"},
+			[]string{"arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/kib-dev-router:log-stream:*"},
+		},
+	}
+	if len(d.Statement) != len(want) {
+		t.Fatalf("%d statements, want %d: %+v", len(d.Statement), len(want), d)
+	}
+	for sid, w := range want {
+		s := statement(t, d, sid)
+		if s.Effect != "Allow" || !slices.Equal(sorted(s.Action), w.actions) || !slices.Equal(s.Resource, w.resources) || s.Condition != nil {
+			t.Errorf("%s = %+v, want Allow %v on %v", sid, s, w.actions, w.resources)
+		}
+	}
+	for _, s := range d.Statement {
+		for _, a := range s.Action {
+			if strings.Contains(a, "*") {
+				t.Errorf("%s grants wildcard action %s", s.Sid, a)
+			}
+		}
+		if slices.Contains(s.Resource, "*") && !slices.Equal(s.Action, []string{"ec2:DescribeInstances"}) {
+			t.Errorf("%s grants %v on *; only ec2:DescribeInstances may", s.Sid, s.Action)
+		}
+	}
+	trust := doc(t, r.find(t, "aws:iam/role:Role", "kib-dev-router"), "assumeRolePolicy")
+	if len(trust.Statement) != 1 || fmt.Sprint(trust.Statement[0].Principal) != "map[Service:lambda.amazonaws.com]" ||
+		!slices.Equal(trust.Statement[0].Action, []string{"sts:AssumeRole"}) {
+		t.Errorf("trust policy = %+v, want only lambda.amazonaws.com to assume the role", trust)
+	}
+}
+
+func TestQueuePolicies(t *testing.T) {
+	r := mustRun(t, "dev", devConfig(t))
+	var rules []string
+	for _, rule := range r.ofType("aws:cloudwatch/eventRule:EventRule") {
+		rules = append(rules, "arn:aws:events:us-east-1:123456789012:rule/"+str(t, rule, "name"))
+	}
+	for _, q := range []string{"kib-dev-central", "kib-dev-dlq"} {
+		d := doc(t, r.find(t, "aws:sqs/queuePolicy:QueuePolicy", q), "policy")
+		if len(d.Statement) != 2 {
+			t.Fatalf("%s: %d statements, want 2", q, len(d.Statement))
+		}
+		allow := statement(t, d, "EventBridgeRules")
+		if allow.Effect != "Allow" || fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" ||
+			!slices.Equal(allow.Action, []string{"sqs:SendMessage"}) || !slices.Equal(allow.Resource, []string{arnPrefix + q}) {
+			t.Errorf("%s allow = %+v", q, allow)
+		}
+		var sources []string
+		for _, v := range allow.Condition["ArnEquals"]["aws:SourceArn"].([]any) {
+			sources = append(sources, v.(string))
+		}
+		if !slices.Equal(sorted(sources), sorted(rules)) {
+			t.Errorf("%s: aws:SourceArn = %v, want exactly the rules %v", q, sources, rules)
+		}
+		deny := statement(t, d, "DenyInsecureTransport")
+		if deny.Effect != "Deny" || deny.Principal != "*" || deny.Condition["Bool"]["aws:SecureTransport"] != "false" {
+			t.Errorf("%s deny = %+v, want every non-TLS request denied", q, deny)
+		}
+	}
+}
+
+func TestCentralQueue(t *testing.T) {
+	r := mustRun(t, "dev", map[string]string{"router": `{"timeoutSeconds":40,"maximumBatchingWindowSeconds":2}`})
+	q := r.find(t, "aws:sqs/queue:Queue", "kib-dev-central")
+	if got := num(t, q, "visibilityTimeoutSeconds"); got != 6*40+2 {
+		t.Errorf("visibility timeout = %v, want 6 x 40 + 2", got)
+	}
+	if !q.Inputs["sqsManagedSseEnabled"].BoolValue() {
+		t.Error("central queue without SSE-SQS")
+	}
+	var redrive struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+		MaxReceiveCount     int    `json:"maxReceiveCount"`
+	}
+	if err := json.Unmarshal([]byte(str(t, q, "redrivePolicy")), &redrive); err != nil {
+		t.Fatal(err)
+	}
+	if redrive.DeadLetterTargetArn != arnPrefix+"kib-dev-dlq" || redrive.MaxReceiveCount != config.DefaultCentralQueue.MaxReceiveCount {
+		t.Errorf("redrive = %+v", redrive)
+	}
+	if dlq := r.find(t, "aws:sqs/queue:Queue", "kib-dev-dlq"); !dlq.Inputs["sqsManagedSseEnabled"].BoolValue() {
+		t.Error("DLQ without SSE-SQS")
+	}
+}
+
+func TestRouterFunctionAndMapping(t *testing.T) {
+	r := mustRun(t, "dev", map[string]string{"router": `{"batchSize":250,"maximumBatchingWindowSeconds":3,"maximumConcurrency":7,"memoryMb":512,"ownerTagKeys":["a/b","c"]}`})
+	fn := r.find(t, "aws:lambda/function:Function", "kib-dev-router")
+	if str(t, fn, "runtime") != "provided.al2023" || str(t, fn, "handler") != "bootstrap" || num(t, fn, "memorySize") != 512 ||
+		num(t, fn, "timeout") != 30 || fmt.Sprint(fn.Inputs["architectures"].ArrayValue()) != "[{arm64}]" {
+		t.Errorf("function inputs = %v", fn.Inputs)
+	}
+	if !fn.Inputs["code"].IsArchive() || !strings.HasSuffix(fn.Inputs["code"].ArchiveValue().Path, "router.zip") || str(t, fn, "sourceCodeHash") == "" {
+		t.Errorf("function code = %v, want the built zip and its hash", fn.Inputs["code"])
+	}
+	vars := fn.Inputs["environment"].ObjectValue()["variables"].ObjectValue()
+	wantVars := map[string]string{"CLUSTER_QUEUE_PREFIX": "kib-dev-", "BUS_NAME": "kib-dev", "METRICS_NAMESPACE": "KarpenterInterruptionBus", "LOG_LEVEL": "info", "OWNER_TAG_KEYS": "a/b,c"}
+	for k, v := range wantVars {
+		if got := vars[resource.PropertyKey(k)]; !got.IsString() || got.StringValue() != v {
+			t.Errorf("env %s = %v, want %q", k, got, v)
+		}
+	}
+	if lg := fn.Inputs["loggingConfig"].ObjectValue()["logGroup"]; lg.StringValue() != "/aws/lambda/kib-dev-router" {
+		t.Errorf("log group = %v", lg)
+	}
+	if lg := r.find(t, "aws:cloudwatch/logGroup:LogGroup", "kib-dev-router"); num(t, lg, "retentionInDays") != 30 {
+		t.Errorf("log retention = %v", lg.Inputs["retentionInDays"])
+	}
+	esm := r.find(t, "aws:lambda/eventSourceMapping:EventSourceMapping", "kib-dev-router")
+	if num(t, esm, "batchSize") != 250 || num(t, esm, "maximumBatchingWindowInSeconds") != 3 ||
+		esm.Inputs["scalingConfig"].ObjectValue()["maximumConcurrency"].NumberValue() != 7 ||
+		fmt.Sprint(esm.Inputs["functionResponseTypes"].ArrayValue()) != "[{ReportBatchItemFailures}]" ||
+		str(t, esm, "eventSourceArn") != arnPrefix+"kib-dev-central" {
+		t.Errorf("event source mapping = %v", esm.Inputs)
+	}
+}
+
+func TestRuleTargets(t *testing.T) {
+	r := mustRun(t, "dev", nil)
+	for _, target := range r.ofType("aws:cloudwatch/eventTarget:EventTarget") {
+		retry := target.Inputs["retryPolicy"].ObjectValue()
+		if str(t, target, "arn") != arnPrefix+"kib-dev-central" ||
+			target.Inputs["deadLetterConfig"].ObjectValue()["arn"].StringValue() != arnPrefix+"kib-dev-dlq" ||
+			retry["maximumEventAgeInSeconds"].NumberValue() != 300 || retry["maximumRetryAttempts"].NumberValue() != 185 {
+			t.Errorf("target %s = %v", target.Name, target.Inputs)
+		}
+	}
+}
+
+func TestAlarms(t *testing.T) {
+	const topic = "arn:aws:sns:us-east-1:123456789012:oncall"
+	tests := []struct {
+		name    string
+		cfg     map[string]string
+		actions int
+	}{
+		{"with a topic", map[string]string{"alarms": `{"topicArn":"` + topic + `"}`}, 1},
+		{"without", nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustRun(t, "dev", tt.cfg)
+			want := map[string]string{
+				"kib-dev-dlq-not-empty":    "ApproximateNumberOfMessagesVisible",
+				"kib-dev-central-backlog":  "ApproximateAgeOfOldestMessage",
+				"kib-dev-router-errors":    "Errors",
+				"kib-dev-router-throttles": "Throttles",
+			}
+			alarms := r.ofType("aws:cloudwatch/metricAlarm:MetricAlarm")
+			if len(alarms) != len(want) {
+				t.Fatalf("%d alarms, want %d", len(alarms), len(want))
+			}
+			for _, a := range alarms {
+				if want[str(t, a, "name")] != str(t, a, "metricName") {
+					t.Errorf("alarm %s watches %s", str(t, a, "name"), str(t, a, "metricName"))
+				}
+				var n int
+				if acts := a.Inputs["alarmActions"]; acts.IsArray() {
+					n = len(acts.ArrayValue())
+					if n == 1 && acts.ArrayValue()[0].StringValue() != topic {
+						t.Errorf("alarm %s notifies %v, want %s", a.Name, acts, topic)
+					}
+				}
+				if n != tt.actions {
+					t.Errorf("alarm %s has %d actions, want %d", a.Name, n, tt.actions)
+				}
+			}
+		})
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	r := mustRun(t, "dev", devConfig(t))
+	want := map[string]string{
+		"centralQueueArn":    arnPrefix + "kib-dev-central",
+		"centralQueueUrl":    "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-central",
+		"deadLetterQueueArn": arnPrefix + "kib-dev-dlq",
+		"deadLetterQueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-dlq",
+		"routerFunctionName": "kib-dev-router",
+		"clusterQueuePrefix": "kib-dev-",
+	}
+	for k, v := range want {
+		if r.outputs[k] != v {
+			t.Errorf("output %s = %v, want %s", k, r.outputs[k], v)
+		}
+	}
+	rules, _ := r.outputs["ruleArns"].(map[string]string)
+	if len(rules) != 5 || rules["spot-interruption"] != "arn:aws:events:us-east-1:123456789012:rule/kib-dev-spot-interruption" {
+		t.Errorf("ruleArns = %v", r.outputs["ruleArns"])
+	}
+}
+
+// TestConfigErrorsComeBeforeAnyResource: a mistake is reported with its path before anything is declared.
+func TestConfigErrorsComeBeforeAnyResource(t *testing.T) {
+	r, err := run(t, "dev", map[string]string{"clusters": `[{"name":"a"},{"name":"a"}]`, "router": `{"memoryMb":1}`})
+	if err == nil {
+		t.Fatal("an invalid configuration was accepted")
+	}
+	for _, want := range []string{"clusters[1].name: duplicate of clusters[0]", "router.memoryMb: 1 is out of range"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if len(r.resources) != 0 {
+		t.Errorf("%d resources declared before the configuration was rejected", len(r.resources))
+	}
+}
+
+func TestZeroClustersIsValid(t *testing.T) {
+	r := mustRun(t, "dev", map[string]string{"clusters": `[]`})
+	if len(r.ofType("aws:lambda/function:Function")) != 1 {
+		t.Error("a stack without clusters must still declare the bus")
+	}
+}
+
+// TestTwoStacksDoNotCollide: dev and prod in one account and region name every shared resource apart, and each
+// router may send only to its own stack's cluster queues.
+func TestTwoStacksDoNotCollide(t *testing.T) {
+	names := func(r result) map[string]bool {
+		out := map[string]bool{}
+		for _, x := range r.resources {
+			if v, ok := x.Inputs["name"]; ok && v.IsString() && x.Type != "aws:iam/rolePolicy:RolePolicy" {
+				out[x.Type+" "+v.StringValue()] = true
+			}
+		}
+		return out
+	}
+	dev, prod := mustRun(t, "dev", nil), mustRun(t, "prod", nil)
+	devNames, prodNames := names(dev), names(prod)
+	if len(devNames) < 10 {
+		t.Fatalf("only %d named resources", len(devNames))
+	}
+	for n := range devNames {
+		if prodNames[n] {
+			t.Errorf("dev and prod both declare %s", n)
+		}
+	}
+	fwd := func(r result) []string {
+		return statement(t, doc(t, r.ofType("aws:iam/rolePolicy:RolePolicy")[0], "policy"), "ForwardToClusterQueues").Resource
+	}
+	if d, p := fwd(dev)[0], fwd(prod)[0]; strings.HasPrefix(strings.TrimSuffix(p, "*"), strings.TrimSuffix(d, "*")) ||
+		strings.HasPrefix(strings.TrimSuffix(d, "*"), strings.TrimSuffix(p, "*")) {
+		t.Errorf("dev may send to %s and prod to %s: one covers the other's queues", d, p)
+	}
+}
+
+// TestUnchangedSourceGivesUnchangedFunction builds the router from source twice, in different directories, and
+// runs the program with each: the function's code hash must not change, so `pulumi preview` shows no update.
+func TestUnchangedSourceGivesUnchangedFunction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the router twice")
+	}
+	hashOf := func() string {
+		t.Setenv("PULUMI_CONFIG", "{}")
+		m := &mocks.Mocks{}
+		build := infra.BuildFromSource(filepath.Join("..", "router"), t.TempDir())
+		if err := pulumi.RunErr(infra.Program(infra.Options{BuildRouter: build}), pulumi.WithMocks(config.Namespace, "dev", m)); err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range m.Resources() {
+			if x.Type == "aws:lambda/function:Function" {
+				return x.Inputs["sourceCodeHash"].StringValue()
+			}
+		}
+		t.Fatal("no function declared")
+		return ""
+	}
+	if a, b := hashOf(), hashOf(); a != b || a == "" {
+		t.Fatalf("source code hash changed between two builds of the same source: %q vs %q", a, b)
+	}
+}

@@ -1,0 +1,96 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+)
+
+func TestRenderDevStack(t *testing.T) {
+	rs, err := Stack(filepath.Join("..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	var decoded []map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &decoded); err != nil {
+		t.Fatalf("JSON output is not one array of objects: %v", err)
+	}
+	if len(decoded) != len(rs) || len(rs) < 20 {
+		t.Fatalf("%d objects for %d resources", len(decoded), len(rs))
+	}
+	for _, o := range decoded {
+		if len(o) != 4 || o["type"] == nil || o["name"] == nil || o["parent"] == nil || o["inputs"] == nil {
+			t.Fatalf("object %v: want exactly type, name, parent, inputs", o)
+		}
+	}
+	var fn map[string]any
+	for _, r := range rs {
+		if r.Type == "aws:lambda/function:Function" {
+			fn = r.Inputs
+		}
+	}
+	if code, _ := fn["code"].(map[string]any); code["archive"] != "build/router/router.zip" {
+		t.Errorf("function code renders as %v, want the archive path", fn["code"])
+	}
+	buf.Reset()
+	if err := WriteTable(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "TYPE") || !strings.Contains(buf.String(), "aws:lambda/function:Function") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	render := func() string {
+		rs, err := Stack(filepath.Join("..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_ = WriteJSON(&buf, rs)
+		return buf.String()
+	}
+	first := render()
+	for range 3 {
+		if render() != first {
+			t.Fatal("two renders of the same stack differ")
+		}
+	}
+}
+
+func TestRenderConfigError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "Pulumi.bad.yaml")
+	if err := os.WriteFile(path, []byte("config:\n  karpenter-interruption-bus:clusters:\n    - name: a\n    - name: a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Stack(path, "bad", infra.Options{BuildRouter: StubRouter})
+	if err == nil || !strings.Contains(err.Error(), "clusters[1].name: duplicate of clusters[0]") {
+		t.Fatalf("error = %v, want the duplicate named", err)
+	}
+}
+
+func TestTree(t *testing.T) {
+	rs := []Resource{
+		{Type: "b", Name: "child2", Parent: "comp"},
+		{Type: "x:index:C", Name: "comp", component: true},
+		{Type: "a", Name: "child1", Parent: "comp"},
+		{Type: "a", Name: "top"},
+	}
+	var got []string
+	for _, r := range Tree(rs) {
+		got = append(got, r.Name)
+	}
+	if strings.Join(got, ",") != "top,comp,child1,child2" {
+		t.Fatalf("tree order = %v", got)
+	}
+}
