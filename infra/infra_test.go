@@ -178,19 +178,19 @@ func sorted(xs []string) []string {
 func TestInventory(t *testing.T) {
 	r := mustRun(t, "dev", devConfig(t))
 	want := map[string]int{
-		"karpenter-interruption-bus:index:Bus":            1,
-		"karpenter-interruption-bus:index:Router":         1,
-		"karpenter-interruption-bus:index:Alarms":         1,
-		"aws:sqs/queue:Queue":                             2,
-		"aws:sqs/queuePolicy:QueuePolicy":                 2,
-		"aws:cloudwatch/eventRule:EventRule":              5,
-		"aws:cloudwatch/eventTarget:EventTarget":          5,
-		"aws:iam/role:Role":                               1,
-		"aws:iam/rolePolicy:RolePolicy":                   1,
-		"aws:cloudwatch/logGroup:LogGroup":                1,
-		"aws:lambda/function:Function":                    1,
+		"karpenter-interruption-bus:index:Bus":             1,
+		"karpenter-interruption-bus:index:Router":          1,
+		"karpenter-interruption-bus:index:Alarms":          1,
+		"aws:sqs/queue:Queue":                              2,
+		"aws:sqs/queuePolicy:QueuePolicy":                  2,
+		"aws:cloudwatch/eventRule:EventRule":               5,
+		"aws:cloudwatch/eventTarget:EventTarget":           5,
+		"aws:iam/role:Role":                                1,
+		"aws:iam/rolePolicy:RolePolicy":                    1,
+		"aws:cloudwatch/logGroup:LogGroup":                 1,
+		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":          4,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           4,
 	}
 	got := map[string]int{}
 	for _, x := range r.resources {
