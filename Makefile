@@ -30,9 +30,10 @@ router:
 bench:
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
 
-## fuzz: fuzz the event parser for FUZZTIME (its seeds also run in make test)
+## fuzz: fuzz the event parser, then its agreement with Karpenter's parser, FUZZTIME each (seeds run in make test)
 fuzz:
 	cd router && $(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./event/
+	cd tests && $(GO) test -run '^$$' -fuzz FuzzAgreesWithKarpenter -fuzztime $(FUZZTIME) ./contract/
 
 ## demo: the whole event path on an embedded SQS emulator; no AWS account needed
 demo:
