@@ -14,6 +14,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/alarms"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerfn"
@@ -88,6 +89,18 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
+	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
+	for _, cl := range cfg.Clusters {
+		c, err := cluster.New(ctx, &cluster.Args{Config: cfg, Cluster: cl, Env: env, Tags: tags, RouterRoleARN: r.RoleARN})
+		if err != nil {
+			return nil, err
+		}
+		queueNames[cl.Name] = c.QueueName
+		clusters[cl.Name] = pulumi.Map{
+			"mode": pulumi.String(cl.Mode), "queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
+			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
+		}
+	}
 	return map[string]pulumi.Input{
 		"centralQueueUrl":    b.CentralQueueURL,
 		"centralQueueArn":    b.CentralQueueARN,
@@ -98,6 +111,8 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		"ruleArns":           b.RuleARNs,
 		"alarmArns":          a.ARNs,
 		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
+		"clusterQueueNames":  queueNames,
+		"clusters":           clusters,
 	}, nil
 }
 

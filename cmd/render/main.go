@@ -19,13 +19,17 @@ func main() {
 	stack := flag.String("stack", "dev", "stack name: reads Pulumi.<stack>.yaml")
 	format := flag.String("format", "table", "table or json")
 	build := flag.Bool("build", false, "build the router instead of declaring it from a stub")
+	file := flag.String("file", "", "stack configuration file (default Pulumi.<stack>.yaml)")
 	flag.Parse()
+	if *file == "" {
+		*file = "Pulumi." + *stack + ".yaml"
+	}
 
 	opts := infra.Options{BuildRouter: render.StubRouter}
 	if *build {
 		opts = infra.DefaultOptions()
 	}
-	rs, err := render.Stack("Pulumi."+*stack+".yaml", *stack, opts)
+	rs, err := render.Stack(*file, *stack, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "render %s: %v\n", *stack, err)
 		os.Exit(1)

@@ -38,10 +38,73 @@ type Config struct {
 	Tags         map[string]string
 }
 
+// Modes of a cluster entry: how its Karpenter is wired to the bus.
+const (
+	// ModeInstall (default) installs Karpenter on an existing EKS cluster: controller and node roles, identity,
+	// access entry, Helm release reading this cluster's queue.
+	ModeInstall = "install"
+	// ModeExistingRole leaves Karpenter to whoever manages it: the interruption policy is attached to its
+	// controller role, and the chart value to set is an output.
+	ModeExistingRole = "existing-role"
+	// ModeCreate creates the EKS cluster too (pulumi-eks), then installs as ModeInstall does.
+	ModeCreate = "create"
+
+	IdentityPodIdentity = "pod-identity"
+	IdentityIRSA        = "irsa"
+
+	// DefaultKarpenterVersion is the chart installed when karpenter.version is not set.
+	DefaultKarpenterVersion = "1.6.3"
+)
+
 // Cluster is one entry of clusters.
 type Cluster struct {
 	Name string `json:"name"`
+	// Mode is install, existing-role or create.
+	Mode string `json:"mode"`
+	// Identity gives Karpenter's controller its role: pod-identity (EKS Pod Identity) or irsa.
+	Identity string `json:"identity"`
+	// OIDCProviderARN is the cluster's IAM OIDC provider, for irsa in install mode.
+	OIDCProviderARN string `json:"oidcProviderArn"`
+	// ControllerRoleName is Karpenter's existing controller role, for existing-role mode.
+	ControllerRoleName string    `json:"controllerRoleName"`
+	Karpenter          Karpenter `json:"karpenter"`
+	Create             *Create   `json:"create"`
+	FIS                FIS       `json:"fis"`
 }
+
+// Karpenter configures the Helm release (install and create modes).
+type Karpenter struct {
+	Version        string `json:"version"`
+	Namespace      string `json:"namespace"`
+	ServiceAccount string `json:"serviceAccount"`
+	// Values are extra chart values, merged under the ones the bus sets.
+	Values map[string]any `json:"values"`
+}
+
+// Create configures a new EKS cluster (create mode).
+type Create struct {
+	VpcID             string   `json:"vpcId"`
+	SubnetIDs         []string `json:"subnetIds"`
+	KubernetesVersion string   `json:"kubernetesVersion"`
+	// SystemNodes is the managed node group Karpenter itself runs on.
+	SystemNodes SystemNodes `json:"systemNodes"`
+}
+
+// SystemNodes sizes the system node group.
+type SystemNodes struct {
+	InstanceType string `json:"instanceType"`
+	Min          int    `json:"min"`
+	Max          int    `json:"max"`
+	Desired      int    `json:"desired"`
+}
+
+// FIS configures the optional spot interruption experiment.
+type FIS struct {
+	Enabled bool `json:"enabled"`
+}
+
+// DefaultSystemNodes are used for any system node field not set.
+var DefaultSystemNodes = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
 
 // Router configures the router Lambda and its event source mapping (key router).
 type Router struct {
@@ -246,22 +309,144 @@ func Load(stack string, get func(key string) string) (Config, error) {
 	return c, nil
 }
 
+var (
+	semverRE   = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	k8sNameRE  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	roleNameRE = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	oidcARNRE  = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider/.+$`)
+	vpcRE      = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
+	subnetRE   = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+	// k8sVersionRE is a Kubernetes minor version as EKS takes it.
+	k8sVersionRE = regexp.MustCompile(`^1\.[0-9]{2}$`)
+)
+
+// defaults fills a cluster entry's unset fields.
+func (cl *Cluster) defaults() {
+	if cl.Mode == "" {
+		cl.Mode = ModeInstall
+	}
+	if cl.Identity == "" && cl.Mode != ModeExistingRole {
+		cl.Identity = IdentityPodIdentity
+	}
+	if cl.Karpenter.Version == "" {
+		cl.Karpenter.Version = DefaultKarpenterVersion
+	}
+	if cl.Karpenter.Namespace == "" {
+		cl.Karpenter.Namespace = "kube-system"
+	}
+	if cl.Karpenter.ServiceAccount == "" {
+		cl.Karpenter.ServiceAccount = "karpenter"
+	}
+	if c := cl.Create; c != nil {
+		d := DefaultSystemNodes
+		if c.SystemNodes.InstanceType == "" {
+			c.SystemNodes.InstanceType = d.InstanceType
+		}
+		if c.SystemNodes.Min == 0 {
+			c.SystemNodes.Min = d.Min
+		}
+		if c.SystemNodes.Max == 0 {
+			c.SystemNodes.Max = max(d.Max, c.SystemNodes.Min)
+		}
+		if c.SystemNodes.Desired == 0 {
+			c.SystemNodes.Desired = min(max(d.Desired, c.SystemNodes.Min), c.SystemNodes.Max)
+		}
+	}
+}
+
 func (l *loader) validateClusters(clusters []Cluster) {
 	first := map[string]int{}
-	for i, cl := range clusters {
-		path := fmt.Sprintf("clusters[%d].name", i)
+	for i := range clusters {
+		cl := &clusters[i]
+		at := func(field string) string { return fmt.Sprintf("clusters[%d].%s", i, field) }
 		if cl.Name == "" {
-			l.addf(path, "is required")
-			continue
-		}
-		if err := queuename.ValidateCluster(cl.Name); err != nil {
-			l.addf(path, "%v", err)
-		}
-		if j, dup := first[cl.Name]; dup {
-			l.addf(path, "duplicate of clusters[%d]", j)
+			l.addf(at("name"), "is required")
+		} else if err := queuename.ValidateCluster(cl.Name); err != nil {
+			l.addf(at("name"), "%v", err)
+		} else if j, dup := first[cl.Name]; dup {
+			l.addf(at("name"), "duplicate of clusters[%d]", j)
 		} else {
 			first[cl.Name] = i
 		}
+		cl.defaults()
+		switch cl.Mode {
+		case ModeInstall, ModeExistingRole, ModeCreate:
+		default:
+			l.addf(at("mode"), "%q is not one of %s, %s, %s", cl.Mode, ModeInstall, ModeExistingRole, ModeCreate)
+			continue
+		}
+		installs := cl.Mode != ModeExistingRole
+		if installs && cl.Identity != IdentityPodIdentity && cl.Identity != IdentityIRSA {
+			l.addf(at("identity"), "%q is not one of %s, %s", cl.Identity, IdentityPodIdentity, IdentityIRSA)
+		}
+		switch {
+		case cl.Mode == ModeInstall && cl.Identity == IdentityIRSA && cl.OIDCProviderARN == "":
+			l.addf(at("oidcProviderArn"), "is required with identity irsa: the ARN of the cluster's IAM OIDC provider")
+		case cl.OIDCProviderARN != "" && (cl.Mode != ModeInstall || cl.Identity != IdentityIRSA):
+			l.addf(at("oidcProviderArn"), "applies only to mode install with identity irsa (create mode makes its own provider)")
+		case cl.OIDCProviderARN != "" && !oidcARNRE.MatchString(cl.OIDCProviderARN):
+			l.addf(at("oidcProviderArn"), "%q is not an IAM OIDC provider ARN", cl.OIDCProviderARN)
+		}
+		switch {
+		case cl.Mode == ModeExistingRole && cl.ControllerRoleName == "":
+			l.addf(at("controllerRoleName"), "is required with mode existing-role: the name of Karpenter's controller role")
+		case cl.Mode != ModeExistingRole && cl.ControllerRoleName != "":
+			l.addf(at("controllerRoleName"), "applies only to mode existing-role")
+		case cl.ControllerRoleName != "" && !roleNameRE.MatchString(cl.ControllerRoleName):
+			l.addf(at("controllerRoleName"), "%q is not an IAM role name", cl.ControllerRoleName)
+		}
+		if cl.Mode == ModeExistingRole && cl.Identity != "" {
+			l.addf(at("identity"), "applies only to modes install and create")
+		}
+		if !semverRE.MatchString(cl.Karpenter.Version) {
+			l.addf(at("karpenter.version"), "%q is not a chart version such as %s", cl.Karpenter.Version, DefaultKarpenterVersion)
+		}
+		if !k8sNameRE.MatchString(cl.Karpenter.Namespace) || len(cl.Karpenter.Namespace) > 63 {
+			l.addf(at("karpenter.namespace"), "%q is not a Kubernetes namespace name", cl.Karpenter.Namespace)
+		}
+		if !k8sNameRE.MatchString(cl.Karpenter.ServiceAccount) || len(cl.Karpenter.ServiceAccount) > 63 {
+			l.addf(at("karpenter.serviceAccount"), "%q is not a Kubernetes service account name", cl.Karpenter.ServiceAccount)
+		}
+		if settings, ok := cl.Karpenter.Values["settings"].(map[string]any); ok {
+			for _, k := range []string{"clusterName", "interruptionQueue"} {
+				if _, set := settings[k]; set {
+					l.addf(at("karpenter.values.settings."+k), "is set by the bus and must not be overridden")
+				}
+			}
+		}
+		l.validateCreate(at, cl)
+	}
+}
+
+func (l *loader) validateCreate(at func(string) string, cl *Cluster) {
+	c := cl.Create
+	switch {
+	case cl.Mode == ModeCreate && c == nil:
+		l.addf(at("create"), "is required with mode create: at least vpcId and subnetIds")
+		return
+	case cl.Mode != ModeCreate && c != nil:
+		l.addf(at("create"), "applies only to mode create")
+		return
+	case c == nil:
+		return
+	}
+	if !vpcRE.MatchString(c.VpcID) {
+		l.addf(at("create.vpcId"), "%q is not a VPC ID", c.VpcID)
+	}
+	if len(c.SubnetIDs) < 2 {
+		l.addf(at("create.subnetIds"), "needs at least 2 subnets, in different availability zones, as EKS requires")
+	}
+	for j, s := range c.SubnetIDs {
+		if !subnetRE.MatchString(s) {
+			l.addf(at(fmt.Sprintf("create.subnetIds[%d]", j)), "%q is not a subnet ID", s)
+		}
+	}
+	if v := c.KubernetesVersion; v != "" && !k8sVersionRE.MatchString(v) {
+		l.addf(at("create.kubernetesVersion"), "%q is not a Kubernetes minor version such as 1.33", v)
+	}
+	n := c.SystemNodes
+	if n.Min < 1 || n.Max < n.Min || n.Desired < n.Min || n.Desired > n.Max {
+		l.addf(at("create.systemNodes"), "needs 1 <= min (%d) <= desired (%d) <= max (%d)", n.Min, n.Desired, n.Max)
 	}
 }
 

@@ -68,6 +68,24 @@ func TestLoadErrors(t *testing.T) {
 		{"clusters not a list", map[string]string{"clusters": `{"name":"a"}`}, []string{"clusters: must be a list, not a JSON object"}},
 		{"clusters not JSON", map[string]string{"clusters": `[{name: a}]`}, []string{"clusters: is not valid JSON"}},
 		{"name not a string", map[string]string{"clusters": `[{"name":7}]`}, []string{"clusters[0].name: must be a string, not a JSON number"}},
+		{"unknown mode", map[string]string{"clusters": `[{"name":"a","mode":"magic"}]`}, []string{`clusters[0].mode: "magic" is not one of install, existing-role, create`}},
+		{"unknown identity", map[string]string{"clusters": `[{"name":"a","identity":"keys"}]`}, []string{`clusters[0].identity: "keys" is not one of pod-identity, irsa`}},
+		{"IRSA without OIDC provider", map[string]string{"clusters": `[{"name":"a","identity":"irsa"}]`}, []string{"clusters[0].oidcProviderArn: is required with identity irsa"}},
+		{"bad OIDC provider", map[string]string{"clusters": `[{"name":"a","identity":"irsa","oidcProviderArn":"oidc"}]`}, []string{`clusters[0].oidcProviderArn: "oidc" is not an IAM OIDC provider ARN`}},
+		{"OIDC provider with pod identity", map[string]string{"clusters": `[{"name":"a","oidcProviderArn":"arn:aws:iam::123456789012:oidc-provider/x"}]`}, []string{"clusters[0].oidcProviderArn: applies only to mode install with identity irsa"}},
+		{"existing role without a role", map[string]string{"clusters": `[{"name":"a","mode":"existing-role"}]`}, []string{"clusters[0].controllerRoleName: is required with mode existing-role"}},
+		{"role name in install mode", map[string]string{"clusters": `[{"name":"a","controllerRoleName":"r"}]`}, []string{"clusters[0].controllerRoleName: applies only to mode existing-role"}},
+		{"identity in existing-role mode", map[string]string{"clusters": `[{"name":"a","mode":"existing-role","controllerRoleName":"r","identity":"irsa"}]`}, []string{"clusters[0].identity: applies only to modes install and create"}},
+		{"create without settings", map[string]string{"clusters": `[{"name":"a","mode":"create"}]`}, []string{"clusters[0].create: is required with mode create"}},
+		{"create settings in install mode", map[string]string{"clusters": `[{"name":"a","create":{"vpcId":"vpc-0123456789abcdef0"}}]`}, []string{"clusters[0].create: applies only to mode create"}},
+		{"create with bad network", map[string]string{"clusters": `[{"name":"a","mode":"create","create":{"vpcId":"vpc-1","subnetIds":["subnet-x"],"kubernetesVersion":"2"}}]`}, []string{
+			`clusters[0].create.vpcId: "vpc-1" is not a VPC ID`, "clusters[0].create.subnetIds: needs at least 2 subnets",
+			`clusters[0].create.subnetIds[0]: "subnet-x" is not a subnet ID`, `clusters[0].create.kubernetesVersion: "2"`}},
+		{"system nodes", map[string]string{"clusters": `[{"name":"a","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"],"systemNodes":{"min":3,"max":2}}}]`}, []string{"clusters[0].create.systemNodes: needs 1 <= min (3)"}},
+		{"chart version", map[string]string{"clusters": `[{"name":"a","karpenter":{"version":"latest"}}]`}, []string{`clusters[0].karpenter.version: "latest" is not a chart version`}},
+		{"namespace", map[string]string{"clusters": `[{"name":"a","karpenter":{"namespace":"Kube_System"}}]`}, []string{`clusters[0].karpenter.namespace: "Kube_System"`}},
+		{"overriding the queue", map[string]string{"clusters": `[{"name":"a","karpenter":{"values":{"settings":{"interruptionQueue":"mine"}}}}]`}, []string{"clusters[0].karpenter.values.settings.interruptionQueue: is set by the bus"}},
+		{"unknown nested key", map[string]string{"clusters": `[{"name":"a","karpenter":{"verison":"1.6.3"}}]`}, []string{`clusters[0]: unknown key`}},
 		{"batch over 10 without window", map[string]string{"router": `{"batchSize":100,"maximumBatchingWindowSeconds":0}`}, []string{"router.maximumBatchingWindowSeconds: must be at least 1 when batchSize (100) is over 10"}},
 		{"batch size", map[string]string{"router": `{"batchSize":20000}`}, []string{"router.batchSize: 20000 is out of range 1 to 10000"}},
 		{"concurrency", map[string]string{"router": `{"maximumConcurrency":1}`}, []string{"router.maximumConcurrency: 1 is out of range 2 to 1000"}},
@@ -96,6 +114,25 @@ func TestLoadErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestLoadClusterDefaults(t *testing.T) {
+	c, err := Load("dev", getter(map[string]string{"clusters": `[{"name":"a"},{"name":"b","mode":"existing-role","controllerRoleName":"k"},` +
+		`{"name":"c","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, cr := c.Clusters[0], c.Clusters[1], c.Clusters[2]
+	if a.Mode != ModeInstall || a.Identity != IdentityPodIdentity || a.Karpenter.Version != DefaultKarpenterVersion ||
+		a.Karpenter.Namespace != "kube-system" || a.Karpenter.ServiceAccount != "karpenter" {
+		t.Errorf("install defaults = %+v", a)
+	}
+	if b.Identity != "" {
+		t.Errorf("existing-role has identity %q, want none", b.Identity)
+	}
+	if cr.Create.SystemNodes != DefaultSystemNodes {
+		t.Errorf("system nodes = %+v, want %+v", cr.Create.SystemNodes, DefaultSystemNodes)
 	}
 }
 

@@ -29,6 +29,8 @@ type Resource struct {
 	URN    string
 	Custom bool
 	Inputs resource.PropertyMap
+	// RetainOnDelete: deleting the resource from the program leaves it in the cloud.
+	RetainOnDelete bool
 }
 
 // Mocks records resources; it implements pulumi.MockResourceMonitor.
@@ -58,6 +60,7 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 	r := Resource{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs}
 	if rpc := args.RegisterRPC; rpc != nil {
 		r.Parent = nameOfURN(rpc.GetParent())
+		r.RetainOnDelete = rpc.GetRetainOnDelete()
 	}
 	r.URN = fmt.Sprintf("urn:pulumi:stack::project::%s::%s", args.TypeToken, args.Name)
 	m.mu.Lock()
@@ -131,7 +134,7 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			"certificateAuthorities": []any{map[string]any{"data": c.CertificateAuthority}},
 			"identities":             []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}},
 			"version":                "1.33", "status": "ACTIVE", "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", Partition, Account, name),
-			"vpcConfig":     []any{map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock"}},
+			"vpcConfig":     map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock-" + name},
 			"accessConfigs": []any{map[string]any{"authenticationMode": "API_AND_CONFIG_MAP"}},
 		}), nil
 	}

@@ -27,16 +27,21 @@ var (
 	clusterRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
 )
 
-// For returns the queue name of cluster: prefix + cluster when that fits in 80 characters; otherwise its first
-// 71 characters, "-" and the first 8 hex digits of the SHA-256 of the full name, so distinct long names stay
-// distinct and the result is the same on every call. Callers validate prefix and cluster first.
+// For returns the queue name of cluster: Shorten(prefix+cluster, MaxLen). Callers validate prefix and cluster
+// first.
 func For(prefix, cluster string) string {
-	name := prefix + cluster
-	if len(name) <= MaxLen {
+	return Shorten(prefix+cluster, MaxLen)
+}
+
+// Shorten returns name when it has at most limit characters; otherwise its first limit-9 characters, "-" and
+// the first 8 hex digits of the SHA-256 of the full name, so distinct long names stay distinct, the start of
+// the name is kept, and the result is the same on every call. The infrastructure names IAM roles (64) with it.
+func Shorten(name string, limit int) string {
+	if len(name) <= limit {
 		return name
 	}
 	sum := sha256.Sum256([]byte(name))
-	keep := MaxLen - hashLen - 1
+	keep := limit - hashLen - 1
 	return name[:keep] + "-" + hex.EncodeToString(sum[:])[:hashLen]
 }
 
