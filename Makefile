@@ -6,7 +6,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: all test test-router test-infra test-e2e router bench fuzz demo render tidy
+.PHONY: all test test-router test-infra test-e2e router bench fuzz demo render scale tidy
 
 all: test
 
@@ -45,3 +45,12 @@ tidy:
 ## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
 render:
 	@$(GO) run ./cmd/render -stack $(STACK) -format $(FORMAT)
+
+## scale: render a generated 200-cluster stack offline; prints the time and the resource count
+scale:
+	@mkdir -p build
+	@{ echo 'config:'; echo '  karpenter-interruption-bus:clusters:'; \
+	  for i in $$(seq -w 0 199); do echo "    - name: cluster-$$i"; done; } > build/Pulumi.scale.yaml
+	@$(GO) build -o build/render ./cmd/render
+	@start=$$(date +%s%N); build/render -stack scale -file build/Pulumi.scale.yaml | tail -n 1; \
+	  echo "rendered in $$(( ($$(date +%s%N) - start) / 1000000 )) ms"
