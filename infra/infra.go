@@ -84,7 +84,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		return nil, err
 	}
 	a, err := alarms.New(ctx, cfg.NamePrefix+"-alarms", &alarms.Args{
-		Config: cfg, Tags: tags, CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
+		Config: cfg, Region: env.Region, Tags: tags, CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
 	})
 	if err != nil {
 		return nil, err

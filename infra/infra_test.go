@@ -525,3 +525,41 @@ func TestUnchangedSourceGivesUnchangedFunction(t *testing.T) {
 		t.Fatalf("source code hash changed between two builds of the same source: %q vs %q", a, b)
 	}
 }
+
+func TestDashboard(t *testing.T) {
+	if got := mustRun(t, "dev", nil).ofType("aws:cloudwatch/dashboard:Dashboard"); len(got) != 0 {
+		t.Fatalf("a dashboard was declared without dashboard: true")
+	}
+	r := mustRun(t, "dev", map[string]string{"dashboard": "true"})
+	dbs := r.ofType("aws:cloudwatch/dashboard:Dashboard")
+	if len(dbs) != 1 || str(t, dbs[0], "dashboardName") != "kib-dev" {
+		t.Fatalf("dashboards = %v", dbs)
+	}
+	var body struct {
+		Widgets []struct {
+			Type       string
+			Properties struct {
+				Title   string
+				Metrics [][]any
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(str(t, dbs[0], "dashboardBody")), &body); err != nil {
+		t.Fatal(err)
+	}
+	text := str(t, dbs[0], "dashboardBody")
+	for _, want := range []string{
+		`MetricName=\"Received\" Bus=\"kib-dev\"`, `{KarpenterInterruptionBus,Bus,Kind}`,
+		`MetricName=\"Forwarded\" Bus=\"kib-dev\"`, `{KarpenterInterruptionBus,Bus,Cluster}`,
+		`MetricName=\"Dropped\" Bus=\"kib-dev\"`, `{KarpenterInterruptionBus,Bus,Reason}`,
+		`"ForwardLag","Bus","kib-dev"`, `"ApproximateNumberOfMessagesVisible","QueueName","kib-dev-dlq"`,
+		`"Errors","FunctionName","kib-dev-router"`, `"Throttles","FunctionName","kib-dev-router"`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("dashboard body lacks %s", want)
+		}
+	}
+	if len(body.Widgets) != 7 {
+		t.Errorf("%d widgets, want a title and 6 graphs", len(body.Widgets))
+	}
+}

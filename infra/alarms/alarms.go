@@ -1,5 +1,5 @@
-// Package alarms declares the bus's CloudWatch alarms: something waits in the dead-letter queue, the central
-// queue backs up, the router fails or is throttled.
+// Package alarms declares the bus's monitoring: CloudWatch alarms (something waits in the dead-letter queue, the
+// central queue backs up, the router fails or is throttled) and, when configured, the dashboard.
 package alarms
 
 import (
@@ -9,6 +9,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dashboard"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerfn"
 )
 
 // Type is the component's type token.
@@ -17,6 +19,7 @@ const Type = "karpenter-interruption-bus:index:Alarms"
 // Args name what the alarms watch.
 type Args struct {
 	Config           config.Config
+	Region           string
 	Tags             pulumi.StringMap
 	CentralQueueName pulumi.StringInput
 	DLQName          pulumi.StringInput
@@ -82,6 +85,19 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			return nil, fmt.Errorf("declaring alarm %s: %w", s.key, err)
 		}
 		arns[s.key] = alarm.Arn
+	}
+	if cfg.Dashboard {
+		body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {
+			return dashboard.New(dashboard.Names{
+				Namespace: routerfn.MetricsNamespace, Bus: cfg.NamePrefix, Region: args.Region,
+				CentralQueue: v[0].(string), DLQ: v[1].(string), Function: v[2].(string),
+			}).JSON()
+		}).(pulumi.StringOutput)
+		if _, err := cloudwatch.NewDashboard(ctx, name+"-dashboard", &cloudwatch.DashboardArgs{
+			DashboardName: pulumi.String(cfg.NamePrefix), DashboardBody: body,
+		}, pulumi.Parent(a)); err != nil {
+			return nil, fmt.Errorf("declaring the dashboard: %w", err)
+		}
 	}
 	a.ARNs = arns.ToStringMapOutput()
 	if err := ctx.RegisterResourceOutputs(a, pulumi.Map{"alarmArns": a.ARNs}); err != nil {

@@ -1,0 +1,88 @@
+// Package dashboard builds the bus's CloudWatch dashboard: events in by kind, forwarded per cluster, dropped by
+// reason, forward lag, the queues' depth and age, and the router's errors and throttles.
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Names are what the dashboard shows.
+type Names struct {
+	Namespace, Bus, Region, CentralQueue, DLQ, Function string
+}
+
+// Body is a dashboard body (the CloudWatch dashboard body structure).
+type Body struct {
+	Widgets []Widget `json:"widgets"`
+}
+
+// Widget is one metric or text widget on a 24-column grid.
+type Widget struct {
+	Type       string     `json:"type"`
+	X          int        `json:"x"`
+	Y          int        `json:"y"`
+	Width      int        `json:"width"`
+	Height     int        `json:"height"`
+	Properties Properties `json:"properties"`
+}
+
+// Properties of a widget; Markdown is for text widgets only.
+type Properties struct {
+	Title    string  `json:"title,omitempty"`
+	Markdown string  `json:"markdown,omitempty"`
+	Region   string  `json:"region,omitempty"`
+	View     string  `json:"view,omitempty"`
+	Stat     string  `json:"stat,omitempty"`
+	Period   int     `json:"period,omitempty"`
+	Metrics  [][]any `json:"metrics,omitempty"`
+}
+
+// New returns the dashboard for the bus named in n.
+func New(n Names) Body {
+	// The router's dimension values (kinds, clusters, reasons) are not known in advance: SEARCH finds them.
+	search := func(dim, metric, stat string) [][]any {
+		expr := fmt.Sprintf(`SEARCH('{%s,Bus,%s} MetricName="%s" Bus="%s"', '%s', 60)`, n.Namespace, dim, metric, n.Bus, stat)
+		return [][]any{{map[string]any{"expression": expr, "id": "e1", "label": ""}}}
+	}
+	metric := func(title, stat string, metrics [][]any) Properties {
+		return Properties{Title: title, Region: n.Region, View: "timeSeries", Stat: stat, Period: 60, Metrics: metrics}
+	}
+	busMetric := func(name, stat, label string) []any {
+		return []any{n.Namespace, name, "Bus", n.Bus, map[string]any{"stat": stat, "label": label}}
+	}
+	widgets := []Properties{
+		metric("Events in, by kind", "Sum", search("Kind", "Received", "Sum")),
+		metric("Forwarded, per cluster", "Sum", search("Cluster", "Forwarded", "Sum")),
+		metric("Dropped, by reason", "Sum", search("Reason", "Dropped", "Sum")),
+		metric("Forward lag (event time to forwarding)", "p99", [][]any{
+			busMetric("ForwardLag", "p50", "p50"), busMetric("ForwardLag", "p99", "p99"), busMetric("ForwardLag", "Maximum", "max"),
+		}),
+		metric("Queues", "Maximum", [][]any{
+			{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", n.DLQ, map[string]any{"label": "dead-letter queue depth"}},
+			{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", n.CentralQueue, map[string]any{"label": "central queue depth"}},
+			{"AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", n.CentralQueue, map[string]any{"label": "central oldest message (s)", "yAxis": "right"}},
+		}),
+		metric("Router", "Sum", [][]any{
+			{"AWS/Lambda", "Errors", "FunctionName", n.Function, map[string]any{"label": "errors"}},
+			{"AWS/Lambda", "Throttles", "FunctionName", n.Function, map[string]any{"label": "throttles"}},
+			busMetric("Retried", "Sum", "messages retried"),
+		}),
+	}
+	b := Body{Widgets: []Widget{{Type: "text", Width: 24, Height: 2, Properties: Properties{
+		Markdown: fmt.Sprintf("# Karpenter interruption bus `%s`\nEvents from EC2 and AWS Health, routed to each cluster's Karpenter queue. Runbook: the project's README, *Troubleshooting*.", n.Bus),
+	}}}}
+	for i, p := range widgets {
+		b.Widgets = append(b.Widgets, Widget{Type: "metric", X: (i % 2) * 12, Y: 2 + (i/2)*6, Width: 12, Height: 6, Properties: p})
+	}
+	return b
+}
+
+// JSON is the body as CloudWatch takes it.
+func (b Body) JSON() string {
+	out, err := json.Marshal(b)
+	if err != nil {
+		panic(err) // plain data
+	}
+	return string(out)
+}
