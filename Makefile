@@ -6,12 +6,15 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: all test test-router test-infra test-e2e router bench fuzz demo render scale tidy
+.PHONY: all test test-router test-infra test-e2e test-workflows lint router bench fuzz demo render scale tidy
 
 all: test
 
-## test: every test of the three modules (unit, fuzz seeds, end to end, contract, infra under mocks)
-test: test-router test-infra test-e2e
+TOOL := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
+
+## test: every test of the three modules (unit, fuzz seeds, end to end, contract, infra under mocks), and the
+## GitHub workflows checked by actionlint
+test: test-router test-infra test-e2e test-workflows
 
 test-router:
 	cd router && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -21,6 +24,15 @@ test-infra:
 
 test-e2e:
 	cd tests && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+test-workflows:
+	$(TOOL) actionlint -color=false .github/workflows/*.yml
+
+## lint: golangci-lint (config .golangci.yml) over the three modules
+lint:
+	$(TOOL) golangci-lint run ./...
+	cd router && $(TOOL) golangci-lint run ./...
+	cd tests && $(TOOL) golangci-lint run ./...
 
 ## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
 router:
@@ -40,7 +52,7 @@ demo:
 	cd tests && $(GO) run ./cmd/demo
 
 tidy:
-	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests && $(GO) mod tidy
+	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests && $(GO) mod tidy && cd ../tools && $(GO) mod tidy
 
 ## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
 render:

@@ -350,7 +350,7 @@ func TestAddingAClusterChangesNoSharedResource(t *testing.T) {
 		id := identity(x)
 		was, existed := before[id]
 		switch {
-		case !existed && x.Parent != "b" && !(x.Type == clusterType && x.Name == "b"):
+		case !existed && x.Parent != "b" && (x.Type != clusterType || x.Name != "b"):
 			t.Errorf("adding b added %s outside b's component", id)
 		case existed && was != inputsJSON(x):
 			t.Errorf("adding b changed the inputs of %s", id)

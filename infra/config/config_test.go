@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestLoadErrors(t *testing.T) {
 		{"missing name", map[string]string{"clusters": `[{"name":"a"},{}]`}, []string{"clusters[1].name: is required"}},
 		{"invalid name", map[string]string{"clusters": `[{"name":"bad.name"}]`}, []string{"clusters[0].name: \"bad.name\" must start with"}},
 		{"name too long", map[string]string{"clusters": `[{"name":"` + strings.Repeat("c", 101) + `"}]`}, []string{"clusters[0].name: is 101 characters"}},
-		{"unknown cluster key", map[string]string{"clusters": `[{"nmae":"a"}]`}, []string{`clusters[0]: unknown key "nmae"`}},
+		{"unknown cluster key", map[string]string{"clusters": `[{"label":"a"}]`}, []string{`clusters[0]: unknown key "label"`}},
 		{"clusters not a list", map[string]string{"clusters": `{"name":"a"}`}, []string{"clusters: must be a list, not a JSON object"}},
 		{"clusters not JSON", map[string]string{"clusters": `[{name: a}]`}, []string{"clusters: is not valid JSON"}},
 		{"name not a string", map[string]string{"clusters": `[{"name":7}]`}, []string{"clusters[0].name: must be a string, not a JSON number"}},
@@ -142,8 +143,8 @@ func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
 		"router":   `{"memoryMb":1,"logLevel":"x"}`,
 		"alarms":   `{"topicArn":"nope"}`,
 	}))
-	cfgErr, ok := err.(*Error)
-	if !ok {
+	var cfgErr *Error
+	if !errors.As(err, &cfgErr) {
 		t.Fatalf("error %v is not a *config.Error", err)
 	}
 	if len(cfgErr.Problems) != 5 {

@@ -178,7 +178,7 @@ func TestParseTypeStrictness(t *testing.T) {
 		{"health-scheduled-change.json", `"language":"en_US"`},
 	}
 	for _, f := range fields {
-		key := f.old[:strings.Index(f.old, ":")]
+		key, _, _ := strings.Cut(f.old, ":")
 		for _, v := range []string{`1`, `true`, `{}`, `["x"]`} {
 			t.Run(key+"="+v, func(t *testing.T) {
 				_, err := Parse(edit(t, f.fixture, f.old, key+":"+v))

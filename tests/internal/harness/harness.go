@@ -14,7 +14,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/handler"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -169,24 +168,6 @@ func (b *Bus) DeleteQueue(ctx context.Context, queue string) error {
 	delete(b.urls, queue)
 	_, err = c.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: u.QueueUrl})
 	return err
-}
-
-// Depth returns how many messages queue holds, visible or in flight.
-func (b *Bus) Depth(ctx context.Context, queue string) (int, error) {
-	c := b.SQS.Client()
-	u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
-	if err != nil {
-		return 0, err
-	}
-	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl,
-		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
-	if err != nil {
-		return 0, err
-	}
-	var n, m int
-	fmt.Sscan(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)], &n)
-	fmt.Sscan(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)], &m)
-	return n + m, nil
 }
 
 // Drop is one "message dropped" log line of the router.
