@@ -86,7 +86,7 @@ func TestLoadErrors(t *testing.T) {
 		{"chart version", map[string]string{"clusters": `[{"name":"a","karpenter":{"version":"latest"}}]`}, []string{`clusters[0].karpenter.version: "latest" is not a chart version`}},
 		{"namespace", map[string]string{"clusters": `[{"name":"a","karpenter":{"namespace":"Kube_System"}}]`}, []string{`clusters[0].karpenter.namespace: "Kube_System"`}},
 		{"overriding the queue", map[string]string{"clusters": `[{"name":"a","karpenter":{"values":{"settings":{"interruptionQueue":"mine"}}}}]`}, []string{"clusters[0].karpenter.values.settings.interruptionQueue: is set by the bus"}},
-		{"unknown nested key", map[string]string{"clusters": `[{"name":"a","karpenter":{"verison":"1.6.3"}}]`}, []string{`clusters[0]: unknown key`}},
+		{"unknown nested key", map[string]string{"clusters": `[{"name":"a","karpenter":{"release":"1.6.3"}}]`}, []string{`clusters[0]: unknown key`}},
 		{"batch over 10 without window", map[string]string{"router": `{"batchSize":100,"maximumBatchingWindowSeconds":0}`}, []string{"router.maximumBatchingWindowSeconds: must be at least 1 when batchSize (100) is over 10"}},
 		{"batch size", map[string]string{"router": `{"batchSize":20000}`}, []string{"router.batchSize: 20000 is out of range 1 to 10000"}},
 		{"concurrency", map[string]string{"router": `{"maximumConcurrency":1}`}, []string{"router.maximumConcurrency: 1 is out of range 2 to 1000"}},
