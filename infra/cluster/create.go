@@ -54,12 +54,10 @@ func (d *declarer) createCluster() ([]pulumi.Resource, error) {
 	}
 
 	sysRole, err := iam.NewRole(d.ctx, d.name("system-node-role"), &iam.RoleArgs{
-		Name:        pulumi.String(queuename.Shorten("KarpenterSystem-"+cl.Name, maxRoleName)),
-		Description: pulumi.String("System nodes running Karpenter on cluster " + cl.Name),
-		AssumeRolePolicy: pulumi.String(policy.New(policy.Statement{
-			Effect: "Allow", Principal: policy.Service(env.Principal("ec2")), Action: []string{"sts:AssumeRole"},
-		}).JSON()),
-		Tags: d.tags,
+		Name:             pulumi.String(queuename.Shorten("KarpenterSystem-"+cl.Name, maxRoleName)),
+		Description:      pulumi.String("System nodes running Karpenter on cluster " + cl.Name),
+		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("ec2"), nil).JSON()),
+		Tags:             d.tags,
 	}, d.parent())
 	if err != nil {
 		return nil, fmt.Errorf("declaring the system node role of %s: %w", cl.Name, err)

@@ -20,10 +20,8 @@ func (d *declarer) fis() error {
 	role, err := iam.NewRole(d.ctx, d.name("fis-role"), &iam.RoleArgs{
 		Name:        pulumi.String(queuename.Shorten("KarpenterBusFIS-"+cl.Name, maxRoleName)),
 		Description: pulumi.String("FIS spot interruption experiment on cluster " + cl.Name),
-		AssumeRolePolicy: pulumi.String(policy.New(policy.Statement{
-			Effect: "Allow", Principal: policy.Service(env.Principal("fis")), Action: []string{"sts:AssumeRole"},
-			Condition: map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}},
-		}).JSON()),
+		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("fis"),
+			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}}).JSON()),
 		Tags: d.tags,
 	}, d.parent())
 	if err != nil {

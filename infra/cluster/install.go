@@ -68,12 +68,10 @@ func (d *declarer) install(queue *sqs.Queue, queueARN string) error {
 
 	nodeRoleName := queuename.Shorten("KarpenterNode-"+cl.Name, maxRoleName)
 	nodeRole, err := iam.NewRole(d.ctx, d.name("node-role"), &iam.RoleArgs{
-		Name:        pulumi.String(nodeRoleName),
-		Description: pulumi.String("Nodes Karpenter launches for cluster " + cl.Name),
-		AssumeRolePolicy: pulumi.String(policy.New(policy.Statement{
-			Effect: "Allow", Principal: policy.Service(env.Principal("ec2")), Action: []string{"sts:AssumeRole"},
-		}).JSON()),
-		Tags: d.tags,
+		Name:             pulumi.String(nodeRoleName),
+		Description:      pulumi.String("Nodes Karpenter launches for cluster " + cl.Name),
+		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("ec2"), nil).JSON()),
+		Tags:             d.tags,
 	}, d.parent(), retain)
 	if err != nil {
 		return fmt.Errorf("declaring the node role of %s: %w", cl.Name, err)
@@ -149,10 +147,9 @@ func (d *declarer) install(queue *sqs.Queue, queueARN string) error {
 func (d *declarer) controllerTrust(info eksInfo) pulumi.StringOutput {
 	cl, env := d.args.Cluster, d.args.Env
 	if cl.Identity == config.IdentityPodIdentity {
-		return pulumi.String(policy.New(policy.Statement{
-			Effect: "Allow", Principal: policy.Service(env.Principal("pods.eks")), Action: []string{"sts:AssumeRole", "sts:TagSession"},
-			Condition: map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}},
-		}).JSON()).ToStringOutput()
+		return pulumi.String(policy.AssumableBy(env.Principal("pods.eks"),
+			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}},
+			"sts:AssumeRole", "sts:TagSession").JSON()).ToStringOutput()
 	}
 	irsa := func(providerARN, issuer string) string {
 		host := strings.TrimPrefix(issuer, "https://")

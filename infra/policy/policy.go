@@ -35,6 +35,15 @@ func Allow(sid string, actions, resources []string) Statement {
 // Service is a service principal.
 func Service(name string) map[string]string { return map[string]string{"Service": name} }
 
+// AssumableBy is a role trust policy letting the service principal assume the role, with the actions given
+// (sts:AssumeRole when none) and an optional condition.
+func AssumableBy(principal string, condition map[string]map[string]any, actions ...string) Document {
+	if len(actions) == 0 {
+		actions = []string{"sts:AssumeRole"}
+	}
+	return New(Statement{Effect: "Allow", Principal: Service(principal), Action: actions, Condition: condition})
+}
+
 // DenyInsecureTransport denies every SQS request to the queue not made over TLS. It is a Deny, so its sqs:*
 // grants nothing.
 func DenyInsecureTransport(queueARN string) Statement {

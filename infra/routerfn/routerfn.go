@@ -56,12 +56,10 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	logGroupName := "/aws/lambda/" + fnName
 
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
-		Name:        pulumi.String(fnName),
-		Description: pulumi.String("Runs the karpenter-interruption-bus router of stack " + cfg.Stack),
-		AssumeRolePolicy: pulumi.String(policy.New(policy.Statement{
-			Effect: "Allow", Principal: policy.Service(env.Principal("lambda")), Action: []string{"sts:AssumeRole"},
-		}).JSON()),
-		Tags: args.Tags,
+		Name:             pulumi.String(fnName),
+		Description:      pulumi.String("Runs the karpenter-interruption-bus router of stack " + cfg.Stack),
+		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("lambda"), nil).JSON()),
+		Tags:             args.Tags,
 	}, parent)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the router role: %w", err)
