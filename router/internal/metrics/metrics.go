@@ -48,9 +48,11 @@ const Unknown = "unknown"
 // Receive counts a message of kind ("" or Unknown for one that is not an interruption event).
 func (b *Batch) Receive(kind string) { b.received = inc(b.received, kind) }
 
-// Forward counts a delivery to cluster with the event's lag (now minus the event's time).
-func (b *Batch) Forward(cluster string, lag time.Duration) {
-	b.forwarded = inc(b.forwarded, cluster)
+// Forward counts a delivery to cluster.
+func (b *Batch) Forward(cluster string) { b.forwarded = inc(b.forwarded, cluster) }
+
+// Lag records a delivery's forward lag: now minus the event's time.
+func (b *Batch) Lag(lag time.Duration) {
 	b.lagMillis = append(b.lagMillis, float64(lag.Microseconds())/1000)
 }
 

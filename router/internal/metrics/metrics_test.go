@@ -68,9 +68,12 @@ func TestFlush(t *testing.T) {
 		b.Receive("spot_interruption")
 	}
 	b.Receive("")
-	b.Forward("a", 1500*time.Millisecond)
-	b.Forward("a", 2*time.Second)
-	b.Forward("b", time.Second)
+	b.Forward("a")
+	b.Lag(1500 * time.Millisecond)
+	b.Forward("a")
+	b.Lag(2 * time.Second)
+	b.Forward("b")
+	b.Lag(time.Second)
 	b.Drop("no_owner")
 	b.Retry()
 
@@ -130,7 +133,7 @@ func countMetrics(r map[string]any) int {
 func TestFlushSplitsLagsAt100Values(t *testing.T) {
 	var b Batch
 	for range 250 {
-		b.Forward("a", time.Second)
+		b.Lag(time.Second)
 	}
 	var buf bytes.Buffer
 	if err := NewWriter(&buf, "NS", "prod").Flush(&b, time.UnixMilli(1700000000000)); err != nil {

@@ -123,10 +123,9 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 			switch err := d.errs[i]; {
 			case err == nil:
 				m.sent++
-				if !m.ev.Time.IsZero() {
-					stats.Forward(d.cluster, now.Sub(m.ev.Time))
-				} else {
-					stats.Forward(d.cluster, 0)
+				stats.Forward(d.cluster)
+				if !m.ev.Time.IsZero() { // an event without a time has no lag to report
+					stats.Lag(now.Sub(m.ev.Time))
 				}
 			case errors.Is(err, forward.ErrNoQueue):
 				m.noQueue++
