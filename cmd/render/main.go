@@ -7,11 +7,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/render"
 )
 
@@ -31,6 +33,11 @@ func main() {
 	}
 	rs, err := render.Stack(*file, *stack, opts)
 	if err != nil {
+		// Show a configuration mistake as it is, not wrapped in the SDK's error list.
+		var cfgErr *config.Error
+		if errors.As(err, &cfgErr) {
+			err = cfgErr
+		}
 		fmt.Fprintf(os.Stderr, "render %s: %v\n", *stack, err)
 		os.Exit(1)
 	}
