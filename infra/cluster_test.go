@@ -23,7 +23,7 @@ func clusters(entries ...string) map[string]string {
 	return map[string]string{"clusters": "[" + strings.Join(entries, ",") + "]"}
 }
 
-func (r result) count(resources []mocks.Resource) map[string]int {
+func countTypes(resources []mocks.Resource) map[string]int {
 	out := map[string]int{}
 	for _, x := range resources {
 		out[x.Type]++
@@ -31,20 +31,13 @@ func (r result) count(resources []mocks.Resource) map[string]int {
 	return out
 }
 
-func (r result) in(t *testing.T, cluster, typ string) []mocks.Resource {
-	t.Helper()
-	var out []mocks.Resource
-	for _, x := range r.under(cluster) {
-		if x.Type == typ {
-			out = append(out, x)
-		}
-	}
-	return out
+func (r result) in(cluster, typ string) []mocks.Resource {
+	return r.where(func(x mocks.Resource) bool { return x.Parent == cluster && x.Type == typ })
 }
 
 func (r result) one(t *testing.T, cluster, typ string) mocks.Resource {
 	t.Helper()
-	xs := r.in(t, cluster, typ)
+	xs := r.in(cluster, typ)
 	if len(xs) != 1 {
 		t.Fatalf("cluster %s has %d %s, want 1", cluster, len(xs), typ)
 	}
@@ -81,7 +74,7 @@ func TestClusterInventoryPerMode(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRun(t, "dev", clusters(tt.entry))
-			got := r.count(r.under("a"))
+			got := countTypes(r.under("a"))
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("resources of cluster a:\n got %v\nwant %v", got, tt.want)
 			}
@@ -124,7 +117,7 @@ func TestLongClusterNames(t *testing.T) {
 	if created != derived || len(created) > queuename.MaxLen {
 		t.Fatalf("component queue %q, router queue %q: want the same name of at most 80 characters", created, derived)
 	}
-	for _, role := range r.in(t, name, "aws:iam/role:Role") {
+	for _, role := range r.in(name, "aws:iam/role:Role") {
 		if n := str(t, role, "name"); len(n) > 64 {
 			t.Errorf("role name %q is %d characters, IAM allows 64", n, len(n))
 		}
@@ -178,7 +171,7 @@ func TestIdentities(t *testing.T) {
 	t.Run("pod identity", func(t *testing.T) {
 		r := mustRun(t, "dev", clusters(`{"name":"a","karpenter":{"namespace":"karpenter","serviceAccount":"kctl"}}`))
 		var controller mocks.Resource
-		for _, role := range r.in(t, "a", "aws:iam/role:Role") {
+		for _, role := range r.in("a", "aws:iam/role:Role") {
 			if strings.HasPrefix(str(t, role, "name"), "KarpenterController-") {
 				controller = role
 			}
@@ -200,7 +193,7 @@ func TestIdentities(t *testing.T) {
 	t.Run("IRSA", func(t *testing.T) {
 		r := mustRun(t, "dev", clusters(`{"name":"a","identity":"irsa","oidcProviderArn":"`+oidcARN+`"}`))
 		var trust map[string]any
-		for _, role := range r.in(t, "a", "aws:iam/role:Role") {
+		for _, role := range r.in("a", "aws:iam/role:Role") {
 			if strings.HasPrefix(str(t, role, "name"), "KarpenterController-") {
 				_ = json.Unmarshal([]byte(str(t, role, "assumeRolePolicy")), &trust)
 			}
@@ -277,7 +270,7 @@ func TestCreateMode(t *testing.T) {
 		t.Errorf("node group = %v", ng.Inputs)
 	}
 	tagged := map[string]bool{}
-	for _, tag := range r.in(t, "new", "aws:ec2/tag:Tag") {
+	for _, tag := range r.in("new", "aws:ec2/tag:Tag") {
 		if str(t, tag, "key") == "karpenter.sh/discovery" && str(t, tag, "value") == "new" {
 			tagged[str(t, tag, "resourceId")] = true
 		}
@@ -302,7 +295,7 @@ func TestFIS(t *testing.T) {
 		t.Errorf("experiment = %v", tpl)
 	}
 	var fisPolicy mocks.Resource
-	for _, p := range r.in(t, "a", "aws:iam/rolePolicy:RolePolicy") {
+	for _, p := range r.in("a", "aws:iam/rolePolicy:RolePolicy") {
 		if str(t, p, "name") == "spot-interruption" {
 			fisPolicy = p
 		}

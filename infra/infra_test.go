@@ -122,14 +122,19 @@ func (r result) find(t *testing.T, typ, name string) mocks.Resource {
 	return mocks.Resource{}
 }
 
-func (r result) ofType(typ string) []mocks.Resource {
+// where returns the declared resources keep selects, in declaration order.
+func (r result) where(keep func(mocks.Resource) bool) []mocks.Resource {
 	var out []mocks.Resource
 	for _, x := range r.resources {
-		if x.Type == typ {
+		if keep(x) {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+func (r result) ofType(typ string) []mocks.Resource {
+	return r.where(func(x mocks.Resource) bool { return x.Type == typ })
 }
 
 func str(t *testing.T, r mocks.Resource, key string) string {
@@ -195,13 +200,7 @@ func (r result) shared() []mocks.Resource {
 
 // under returns the resources of cluster: its component's children.
 func (r result) under(cluster string) []mocks.Resource {
-	var out []mocks.Resource
-	for _, x := range r.resources {
-		if x.Parent == cluster {
-			out = append(out, x)
-		}
-	}
-	return out
+	return r.where(func(x mocks.Resource) bool { return x.Parent == cluster })
 }
 
 func TestSharedInventory(t *testing.T) {
