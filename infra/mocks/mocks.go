@@ -6,7 +6,6 @@ package mocks
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -164,16 +163,4 @@ func nameOfURN(urn string) string {
 		return urn
 	}
 	return urn[i+2:]
-}
-
-// ByType groups resources by type token.
-func ByType(rs []Resource) map[string][]Resource {
-	out := map[string][]Resource{}
-	for _, r := range rs {
-		out[r.Type] = append(out[r.Type], r)
-	}
-	for _, v := range out {
-		sort.Slice(v, func(i, j int) bool { return v[i].Name < v[j].Name })
-	}
-	return out
 }

@@ -198,22 +198,3 @@ func WriteJSON(w io.Writer, rs []Resource) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(rs)
 }
-
-// Count returns resources per type, for summaries.
-func Count(rs []Resource) map[string]int {
-	out := map[string]int{}
-	for _, r := range rs {
-		out[r.Type]++
-	}
-	return out
-}
-
-// Types returns the distinct types, sorted.
-func Types(rs []Resource) []string {
-	var out []string
-	for t := range Count(rs) {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
-}

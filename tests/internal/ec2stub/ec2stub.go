@@ -25,7 +25,6 @@ type Server struct {
 	tags      map[string]map[string]string // instance id -> tags
 	throttled int                          // calls still to answer RequestLimitExceeded; -1 for all
 	calls     int
-	asked     [][]string
 }
 
 // Start serves the stub on a loopback port until Close.
@@ -65,13 +64,6 @@ func (s *Server) Calls() int {
 	return s.calls
 }
 
-// Asked returns the instance ids of each call.
-func (s *Server) Asked() [][]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([][]string(nil), s.asked...)
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		writeError(w, http.StatusBadRequest, "MalformedQueryString", err.Error())
@@ -96,7 +88,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidParameterValue", err.Error())
 		return
 	}
-	s.asked = append(s.asked, append(byFilter, byID...))
 	var found []string
 	for _, id := range byID {
 		if _, ok := s.tags[id]; !ok {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -56,7 +57,7 @@ type Server struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
-	requests map[string]int // "Action" and "Action queue" -> count
+	requests map[string]int // action -> count
 	faults   map[string]*Fault
 }
 
@@ -116,27 +117,11 @@ func (s *Server) SetFault(queue string, f *Fault) {
 	s.faults[queue] = f
 }
 
-// Requests returns how many requests of action the emulator received; with a queue name, only those to it.
-func (s *Server) Requests(action string, queue ...string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(queue) > 0 {
-		return s.requests[action+" "+queue[0]]
-	}
-	return s.requests[action]
-}
-
 // Snapshot returns a copy of all request counts by action.
 func (s *Server) Snapshot() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range s.requests {
-		if !strings.Contains(k, " ") {
-			out[k] = v
-		}
-	}
-	return out
+	return maps.Clone(s.requests)
 }
 
 // CreateQueue creates name with attrs and returns its URL.
@@ -168,7 +153,6 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 
 		s.mu.Lock()
 		s.requests[action]++
-		s.requests[action+" "+queue]++
 		var fault Fault
 		faulty := false
 		if f := s.faults[queue]; f != nil && action == "SendMessageBatch" {
@@ -212,9 +196,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			// Idle polling, which every design pays alike: counted apart from receives that carry messages.
 			s.mu.Lock()
 			s.requests[action]--
-			s.requests[action+" "+queue]--
 			s.requests[EmptyReceive]++
-			s.requests[EmptyReceive+" "+queue]++
 			s.mu.Unlock()
 		}
 		for k, v := range rec.Header() {
