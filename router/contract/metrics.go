@@ -1,0 +1,48 @@
+package contract
+
+// MetricsNamespace is the CloudWatch namespace of the router's metrics, unless Settings.MetricsNamespace says
+// otherwise; the alarms and the dashboard read them there.
+const MetricsNamespace = "KarpenterInterruptionBus"
+
+// Metric names, as the router writes them (Embedded Metric Format) and CloudWatch shows them.
+const (
+	// MetricReceived counts messages taken from the central queue.
+	MetricReceived = "Received"
+	// MetricForwarded counts deliveries to cluster queues: an event for k clusters counts k.
+	MetricForwarded = "Forwarded"
+	// MetricDropped counts messages acknowledged without delivery.
+	MetricDropped = "Dropped"
+	// MetricRetried counts messages left for redelivery.
+	MetricRetried = "Retried"
+	// MetricForwardLag is the time from an event's time to its forwarding, in milliseconds.
+	MetricForwardLag = "ForwardLag"
+)
+
+// Dimension names. Every record carries DimBus; the others split one count each.
+const (
+	DimBus     = "Bus"
+	DimKind    = "Kind"
+	DimCluster = "Cluster"
+	DimReason  = "Reason"
+)
+
+// Reason is why a message was dropped: the value of the Reason dimension.
+type Reason string
+
+// The reasons a message is dropped: acknowledged, logged once, counted, never retried.
+const (
+	// ReasonUnparseable: not an EventBridge event the router can read.
+	ReasonUnparseable Reason = "unparseable"
+	// ReasonNotInterruption: a well-formed event Karpenter would ignore.
+	ReasonNotInterruption Reason = "not_interruption"
+	// ReasonNoOwner: no instance it names has an owner tag.
+	ReasonNoOwner Reason = "no_owner"
+	// ReasonNoQueue: the owning cluster has no queue on this bus.
+	ReasonNoQueue Reason = "no_queue"
+)
+
+// Reasons lists every Reason.
+var Reasons = []Reason{ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue}
+
+// KindUnknown is the Kind dimension of a message that is not an interruption event.
+const KindUnknown Kind = "unknown"

@@ -1,0 +1,214 @@
+// Package contract is what the router and the infrastructure must agree on, written once and imported by both
+// modules: the router's settings and the environment variables that carry them, the metric names and
+// dimensions the router writes and the alarms and dashboard read, and the event types the EventBridge rules
+// match and the router parses.
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+)
+
+// The router's environment variables. README.md documents each.
+const (
+	EnvClusterQueuePrefix = "CLUSTER_QUEUE_PREFIX"
+	EnvOwnerTagKeys       = "OWNER_TAG_KEYS"
+	EnvCacheSize          = "CACHE_SIZE"
+	EnvOwnerTTL           = "OWNER_CACHE_TTL"
+	EnvNoOwnerTTL         = "NO_OWNER_CACHE_TTL"
+	EnvQueueURLTTL        = "QUEUE_URL_CACHE_TTL"
+	EnvMissingQueueTTL    = "MISSING_QUEUE_CACHE_TTL"
+	EnvSendConcurrency    = "SEND_CONCURRENCY"
+	EnvMetricsNamespace   = "METRICS_NAMESPACE"
+	EnvBusName            = "BUS_NAME"
+	EnvLogLevel           = "LOG_LEVEL"
+)
+
+// Settings configure the router. The infrastructure renders them into the function's environment (Environ) and
+// the router reads them back at start-up (LoadSettings); a zero field means the default.
+type Settings struct {
+	// ClusterQueuePrefix starts every cluster queue's name (queuename.For); required.
+	ClusterQueuePrefix string
+	// OwnerTagKeys are read, in order, after the built-in owner tags.
+	OwnerTagKeys []string
+	// CacheSize bounds each cache (owners, non-owners, queue URLs, missing queues), in entries.
+	CacheSize int
+	// OwnerTTL keeps a found owner; ownership never changes in an instance's life.
+	OwnerTTL time.Duration
+	// NoOwnerTTL keeps "no owner", briefly, so a late-tagged instance is found again.
+	NoOwnerTTL time.Duration
+	// QueueURLTTL keeps a resolved queue URL.
+	QueueURLTTL time.Duration
+	// MissingQueueTTL remembers a missing queue before GetQueueUrl is asked again.
+	MissingQueueTTL time.Duration
+	// SendConcurrency bounds the cluster queues sent to at once.
+	SendConcurrency int
+	// MetricsNamespace is the CloudWatch namespace of the router's metrics.
+	MetricsNamespace string
+	// BusName is the value of the Bus dimension, so several stacks in one account stay apart.
+	BusName string
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+}
+
+// DefaultSettings are the values a zero field takes.
+var DefaultSettings = Settings{
+	CacheSize:        50000,
+	OwnerTTL:         6 * time.Hour,
+	NoOwnerTTL:       time.Minute,
+	QueueURLTTL:      time.Hour,
+	MissingQueueTTL:  time.Minute,
+	SendConcurrency:  8,
+	MetricsNamespace: MetricsNamespace,
+	BusName:          "default",
+	LogLevel:         "info",
+}
+
+// LogLevels are the values LogLevel takes.
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// WithDefaults returns s with every zero field set to its default.
+func (s Settings) WithDefaults() Settings {
+	d := DefaultSettings
+	or := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	orInt := func(v *int, def int) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	orDur := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	orInt(&s.CacheSize, d.CacheSize)
+	orDur(&s.OwnerTTL, d.OwnerTTL)
+	orDur(&s.NoOwnerTTL, d.NoOwnerTTL)
+	orDur(&s.QueueURLTTL, d.QueueURLTTL)
+	orDur(&s.MissingQueueTTL, d.MissingQueueTTL)
+	orInt(&s.SendConcurrency, d.SendConcurrency)
+	or(&s.MetricsNamespace, d.MetricsNamespace)
+	or(&s.BusName, d.BusName)
+	or(&s.LogLevel, d.LogLevel)
+	return s
+}
+
+// Environ renders s as environment variables: one per non-zero field, so the router's defaults apply to the
+// rest. LoadSettings reads them back.
+func (s Settings) Environ() map[string]string {
+	env := map[string]string{}
+	set := func(name, v string) {
+		if v != "" {
+			env[name] = v
+		}
+	}
+	setInt := func(name string, v int) {
+		if v != 0 {
+			env[name] = strconv.Itoa(v)
+		}
+	}
+	setDur := func(name string, v time.Duration) {
+		if v != 0 {
+			env[name] = v.String()
+		}
+	}
+	set(EnvClusterQueuePrefix, s.ClusterQueuePrefix)
+	set(EnvOwnerTagKeys, strings.Join(s.OwnerTagKeys, ","))
+	setInt(EnvCacheSize, s.CacheSize)
+	setDur(EnvOwnerTTL, s.OwnerTTL)
+	setDur(EnvNoOwnerTTL, s.NoOwnerTTL)
+	setDur(EnvQueueURLTTL, s.QueueURLTTL)
+	setDur(EnvMissingQueueTTL, s.MissingQueueTTL)
+	setInt(EnvSendConcurrency, s.SendConcurrency)
+	set(EnvMetricsNamespace, s.MetricsNamespace)
+	set(EnvBusName, s.BusName)
+	set(EnvLogLevel, s.LogLevel)
+	return env
+}
+
+// EnvironSize is the size Lambda counts against its 4 KB limit on environment variables: names and values.
+func EnvironSize(env map[string]string) int {
+	n := 0
+	for k, v := range env {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// MaxEnvironSize is Lambda's limit on a function's environment variables.
+const MaxEnvironSize = 4096
+
+// LoadSettings reads the settings through getenv (os.Getenv in the router), fills in the defaults and checks
+// them, reporting every problem at once, each with its variable's name.
+func LoadSettings(getenv func(string) string) (Settings, error) {
+	var errs []error
+	s := Settings{
+		ClusterQueuePrefix: getenv(EnvClusterQueuePrefix),
+		MetricsNamespace:   getenv(EnvMetricsNamespace),
+		BusName:            getenv(EnvBusName),
+		LogLevel:           getenv(EnvLogLevel),
+	}
+	for _, k := range strings.Split(getenv(EnvOwnerTagKeys), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			s.OwnerTagKeys = append(s.OwnerTagKeys, k)
+		}
+	}
+	positiveInt := func(name string) int {
+		v := getenv(name)
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %q is not a positive integer", name, v))
+			return 0
+		}
+		return n
+	}
+	positiveDuration := func(name string) time.Duration {
+		v := getenv(name)
+		if v == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("%s: %q is not a positive duration such as 90s or 6h", name, v))
+			return 0
+		}
+		return d
+	}
+	s.CacheSize = positiveInt(EnvCacheSize)
+	s.SendConcurrency = positiveInt(EnvSendConcurrency)
+	s.OwnerTTL = positiveDuration(EnvOwnerTTL)
+	s.NoOwnerTTL = positiveDuration(EnvNoOwnerTTL)
+	s.QueueURLTTL = positiveDuration(EnvQueueURLTTL)
+	s.MissingQueueTTL = positiveDuration(EnvMissingQueueTTL)
+	if err := queuename.ValidatePrefix(s.ClusterQueuePrefix); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", EnvClusterQueuePrefix, err))
+	}
+	if s.LogLevel != "" && !slices.Contains(LogLevels, s.LogLevel) {
+		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvLogLevel, s.LogLevel, strings.Join(LogLevels, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Settings{}, fmt.Errorf("invalid router configuration:\n%w", err)
+	}
+	return s.WithDefaults(), nil
+}
+
+// SlogLevel is LogLevel as a slog.Level.
+func (s Settings) SlogLevel() slog.Level {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(s.LogLevel)) // validated by LoadSettings; "" is info
+	return l
+}
