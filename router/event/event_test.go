@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -33,15 +35,15 @@ func edit(t *testing.T, name, old, repl string) []byte {
 func TestParseKinds(t *testing.T) {
 	tests := []struct {
 		fixture string
-		kind    Kind
+		kind    contract.Kind
 		ids     []string
 	}{
-		{"spot-interruption.json", SpotInterruption, []string{"i-0a1b2c3d4e5f60001"}},
-		{"rebalance-recommendation.json", RebalanceRecommendation, []string{"i-0a1b2c3d4e5f60002"}},
-		{"state-change-terminated.json", StateChange, []string{"i-0a1b2c3d4e5f60003"}},
-		{"state-change-stopping.json", StateChange, []string{"i-0a1b2c3d4e5f60004"}},
-		{"health-scheduled-change.json", ScheduledChange, []string{"i-0a1b2c3d4e5f60005", "i-0a1b2c3d4e5f60006"}},
-		{"capacity-reservation-interruption.json", OtherEC2, []string{"i-0a1b2c3d4e5f60007"}},
+		{"spot-interruption.json", contract.KindSpotInterruption, []string{"i-0a1b2c3d4e5f60001"}},
+		{"rebalance-recommendation.json", contract.KindRebalanceRecommendation, []string{"i-0a1b2c3d4e5f60002"}},
+		{"state-change-terminated.json", contract.KindStateChange, []string{"i-0a1b2c3d4e5f60003"}},
+		{"state-change-stopping.json", contract.KindStateChange, []string{"i-0a1b2c3d4e5f60004"}},
+		{"health-scheduled-change.json", contract.KindScheduledChange, []string{"i-0a1b2c3d4e5f60005", "i-0a1b2c3d4e5f60006"}},
+		{"capacity-reservation-interruption.json", contract.KindOtherEC2, []string{"i-0a1b2c3d4e5f60007"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -257,8 +259,8 @@ func TestParseOtherEC2(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Parse error = %v, want %v", err, tt.want)
 			}
-			if tt.want == nil && ev.Kind != OtherEC2 {
-				t.Errorf("kind = %q, want %q", ev.Kind, OtherEC2)
+			if tt.want == nil && ev.Kind != contract.KindOtherEC2 {
+				t.Errorf("kind = %q, want %q", ev.Kind, contract.KindOtherEC2)
 			}
 		})
 	}
@@ -267,7 +269,7 @@ func TestParseOtherEC2(t *testing.T) {
 func TestParseStateIsCaseInsensitiveLikeKarpenter(t *testing.T) {
 	body := edit(t, "state-change-terminated.json", `"state":"terminated"`, `"state":"Shutting-Down"`)
 	ev, err := Parse(body)
-	if err != nil || ev.Kind != StateChange {
+	if err != nil || ev.Kind != contract.KindStateChange {
 		t.Fatalf("Parse = %+v, %v; want a state change", ev, err)
 	}
 }

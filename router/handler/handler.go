@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -27,11 +27,11 @@ type Func func(ctx context.Context, batch events.SQSEvent) (events.SQSEventRespo
 // AWS_ENDPOINT_URL_SQS, AWS_ENDPOINT_URL_EC2, ...) from the process environment, and returns the handler.
 // Logs and metrics go to out as JSON lines (stdout in Lambda, where EMF lines become metrics).
 func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Func, error) {
-	cfg, err := config.Load(getenv)
+	cfg, err := contract.LoadSettings(getenv)
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
@@ -43,11 +43,11 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		CacheSize: cfg.CacheSize, URLTTL: cfg.QueueURLTTL, MissingTTL: cfg.MissingQueueTTL,
 	})
 	r := route.New(owners, sender, route.Options{
-		QueuePrefix:     cfg.QueuePrefix,
+		QueuePrefix:     cfg.ClusterQueuePrefix,
 		SendConcurrency: cfg.SendConcurrency,
 		Metrics:         metrics.NewWriter(out, cfg.MetricsNamespace, cfg.BusName),
 		Log:             log,
 	})
-	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.QueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys)
+	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys)
 	return r.Handle, nil
 }

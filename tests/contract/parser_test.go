@@ -9,17 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/event"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 )
 
 // karpenterKind is the kind Karpenter reports for each of ours that v1.6.3 knows; OtherEC2 is a no-op there.
-var karpenterKind = map[event.Kind][]string{
-	event.SpotInterruption:        {"spot_interrupted"},
-	event.RebalanceRecommendation: {"rebalance_recommendation"},
-	event.StateChange:             {"instance_stopped", "instance_terminated"},
-	event.ScheduledChange:         {"scheduled_change"},
-	event.OtherEC2:                {"no_op"},
+var karpenterKind = map[contract.Kind][]string{
+	contract.KindSpotInterruption:        {"spot_interrupted"},
+	contract.KindRebalanceRecommendation: {"rebalance_recommendation"},
+	contract.KindStateChange:             {"instance_stopped", "instance_terminated"},
+	contract.KindScheduledChange:         {"scheduled_change"},
+	contract.KindOtherEC2:                {"no_op"},
 }
 
 func fixtures(tb testing.TB) map[string][]byte {
@@ -55,7 +56,7 @@ func check(t *testing.T, body []byte) {
 			t.Fatalf("we read %q as %s, Karpenter as %s", body, ours.Kind, theirs.Kind)
 		}
 		for _, id := range ours.InstanceIDs {
-			if ours.Kind != event.OtherEC2 && !slices.Contains(theirs.InstanceIDs, id) {
+			if ours.Kind != contract.KindOtherEC2 && !slices.Contains(theirs.InstanceIDs, id) {
 				t.Fatalf("we route %q for %s, which Karpenter does not see in it (%v)", body, id, theirs.InstanceIDs)
 			}
 		}

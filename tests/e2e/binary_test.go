@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaruntime"
@@ -96,7 +97,7 @@ func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
 	if d := b.Drops()["garbage"]; len(d) != 1 || d[0].Reason != "unparseable" {
 		t.Errorf("drop log of the garbage body = %+v, want one unparseable", d)
 	}
-	if got := b.Metric("Forwarded", "", ""); got != 2 {
+	if got := b.Metric(contract.MetricForwarded, "", ""); got != 2 {
 		t.Errorf("EMF Forwarded on stdout = %v, want 2", got)
 	}
 }
@@ -106,7 +107,7 @@ func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
 func TestRouterBinaryRefusesBadConfig(t *testing.T) {
 	bin := buildRouter(t)
 	cmd := exec.Command(bin)
-	cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:1", "CACHE_SIZE=lots", "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:1", contract.EnvCacheSize + "=lots", "PATH=" + os.Getenv("PATH")}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -114,7 +115,7 @@ func TestRouterBinaryRefusesBadConfig(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 		t.Fatalf("router started without CLUSTER_QUEUE_PREFIX: %v", err)
 	}
-	for _, want := range []string{"CLUSTER_QUEUE_PREFIX: must not be empty", `CACHE_SIZE: "lots" is not a positive integer`} {
+	for _, want := range []string{contract.EnvClusterQueuePrefix + ": must not be empty", contract.EnvCacheSize + `: "lots" is not a positive integer`} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr %q does not say %q", stderr.String(), want)
 		}

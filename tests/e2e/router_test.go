@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
@@ -84,9 +85,10 @@ func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
 		name, dim, val string
 		want           float64
 	}{
-		{"Received", "", "", 8}, {"Forwarded", "", "", 6}, {"Dropped", "", "", 3}, {"Retried", "", "", 0},
-		{"Forwarded", "Cluster", "alpha", 2}, {"Dropped", "Reason", "no_owner", 1},
-		{"Received", "Kind", "scheduled_change", 1}, {"Received", "Kind", "unknown", 2},
+		{contract.MetricReceived, "", "", 8}, {contract.MetricForwarded, "", "", 6}, {contract.MetricDropped, "", "", 3},
+		{contract.MetricRetried, "", "", 0}, {contract.MetricForwarded, contract.DimCluster, "alpha", 2},
+		{contract.MetricDropped, contract.DimReason, "no_owner", 1}, {contract.MetricReceived, contract.DimKind, "scheduled_change", 1},
+		{contract.MetricReceived, contract.DimKind, "unknown", 2},
 	} {
 		if got := b.Metric(m.name, m.dim, m.val); got != m.want {
 			t.Errorf("metric %s{%s=%s} = %v, want %v", m.name, m.dim, m.val, got, m.want)

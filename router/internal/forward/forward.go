@@ -103,7 +103,7 @@ func (f *Forwarder) sendBatch(ctx context.Context, q Queue, url string, entries 
 		fill(errs, fmt.Errorf("sending to %s: %w", q.Name, err))
 		return
 	}
-	done := make([]bool, len(entries))
+	var done [MaxBatchEntries]bool // entries answered, by index
 	for _, s := range out.Successful {
 		if i, ok := entryIndex(s.Id, len(entries)); ok {
 			done[i] = true
@@ -115,7 +115,7 @@ func (f *Forwarder) sendBatch(ctx context.Context, q Queue, url string, entries 
 			done[i] = true
 		}
 	}
-	for i := range done {
+	for i := range entries {
 		if !done[i] {
 			errs[i] = fmt.Errorf("sending to %s: entry %d missing from the response", q.Name, i)
 		}

@@ -11,23 +11,8 @@ import (
 	"slices"
 	"sync"
 	"time"
-)
 
-// Metric names, as they appear in CloudWatch.
-const (
-	Received   = "Received"
-	Forwarded  = "Forwarded"
-	Dropped    = "Dropped"
-	Retried    = "Retried"
-	ForwardLag = "ForwardLag"
-)
-
-// Dimension names.
-const (
-	DimBus     = "Bus"
-	DimKind    = "Kind"
-	DimCluster = "Cluster"
-	DimReason  = "Reason"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // maxValues is EMF's limit on the values of one metric in one record.
@@ -42,11 +27,11 @@ type Batch struct {
 	lagMillis []float64
 }
 
-// Unknown replaces an empty dimension value: EMF needs every dimension to have one.
-const Unknown = "unknown"
+// unknown replaces an empty dimension value: EMF needs every dimension to have one.
+const unknown = string(contract.KindUnknown)
 
-// Receive counts a message of kind ("" or Unknown for one that is not an interruption event).
-func (b *Batch) Receive(kind string) { b.received = inc(b.received, kind) }
+// Receive counts a message of kind ("" for one that is not an interruption event).
+func (b *Batch) Receive(kind contract.Kind) { b.received = inc(b.received, string(kind)) }
 
 // Forward counts a delivery to cluster.
 func (b *Batch) Forward(cluster string) { b.forwarded = inc(b.forwarded, cluster) }
@@ -57,7 +42,7 @@ func (b *Batch) Lag(lag time.Duration) {
 }
 
 // Drop counts a message dropped for reason.
-func (b *Batch) Drop(reason string) { b.dropped = inc(b.dropped, reason) }
+func (b *Batch) Drop(reason contract.Reason) { b.dropped = inc(b.dropped, string(reason)) }
 
 // Retry counts a message reported for redelivery.
 func (b *Batch) Retry() { b.retried++ }
@@ -75,7 +60,7 @@ func inc(m map[string]int, k string) map[string]int {
 		m = make(map[string]int)
 	}
 	if k == "" {
-		k = Unknown
+		k = unknown
 	}
 	m[k]++
 	return m
@@ -83,9 +68,10 @@ func inc(m map[string]int, k string) map[string]int {
 
 // Writer emits EMF records, one JSON object a line. It is safe for concurrent use.
 type Writer struct {
-	mu  sync.Mutex
-	enc *json.Encoder
-	bus string
+	mu     sync.Mutex
+	enc    *json.Encoder
+	record map[string]any // one line's members, reused
+	bus    string
 	// The directives never change: built once, shared by every record.
 	totals, byKind, byCluster, byReason, lag []directive
 }
@@ -106,45 +92,17 @@ type meta struct {
 	CloudWatchMetrics []directive `json:"CloudWatchMetrics"`
 }
 
-// totalsRecord always carries all four counts, zeros included, so alarms see 0 rather than missing data.
-type totalsRecord struct {
-	AWS       meta   `json:"_aws"`
-	Bus       string `json:"Bus"`
-	Received  int    `json:"Received"`
-	Forwarded int    `json:"Forwarded"`
-	Dropped   int    `json:"Dropped"`
-	Retried   int    `json:"Retried"`
-}
-
-// countRecord is one count under one extra dimension; exactly one dimension and one count are set.
-type countRecord struct {
-	AWS       meta   `json:"_aws"`
-	Bus       string `json:"Bus"`
-	Kind      string `json:"Kind,omitzero"`
-	Cluster   string `json:"Cluster,omitzero"`
-	Reason    string `json:"Reason,omitzero"`
-	Received  int    `json:"Received,omitzero"`
-	Forwarded int    `json:"Forwarded,omitzero"`
-	Dropped   int    `json:"Dropped,omitzero"`
-}
-
-type lagRecord struct {
-	AWS        meta      `json:"_aws"`
-	Bus        string    `json:"Bus"`
-	ForwardLag []float64 `json:"ForwardLag"`
-}
-
 // NewWriter writes records in namespace, each with the dimension Bus=bus, to w (stdout in Lambda).
 func NewWriter(w io.Writer, namespace, bus string) *Writer {
 	dir := func(dim string, names ...string) []directive {
-		dims := []string{DimBus}
+		dims := []string{contract.DimBus}
 		if dim != "" {
 			dims = append(dims, dim)
 		}
 		d := directive{Namespace: namespace, Dimensions: [][]string{dims}}
 		for _, n := range names {
 			unit := "Count"
-			if n == ForwardLag {
+			if n == contract.MetricForwardLag {
 				unit = "Milliseconds"
 			}
 			d.Metrics = append(d.Metrics, definition{Name: n, Unit: unit})
@@ -152,40 +110,50 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		return []directive{d}
 	}
 	return &Writer{
+		record:    map[string]any{},
 		enc:       json.NewEncoder(w),
 		bus:       bus,
-		totals:    dir("", Received, Forwarded, Dropped, Retried),
-		byKind:    dir(DimKind, Received),
-		byCluster: dir(DimCluster, Forwarded),
-		byReason:  dir(DimReason, Dropped),
-		lag:       dir("", ForwardLag),
+		totals:    dir("", contract.MetricReceived, contract.MetricForwarded, contract.MetricDropped, contract.MetricRetried),
+		byKind:    dir(contract.DimKind, contract.MetricReceived),
+		byCluster: dir(contract.DimCluster, contract.MetricForwarded),
+		byReason:  dir(contract.DimReason, contract.MetricDropped),
+		lag:       dir("", contract.MetricForwardLag),
 	}
 }
 
-// Flush writes b's figures timestamped at now: totals per bus, received per kind, forwarded per cluster,
-// dropped per reason, and the forward lags.
+// Flush writes b's figures timestamped at now: totals per bus (all four, zeros included, so alarms see 0
+// rather than missing data), received per kind, forwarded per cluster, dropped per reason, and the forward lags.
 func (w *Writer) Flush(b *Batch, now time.Time) error {
 	ts := now.UnixMilli()
-	m := func(d []directive) meta { return meta{Timestamp: ts, CloudWatchMetrics: d} }
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	// json.Encoder ends each record with a newline: one log event each.
-	err := w.enc.Encode(totalsRecord{AWS: m(w.totals), Bus: w.bus, Received: total(b.received),
-		Forwarded: total(b.forwarded), Dropped: total(b.dropped), Retried: b.retried})
-	for _, k := range slices.Sorted(maps.Keys(b.received)) {
-		err = errors.Join(err, w.enc.Encode(countRecord{AWS: m(w.byKind), Bus: w.bus, Kind: k, Received: b.received[k]}))
+	err := w.encode(w.totals, ts, contract.MetricReceived, total(b.received), contract.MetricForwarded, total(b.forwarded),
+		contract.MetricDropped, total(b.dropped), contract.MetricRetried, b.retried)
+	counts := func(d []directive, dim, metric string, by map[string]int) {
+		for _, k := range slices.Sorted(maps.Keys(by)) {
+			err = errors.Join(err, w.encode(d, ts, dim, k, metric, by[k]))
+		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(b.forwarded)) {
-		err = errors.Join(err, w.enc.Encode(countRecord{AWS: m(w.byCluster), Bus: w.bus, Cluster: k, Forwarded: b.forwarded[k]}))
-	}
-	for _, k := range slices.Sorted(maps.Keys(b.dropped)) {
-		err = errors.Join(err, w.enc.Encode(countRecord{AWS: m(w.byReason), Bus: w.bus, Reason: k, Dropped: b.dropped[k]}))
-	}
+	counts(w.byKind, contract.DimKind, contract.MetricReceived, b.received)
+	counts(w.byCluster, contract.DimCluster, contract.MetricForwarded, b.forwarded)
+	counts(w.byReason, contract.DimReason, contract.MetricDropped, b.dropped)
 	for lags := b.lagMillis; len(lags) > 0; lags = lags[min(len(lags), maxValues):] {
-		err = errors.Join(err, w.enc.Encode(lagRecord{AWS: m(w.lag), Bus: w.bus, ForwardLag: lags[:min(len(lags), maxValues)]}))
+		err = errors.Join(err, w.encode(w.lag, ts, contract.MetricForwardLag, lags[:min(len(lags), maxValues)]))
 	}
 	if err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
 	}
 	return nil
+}
+
+// encode writes one EMF line (json.Encoder ends it with a newline: one log event) with the directives d, the Bus
+// dimension, and the members kv (name, value, ...) keyed by the contract's names. w.mu is held.
+func (w *Writer) encode(d []directive, ts int64, kv ...any) error {
+	defer clear(w.record)
+	w.record["_aws"] = meta{Timestamp: ts, CloudWatchMetrics: d}
+	w.record[contract.DimBus] = w.bus
+	for i := 0; i+1 < len(kv); i += 2 {
+		w.record[kv[i].(string)] = kv[i+1]
+	}
+	return w.enc.Encode(w.record)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 type emfDoc struct {
@@ -54,8 +56,8 @@ func decode(t *testing.T, out string) []map[string]any {
 				t.Errorf("metric %s has %d values, EMF allows %d", m.Name, len(arr), maxValues)
 			}
 		}
-		if rec[DimBus] != "prod" {
-			t.Errorf("line %q: Bus = %v, want prod", line, rec[DimBus])
+		if rec[contract.DimBus] != "prod" {
+			t.Errorf("line %q: Bus = %v, want prod", line, rec[contract.DimBus])
 		}
 		recs = append(recs, rec)
 	}
@@ -65,7 +67,7 @@ func decode(t *testing.T, out string) []map[string]any {
 func TestFlush(t *testing.T) {
 	var b Batch
 	for range 3 {
-		b.Receive("spot_interruption")
+		b.Receive(contract.KindSpotInterruption)
 	}
 	b.Receive("")
 	b.Forward("a")
@@ -96,22 +98,22 @@ func TestFlush(t *testing.T) {
 		dim, val, metric string
 		want             any
 	}{
-		{"", "", Received, 4.0},
-		{"", "", Forwarded, 3.0},
-		{"", "", Dropped, 1.0},
-		{"", "", Retried, 1.0},
-		{DimKind, "spot_interruption", Received, 3.0},
-		{DimKind, Unknown, Received, 1.0},
-		{DimCluster, "a", Forwarded, 2.0},
-		{DimCluster, "b", Forwarded, 1.0},
-		{DimReason, "no_owner", Dropped, 1.0},
+		{"", "", contract.MetricReceived, 4.0},
+		{"", "", contract.MetricForwarded, 3.0},
+		{"", "", contract.MetricDropped, 1.0},
+		{"", "", contract.MetricRetried, 1.0},
+		{contract.DimKind, "spot_interruption", contract.MetricReceived, 3.0},
+		{contract.DimKind, unknown, contract.MetricReceived, 1.0},
+		{contract.DimCluster, "a", contract.MetricForwarded, 2.0},
+		{contract.DimCluster, "b", contract.MetricForwarded, 1.0},
+		{contract.DimReason, "no_owner", contract.MetricDropped, 1.0},
 	}
 	for _, c := range checks {
 		if got := find(c.dim, c.val, c.metric); got != c.want {
 			t.Errorf("%s with %s=%q = %v, want %v", c.metric, c.dim, c.val, got, c.want)
 		}
 	}
-	lags, _ := find("", "", ForwardLag).([]any)
+	lags, _ := find("", "", contract.MetricForwardLag).([]any)
 	if len(lags) != 3 || lags[0] != 1500.0 {
 		t.Errorf("ForwardLag = %v, want 3 values in milliseconds starting 1500", lags)
 	}
@@ -122,7 +124,7 @@ func countMetrics(r map[string]any) int {
 	n := 0
 	for k := range r {
 		switch k {
-		case "_aws", DimBus, DimKind, DimCluster, DimReason:
+		case "_aws", contract.DimBus, contract.DimKind, contract.DimCluster, contract.DimReason:
 		default:
 			n++
 		}
@@ -141,7 +143,7 @@ func TestFlushSplitsLagsAt100Values(t *testing.T) {
 	}
 	n := 0
 	for _, r := range decode(t, buf.String()) {
-		if v, ok := r[ForwardLag].([]any); ok {
+		if v, ok := r[contract.MetricForwardLag].([]any); ok {
 			n += len(v)
 		}
 	}

@@ -13,19 +13,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/event"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
-)
-
-// Reasons a message is dropped: acknowledged, logged once, counted, never retried.
-const (
-	ReasonUnparseable     = "unparseable"
-	ReasonNotInterruption = "not_interruption"
-	ReasonNoOwner         = "no_owner"
-	ReasonNoQueue         = "no_queue"
 )
 
 // Resolver finds the owning cluster of instances.
@@ -78,23 +71,66 @@ func New(owners Resolver, sender Sender, opts Options) *Router {
 	return r
 }
 
-// message is the router's state for one record of the batch.
+// verdict is what becomes of a message.
+type verdict uint8
+
+const (
+	// routing: not decided yet; the message's deliveries are still to be tried.
+	routing verdict = iota
+	// forwarded: every owner's queue that exists took it; acknowledged.
+	forwarded
+	// dropped: acknowledged without (full) delivery, for a reason, never retried.
+	dropped
+	// retried: listed in BatchItemFailures, so SQS delivers it again.
+	retried
+)
+
+// outcome is a message's verdict with its reason (dropped) and its cause: why it was dropped or retried, or,
+// when forwarded, why some owner had no queue.
+type outcome struct {
+	verdict verdict
+	reason  contract.Reason
+	err     error
+}
+
+func drop(reason contract.Reason, err error) outcome {
+	return outcome{verdict: dropped, reason: reason, err: err}
+}
+func retry(err error) outcome { return outcome{verdict: retried, err: err} }
+
+// message is one record of the batch: its event, its outcome once decided, and while it is routing, the tally of
+// its deliveries.
 type message struct {
-	rec      *events.SQSMessage
-	ev       event.Event
-	parsed   bool
-	reason   string // set when dropped before forwarding
-	why      error
-	targets  int   // clusters the event is delivered to
-	sent     int   // deliveries SQS accepted
-	noQueue  int   // deliveries to clusters without a queue
-	retryErr error // set when any delivery may succeed later
+	rec *events.SQSMessage
+	ev  event.Event
+	out outcome
+
+	sent    int   // deliveries SQS accepted
+	noQueue error // why an owner has no queue, if one has none
+	failed  error // a delivery that may succeed when tried again
+}
+
+// settle decides the outcome of a message whose deliveries have all been tried. A delivery that may succeed
+// later makes the whole message retried: the owners that got it get it again, which Karpenter handles
+// idempotently. Otherwise it is forwarded if any owner's queue took it, and dropped for want of a queue if none
+// did.
+func (m *message) settle() {
+	switch {
+	case m.out.verdict != routing:
+	case m.failed != nil:
+		m.out = retry(m.failed)
+	case m.sent > 0:
+		m.out = outcome{verdict: forwarded, err: m.noQueue}
+	default:
+		m.out = drop(contract.ReasonNoQueue, m.noQueue)
+	}
 }
 
 // delivery is every body bound for one queue in this batch.
 type delivery struct {
 	queue   forward.Queue
 	cluster string
+	n       int // messages bound for the queue
 	msgs    []*message
 	bodies  []*string
 	errs    []error
@@ -107,35 +143,13 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	if err := ctx.Err(); err != nil {
 		return events.SQSEventResponse{}, fmt.Errorf("batch of %d messages not started: %w", len(in.Records), err)
 	}
-	msgs := make([]message, len(in.Records))
 	var stats metrics.Batch
-	idsByRegion := r.parse(in.Records, msgs, &stats)
-	ownersByRegion := make(map[string]map[string]owner.Owner, len(idsByRegion))
-	for region, ids := range idsByRegion {
-		ownersByRegion[region] = r.owners.Resolve(ctx, region, ids)
-	}
-	deliveries := r.plan(msgs, ownersByRegion)
+	msgs, idsByRegion := parse(in.Records, &stats)
+	deliveries := r.plan(msgs, r.resolve(ctx, idsByRegion))
 	r.send(ctx, deliveries)
-
 	now := r.now()
-	for _, d := range deliveries {
-		for i, m := range d.msgs {
-			switch err := d.errs[i]; {
-			case err == nil:
-				m.sent++
-				stats.Forward(d.cluster)
-				if !m.ev.Time.IsZero() { // an event without a time has no lag to report
-					stats.Lag(now.Sub(m.ev.Time))
-				}
-			case errors.Is(err, forward.ErrNoQueue):
-				m.noQueue++
-				m.why = err
-			default:
-				m.retryErr = err
-			}
-		}
-	}
-	resp := r.conclude(ctx, msgs, deliveries, &stats)
+	tally(deliveries, &stats, now)
+	resp := r.respond(ctx, msgs, len(deliveries), &stats)
 	if r.metrics != nil {
 		if err := r.metrics.Flush(&stats, now); err != nil {
 			r.log.ErrorContext(ctx, "writing metrics", "error", err)
@@ -144,9 +158,10 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// parse decodes every record, drops what is not an interruption event, and returns the instance ids to look up
-// per region.
-func (r *Router) parse(recs []events.SQSMessage, msgs []message, stats *metrics.Batch) map[string][]string {
+// parse decodes every record, drops what is not an interruption event, and returns the messages and the
+// instance ids to look up per region.
+func parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[string][]string) {
+	msgs := make([]message, len(recs))
 	idsByRegion := make(map[string][]string, 1)
 	for i := range recs {
 		m := &msgs[i]
@@ -155,77 +170,114 @@ func (r *Router) parse(recs []events.SQSMessage, msgs []message, stats *metrics.
 		m.ev = ev // with ErrNotInterruption it still names the event, for the drop log
 		switch {
 		case errors.Is(err, event.ErrNotInterruption):
-			m.reason, m.why = ReasonNotInterruption, err
+			m.out = drop(contract.ReasonNotInterruption, err)
 		case err != nil:
-			m.reason, m.why = ReasonUnparseable, err
+			m.out = drop(contract.ReasonUnparseable, err)
 		}
-		if err != nil {
-			stats.Receive(metrics.Unknown)
-			continue
+		stats.Receive(ev.Kind)
+		if err == nil {
+			if len(idsByRegion) == 0 { // sized for the usual batch: one region, one instance a message
+				idsByRegion[ev.Region] = make([]string, 0, len(recs))
+			}
+			idsByRegion[ev.Region] = append(idsByRegion[ev.Region], ev.InstanceIDs...)
 		}
-		m.parsed = true
-		stats.Receive(string(ev.Kind))
-		idsByRegion[ev.Region] = append(idsByRegion[ev.Region], ev.InstanceIDs...)
 	}
-	return idsByRegion
+	return msgs, idsByRegion
 }
 
-// plan groups the parsed messages by destination queue: an event naming instances of k clusters goes to each
-// of the k queues once.
+// resolve finds the owners of the instances of each region.
+func (r *Router) resolve(ctx context.Context, idsByRegion map[string][]string) map[string]map[string]owner.Owner {
+	ownersByRegion := make(map[string]map[string]owner.Owner, len(idsByRegion))
+	for region, ids := range idsByRegion {
+		ownersByRegion[region] = r.owners.Resolve(ctx, region, ids)
+	}
+	return ownersByRegion
+}
+
+// plan groups the routing messages by destination queue: an event naming instances of k clusters goes to each
+// of the k queues once. A message whose owners are not all known is retried; one without owner is dropped.
 func (r *Router) plan(msgs []message, ownersByRegion map[string]map[string]owner.Owner) []*delivery {
 	var out []*delivery
 	byQueue := make(map[forward.Queue]*delivery)
-	names := make(map[string]string) // cluster -> queue name, computed once a batch
+	queues := make(map[string]queueOf) // cluster -> its queue, worked out once a batch
+	// Each message's destinations first, counted per queue, so each delivery is sized once.
+	type destination struct {
+		m *message
+		d *delivery
+	}
+	dests := make([]destination, 0, len(msgs))
 	var clusters []string
 	for i := range msgs {
 		m := &msgs[i]
-		if !m.parsed {
+		if m.out.verdict != routing {
 			continue
 		}
-		owners := ownersByRegion[m.ev.Region]
-		clusters = clusters[:0]
-		for _, id := range m.ev.InstanceIDs {
-			o := owners[id]
-			if o.Err != nil {
-				m.retryErr = fmt.Errorf("finding owner of %s: %w", id, o.Err)
-				break
-			}
-			if o.Cluster != "" && !slices.Contains(clusters, o.Cluster) {
-				clusters = append(clusters, o.Cluster)
-			}
-		}
-		if m.retryErr != nil {
-			continue // the owners are not all known: deliver nothing now, all on redelivery
+		var err error
+		if clusters, err = owners(ownersByRegion[m.ev.Region], m.ev.InstanceIDs, clusters[:0]); err != nil {
+			m.out = retry(err) // deliver nothing now, all on redelivery
+			continue
 		}
 		if len(clusters) == 0 {
-			m.reason, m.why = ReasonNoOwner, fmt.Errorf("no instance of %v has an owner tag", m.ev.InstanceIDs)
+			m.out = drop(contract.ReasonNoOwner, fmt.Errorf("no instance of %v has an owner tag", m.ev.InstanceIDs))
 			continue
 		}
 		for _, c := range clusters {
-			m.targets++
-			if err := queuename.ValidateCluster(c); err != nil {
-				// A tag value no EKS cluster can have: no queue on the bus can bear its name.
-				m.noQueue++
-				m.why = fmt.Errorf("owner tag value %w", err)
+			qo, ok := queues[c]
+			if !ok {
+				qo = r.queueOf(c)
+				queues[c] = qo
+			}
+			if qo.err != nil {
+				m.noQueue = qo.err
 				continue
 			}
-			name, ok := names[c]
-			if !ok {
-				name = queuename.For(r.prefix, c)
-				names[c] = name
-			}
-			q := forward.Queue{Account: m.ev.Account, Region: m.ev.Region, Name: name}
+			q := forward.Queue{Account: m.ev.Account, Region: m.ev.Region, Name: qo.name}
 			d := byQueue[q]
 			if d == nil {
 				d = &delivery{queue: q, cluster: c}
 				byQueue[q] = d
 				out = append(out, d)
 			}
-			d.msgs = append(d.msgs, m)
-			d.bodies = append(d.bodies, &m.rec.Body)
+			d.n++
+			dests = append(dests, destination{m, d})
 		}
 	}
+	for _, d := range out {
+		d.msgs, d.bodies = make([]*message, 0, d.n), make([]*string, 0, d.n)
+	}
+	for _, x := range dests {
+		x.d.msgs = append(x.d.msgs, x.m)
+		x.d.bodies = append(x.d.bodies, &x.m.rec.Body)
+	}
 	return out
+}
+
+// queueOf is a cluster's queue name, or why no queue on the bus can bear its name.
+type queueOf struct {
+	name string
+	err  error
+}
+
+func (r *Router) queueOf(cluster string) queueOf {
+	if err := queuename.ValidateCluster(cluster); err != nil {
+		// A tag value no EKS cluster can have.
+		return queueOf{err: fmt.Errorf("owner tag value %w", err)}
+	}
+	return queueOf{name: queuename.For(r.prefix, cluster)}
+}
+
+// owners appends to clusters, once each, the owning clusters of ids; an error when an owner is not known.
+func owners(known map[string]owner.Owner, ids, clusters []string) ([]string, error) {
+	for _, id := range ids {
+		o := known[id]
+		if o.Err != nil {
+			return clusters, fmt.Errorf("finding owner of %s: %w", id, o.Err)
+		}
+		if o.Cluster != "" && !slices.Contains(clusters, o.Cluster) {
+			clusters = append(clusters, o.Cluster)
+		}
+	}
+	return clusters, nil
 }
 
 // send delivers to the queues concurrently, at most r.concurrency at a time.
@@ -246,46 +298,64 @@ func (r *Router) send(ctx context.Context, deliveries []*delivery) {
 	wg.Wait()
 }
 
-// conclude decides each message's outcome, logs drops and retries once each, and builds the response.
-func (r *Router) conclude(ctx context.Context, msgs []message, deliveries []*delivery, stats *metrics.Batch) events.SQSEventResponse {
+// tally records each delivery's result in its messages, and counts the forwarded ones with their lag.
+func tally(deliveries []*delivery, stats *metrics.Batch, now time.Time) {
+	for _, d := range deliveries {
+		for i, m := range d.msgs {
+			switch err := d.errs[i]; {
+			case err == nil:
+				m.sent++
+				stats.Forward(d.cluster)
+				if !m.ev.Time.IsZero() { // an event without a time has no lag to report
+					stats.Lag(now.Sub(m.ev.Time))
+				}
+			case errors.Is(err, forward.ErrNoQueue):
+				m.noQueue = err
+			default:
+				m.failed = err
+			}
+		}
+	}
+}
+
+// respond settles every message, logs each drop and retry once, counts them, and lists the retried messages.
+func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats *metrics.Batch) events.SQSEventResponse {
 	var resp events.SQSEventResponse
-	var forwarded, dropped int
+	var nForwarded, nDropped int
 	for i := range msgs {
 		m := &msgs[i]
-		switch {
-		case m.reason != "":
-			r.drop(ctx, m, m.reason, stats)
-			dropped++
-		case m.retryErr != nil:
+		m.settle()
+		switch m.out.verdict {
+		case dropped:
+			nDropped++
+			stats.Drop(m.out.reason)
+			r.logDrop(ctx, m)
+		case retried:
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.rec.MessageId})
 			stats.Retry()
 			r.log.WarnContext(ctx, "message left for redelivery", "messageId", m.rec.MessageId, "eventId", m.ev.ID,
-				"kind", m.ev.Kind, "instances", m.ev.InstanceIDs, "error", m.retryErr.Error())
-		case m.sent > 0:
-			forwarded++
-			if m.noQueue > 0 {
+				"kind", m.ev.Kind, "instances", m.ev.InstanceIDs, "error", m.out.err.Error())
+		case forwarded:
+			nForwarded++
+			if m.out.err != nil {
 				r.log.InfoContext(ctx, "event forwarded to some owners only", "messageId", m.rec.MessageId,
-					"eventId", m.ev.ID, "withoutQueue", m.noQueue, "error", m.why.Error())
+					"eventId", m.ev.ID, "error", m.out.err.Error())
 			}
-		default: // every owner lacks a queue
-			r.drop(ctx, m, ReasonNoQueue, stats)
-			dropped++
 		}
 	}
-	r.log.InfoContext(ctx, "batch routed", "received", len(msgs), "forwarded", forwarded, "dropped", dropped,
-		"retried", len(resp.BatchItemFailures), "queues", len(deliveries))
+	r.log.InfoContext(ctx, "batch routed", "received", len(msgs), "forwarded", nForwarded, "dropped", nDropped,
+		"retried", len(resp.BatchItemFailures), "queues", queues)
 	return resp
 }
 
-func (r *Router) drop(ctx context.Context, m *message, reason string, stats *metrics.Batch) {
-	stats.Drop(reason)
-	attrs := []any{"messageId", m.rec.MessageId, "reason", reason, "error", m.why.Error()}
+func (r *Router) logDrop(ctx context.Context, m *message) {
+	attrs := []any{"messageId", m.rec.MessageId, "reason", m.out.reason, "error", m.out.err.Error()}
 	switch {
-	case m.parsed:
+	case m.ev.Kind != "":
 		attrs = append(attrs, "eventId", m.ev.ID, "kind", m.ev.Kind, "instances", m.ev.InstanceIDs)
 	case m.ev.ID != "":
 		attrs = append(attrs, "eventId", m.ev.ID)
-	case reason == ReasonUnparseable:
+	case m.out.reason == contract.ReasonUnparseable:
 		attrs = append(attrs, "bodyPrefix", prefix(m.rec.Body, 256))
 	}
 	r.log.InfoContext(ctx, "message dropped", attrs...)

@@ -23,6 +23,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -247,10 +248,10 @@ func TestEveryKindReachesItsOwner(t *testing.T) {
 			t.Errorf("%s received %d bodies, want %d, byte for byte:\n got %q\nwant %q", cluster, len(got), len(bodies), got, bodies)
 		}
 	}
-	if got := h.metric(t, metrics.DimCluster, "gamma", metrics.Forwarded); got != 2 {
+	if got := h.metric(t, contract.DimCluster, "gamma", contract.MetricForwarded); got != 2 {
 		t.Errorf("Forwarded{Cluster=gamma} = %v, want 2", got)
 	}
-	if got := h.metric(t, metrics.DimKind, "scheduled_change", metrics.Received); got != 1 {
+	if got := h.metric(t, contract.DimKind, "scheduled_change", contract.MetricReceived); got != 1 {
 		t.Errorf("Received{Kind=scheduled_change} = %v, want 1", got)
 	}
 }
@@ -277,16 +278,17 @@ func TestDrops(t *testing.T) {
 	owners := map[string]string{owned: "a", untagged: "", orphan: "no-queue-cluster", badTag: "not/a cluster"}
 	pending := strings.Replace(fixture(t, "state-change-terminated.json"), `"terminated"`, `"pending"`, 1)
 	tests := []struct {
-		name, body, reason string
+		name, body string
+		reason     contract.Reason
 	}{
-		{"not JSON", "not json", ReasonUnparseable},
-		{"no instance id", strings.Replace(spot(owned), `"instance-id":"`+owned+`",`, "", 1), ReasonUnparseable},
-		{"pending state", pending, ReasonNotInterruption},
-		{"other source", strings.Replace(spot(owned), `"aws.ec2"`, `"aws.s3"`, 1), ReasonNotInterruption},
-		{"untagged instance", spot(untagged), ReasonNoOwner},
-		{"instance unknown to EC2", spot(unknown), ReasonNoOwner},
-		{"owner without a queue", spot(orphan), ReasonNoQueue},
-		{"owner tag no cluster can have", spot(badTag), ReasonNoQueue},
+		{"not JSON", "not json", contract.ReasonUnparseable},
+		{"no instance id", strings.Replace(spot(owned), `"instance-id":"`+owned+`",`, "", 1), contract.ReasonUnparseable},
+		{"pending state", pending, contract.ReasonNotInterruption},
+		{"other source", strings.Replace(spot(owned), `"aws.ec2"`, `"aws.s3"`, 1), contract.ReasonNotInterruption},
+		{"untagged instance", spot(untagged), contract.ReasonNoOwner},
+		{"instance unknown to EC2", spot(unknown), contract.ReasonNoOwner},
+		{"owner without a queue", spot(orphan), contract.ReasonNoQueue},
+		{"owner tag no cluster can have", spot(badTag), contract.ReasonNoQueue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -296,10 +298,10 @@ func TestDrops(t *testing.T) {
 			if len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("failures = %v, want none: a drop is acknowledged", failedIDs(resp))
 			}
-			if got := h.dropLogs(t); !slices.Equal(got["m0"], []string{tt.reason}) || len(got) != 1 {
+			if got := h.dropLogs(t); !slices.Equal(got["m0"], []string{string(tt.reason)}) || len(got) != 1 {
 				t.Errorf("drop logs = %v, want m0 logged once with %s", got, tt.reason)
 			}
-			if got := h.metric(t, metrics.DimReason, tt.reason, metrics.Dropped); got != 1 {
+			if got := h.metric(t, contract.DimReason, string(tt.reason), contract.MetricDropped); got != 1 {
 				t.Errorf("Dropped{Reason=%s} = %v, want 1", tt.reason, got)
 			}
 			if got := h.received("a"); len(got) != 1 || got[0] != spot(owned) {
@@ -343,7 +345,7 @@ func TestTransientFailuresRetryOnlyTheirMessages(t *testing.T) {
 			if got := len(h.received("a")); got != tt.wantA {
 				t.Errorf("cluster a received %d, want %d", got, tt.wantA)
 			}
-			if got := h.metric(t, metrics.DimBus, "test", metrics.Retried); got != float64(len(tt.wantRetry)) {
+			if got := h.metric(t, contract.DimBus, "test", contract.MetricRetried); got != float64(len(tt.wantRetry)) {
 				t.Errorf("Retried = %v, want %d", got, len(tt.wantRetry))
 			}
 			if len(h.dropLogs(t)) != 0 {

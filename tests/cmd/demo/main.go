@@ -13,6 +13,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
@@ -81,7 +82,7 @@ func run(ctx context.Context) error {
 	defer w.Flush()
 
 	fmt.Fprintf(w, "karpenter-interruption-bus demo: goaws at %s, EC2 stub at %s, no AWS account\n\n", b.SQS.URL, b.EC2.URL)
-	fmt.Fprintln(w, "Cluster queues (CLUSTER_QUEUE_PREFIX="+harness.Prefix+"):")
+	fmt.Fprintln(w, "Cluster queues ("+contract.EnvClusterQueuePrefix+"="+harness.Prefix+"):")
 	for _, c := range clusters {
 		fmt.Fprintf(w, "  %s\t-> %s\n", c, harness.QueueOf(c))
 	}
@@ -150,7 +151,7 @@ func run(ctx context.Context) error {
 		}
 	}
 	fmt.Fprintf(w, "\nRouter metrics (EMF): received %.0f, forwarded %.0f deliveries, dropped %.0f, retried %.0f\n",
-		b.Metric("Received", "", ""), b.Metric("Forwarded", "", ""), b.Metric("Dropped", "", ""), b.Metric("Retried", "", ""))
+		b.Metric(contract.MetricReceived, "", ""), b.Metric(contract.MetricForwarded, "", ""), b.Metric(contract.MetricDropped, "", ""), b.Metric(contract.MetricRetried, "", ""))
 	return nil
 }
 

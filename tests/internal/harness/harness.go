@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/handler"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
@@ -31,7 +32,7 @@ const (
 // Options shape a Bus.
 type Options struct {
 	Clusters []string          // a queue is created for each
-	Env      map[string]string // router variables beyond CLUSTER_QUEUE_PREFIX and BUS_NAME
+	Env      map[string]string // router variables beyond those of RouterSettings
 	// BatchSize of the event source mapping; 10 when 0.
 	BatchSize int
 	// SDKRetries keeps the AWS SDK's own retries; off by default so each injected fault reaches the router.
@@ -98,10 +99,11 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	return b, nil
 }
 
-// RouterEnv is the router's own environment on this bus (the infrastructure sets the same variables).
-func RouterEnv() map[string]string {
-	return map[string]string{"CLUSTER_QUEUE_PREFIX": Prefix, "BUS_NAME": "e2e"}
-}
+// RouterSettings are the router's settings on this bus, as the infrastructure would give them.
+var RouterSettings = contract.Settings{ClusterQueuePrefix: Prefix, BusName: "e2e"}
+
+// RouterEnv is the router's environment on this bus.
+func RouterEnv() map[string]string { return RouterSettings.Environ() }
 
 // Close stops the EC2 stub and restores the environment. goaws stays up for the process; Start resets it.
 func (b *Bus) Close() {
@@ -205,9 +207,9 @@ func (b *Bus) Metric(name, dim, val string) float64 {
 		if !ok {
 			continue
 		}
-		_, k := l["Kind"]
-		_, c := l["Cluster"]
-		_, r := l["Reason"]
+		_, k := l[contract.DimKind]
+		_, c := l[contract.DimCluster]
+		_, r := l[contract.DimReason]
 		if (dim == "" && !k && !c && !r) || (dim != "" && l[dim] == val) {
 			sum += v
 		}
