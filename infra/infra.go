@@ -1,5 +1,6 @@
 // Package infra is the Pulumi program: one interruption bus per account and region, shared by every cluster in
-// the stack's configuration. main and the tests both run Program.
+// the stack's configuration. main and the tests both run Program; Deploy is the one place that maps the stack's
+// configuration onto the components.
 package infra
 
 import (
@@ -11,13 +12,16 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 	pulumiconfig "github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/alarms"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bus"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/alarms"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerfn"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
 // Options adapt the program to where it runs.
@@ -73,25 +77,66 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	}
 	tags := Tags(cfg)
 
-	b, err := bus.New(ctx, cfg.NamePrefix, &bus.Args{Config: cfg, Env: env, Tags: tags})
+	b, err := bus.New(ctx, cfg.NamePrefix, &bus.Args{
+		NamePrefix:               cfg.NamePrefix,
+		CentralRetentionSeconds:  cfg.CentralQueue.MessageRetentionSeconds,
+		VisibilityTimeoutSeconds: cfg.Router.VisibilityTimeout(),
+		MaxReceiveCount:          cfg.CentralQueue.MaxReceiveCount,
+		EventMaxAgeSeconds:       cfg.CentralQueue.EventMaxAgeSeconds,
+		Env:                      env,
+		Tags:                     tags,
+	})
 	if err != nil {
 		return nil, err
 	}
 	r, err := routerfn.New(ctx, cfg.NamePrefix+"-router", &routerfn.Args{
-		Config: cfg, Env: env, Tags: tags, Artifact: artifact, CentralQueueARN: b.CentralQueueARN,
+		FunctionName:                 cfg.NamePrefix + "-router",
+		RoleDescription:              "Runs the karpenter-interruption-bus router of stack " + cfg.Stack,
+		Settings:                     RouterSettings(cfg),
+		MemoryMB:                     cfg.Router.MemoryMB,
+		TimeoutSeconds:               cfg.Router.TimeoutSeconds,
+		LogRetentionDays:             cfg.Router.LogRetentionDays,
+		BatchSize:                    cfg.Router.BatchSize,
+		MaximumBatchingWindowSeconds: cfg.Router.MaximumBatchingWindowSeconds,
+		MaximumConcurrency:           cfg.Router.MaximumConcurrency,
+		Artifact:                     artifact,
+		CentralQueueARN:              b.CentralQueueARN,
+		Env:                          env,
+		Tags:                         tags,
 	})
 	if err != nil {
 		return nil, err
 	}
 	a, err := alarms.New(ctx, cfg.NamePrefix+"-alarms", &alarms.Args{
-		Config: cfg, Region: env.Region, Tags: tags, CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
+		NamePrefix:              cfg.NamePrefix,
+		TopicARN:                cfg.Alarms.TopicARN,
+		OldestMessageAgeSeconds: cfg.Alarms.OldestMessageAgeSeconds,
+		CentralQueueName:        b.CentralQueueName,
+		DLQName:                 b.DLQName,
+		FunctionName:            r.FunctionName,
+		Tags:                    tags,
 	})
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Dashboard {
+		if _, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
+			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region,
+			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
+		}); err != nil {
+			return nil, err
+		}
+	}
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
-		c, err := cluster.New(ctx, &cluster.Args{Config: cfg, Cluster: cl, Env: env, Tags: tags, RouterRoleARN: r.RoleARN})
+		c, err := cluster.New(ctx, &cluster.Args{
+			Cluster:       cl,
+			QueueName:     queuename.For(cfg.QueuePrefix, cl.Name),
+			PolicyName:    cfg.NamePrefix + "-interruption-queue",
+			Env:           env,
+			Tags:          tags,
+			RouterRoleARN: r.RoleARN,
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -114,6 +159,17 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		"clusterQueueNames":  queueNames,
 		"clusters":           clusters,
 	}, nil
+}
+
+// RouterSettings are the router's settings for cfg: what becomes its environment.
+func RouterSettings(cfg config.Config) contract.Settings {
+	return contract.Settings{
+		ClusterQueuePrefix: cfg.QueuePrefix,
+		OwnerTagKeys:       cfg.Router.OwnerTagKeys,
+		MetricsNamespace:   contract.MetricsNamespace,
+		BusName:            cfg.NamePrefix,
+		LogLevel:           cfg.Router.LogLevel,
+	}
 }
 
 // Tags go on every resource that takes them: the stack's own, then the configured ones.

@@ -9,21 +9,23 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stackconfig"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/stackconfig"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 const arnPrefix = "arn:aws:sqs:" + mocks.Region + ":" + mocks.Account + ":"
@@ -49,7 +51,7 @@ func stubRouter(t *testing.T) func(context.Context) (routerbuild.Artifact, error
 }
 
 type result struct {
-	resources []mocks.Resource
+	resources stacktest.Resources
 	outputs   map[string]any
 }
 
@@ -69,10 +71,9 @@ func run(t *testing.T, stack string, kv map[string]string) (result, error) {
 		t.Fatal(err)
 	}
 	t.Setenv("PULUMI_CONFIG", env)
-	m := &mocks.Mocks{}
 	res := result{outputs: map[string]any{}}
 	var mu sync.Mutex // applies run concurrently
-	err = pulumi.RunErr(func(ctx *pulumi.Context) error {
+	m, err := (&mocks.Mocks{}).Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
 		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t)})
 		if err != nil {
 			return err
@@ -87,7 +88,7 @@ func run(t *testing.T, stack string, kv map[string]string) (result, error) {
 			}))
 		}
 		return nil
-	}, pulumi.WithMocks(config.Namespace, stack, m))
+	})
 	res.resources = m.Resources()
 	return res, err
 }
@@ -111,70 +112,6 @@ func devConfig(t *testing.T) map[string]string {
 	return cfg
 }
 
-func (r result) find(t *testing.T, typ, name string) mocks.Resource {
-	t.Helper()
-	for _, x := range r.resources {
-		if x.Type == typ && x.Name == name {
-			return x
-		}
-	}
-	t.Fatalf("no %s named %s was declared", typ, name)
-	return mocks.Resource{}
-}
-
-// where returns the declared resources keep selects, in declaration order.
-func (r result) where(keep func(mocks.Resource) bool) []mocks.Resource {
-	var out []mocks.Resource
-	for _, x := range r.resources {
-		if keep(x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func (r result) ofType(typ string) []mocks.Resource {
-	return r.where(func(x mocks.Resource) bool { return x.Type == typ })
-}
-
-func str(t *testing.T, r mocks.Resource, key string) string {
-	t.Helper()
-	v, ok := r.Inputs[resource.PropertyKey(key)]
-	if !ok || !v.IsString() {
-		t.Fatalf("%s %s: input %s is %v, want a string", r.Type, r.Name, key, v)
-	}
-	return v.StringValue()
-}
-
-func num(t *testing.T, r mocks.Resource, key string) float64 {
-	t.Helper()
-	v, ok := r.Inputs[resource.PropertyKey(key)]
-	if !ok || !v.IsNumber() {
-		t.Fatalf("%s %s: input %s is %v, want a number", r.Type, r.Name, key, v)
-	}
-	return v.NumberValue()
-}
-
-func doc(t *testing.T, r mocks.Resource, key string) policy.Document {
-	t.Helper()
-	var d policy.Document
-	if err := json.Unmarshal([]byte(str(t, r, key)), &d); err != nil {
-		t.Fatalf("%s %s: %s is not a policy document: %v", r.Type, r.Name, key, err)
-	}
-	return d
-}
-
-func statement(t *testing.T, d policy.Document, sid string) policy.Statement {
-	t.Helper()
-	for _, s := range d.Statement {
-		if s.Sid == sid {
-			return s
-		}
-	}
-	t.Fatalf("no statement %s in %+v", sid, d)
-	return policy.Statement{}
-}
-
 func sorted(xs []string) []string {
 	out := slices.Clone(xs)
 	sort.Strings(out)
@@ -182,25 +119,14 @@ func sorted(xs []string) []string {
 }
 
 // shared returns the resources that belong to no cluster.
-func (r result) shared() []mocks.Resource {
+func (r result) shared() stacktest.Resources {
 	clusters := map[string]bool{}
 	for _, x := range r.resources {
 		if x.Type == "karpenter-interruption-bus:index:ClusterInterruption" {
 			clusters[x.Name] = true
 		}
 	}
-	var out []mocks.Resource
-	for _, x := range r.resources {
-		if !clusters[x.Name] && !clusters[x.Parent] {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// under returns the resources of cluster: its component's children.
-func (r result) under(cluster string) []mocks.Resource {
-	return r.where(func(x mocks.Resource) bool { return x.Parent == cluster })
+	return r.resources.Where(func(x mocks.Resource) bool { return !clusters[x.Name] && !clusters[x.Parent] })
 }
 
 func TestSharedInventory(t *testing.T) {
@@ -245,7 +171,7 @@ func TestSharedInventory(t *testing.T) {
 
 func TestRouterPolicy(t *testing.T) {
 	r := mustRun(t, "dev", devConfig(t))
-	d := doc(t, r.find(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-router"), "policy")
+	d := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-router"), "policy")
 	want := map[string]struct{ actions, resources []string }{
 		"ReadCentralQueue": {
 			[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
@@ -262,7 +188,7 @@ func TestRouterPolicy(t *testing.T) {
 		t.Fatalf("%d statements, want %d: %+v", len(d.Statement), len(want), d)
 	}
 	for sid, w := range want {
-		s := statement(t, d, sid)
+		s := stacktest.Statement(t, d, sid)
 		if s.Effect != "Allow" || !slices.Equal(sorted(s.Action), w.actions) || !slices.Equal(s.Resource, w.resources) || s.Condition != nil {
 			t.Errorf("%s = %+v, want Allow %v on %v", sid, s, w.actions, w.resources)
 		}
@@ -277,7 +203,7 @@ func TestRouterPolicy(t *testing.T) {
 			t.Errorf("%s grants %v on *; only ec2:DescribeInstances may", s.Sid, s.Action)
 		}
 	}
-	trust := doc(t, r.find(t, "aws:iam/role:Role", "kib-dev-router"), "assumeRolePolicy")
+	trust := stacktest.Doc(t, r.resources.Named(t, "aws:iam/role:Role", "kib-dev-router"), "assumeRolePolicy")
 	if len(trust.Statement) != 1 || fmt.Sprint(trust.Statement[0].Principal) != "map[Service:lambda.amazonaws.com]" ||
 		!slices.Equal(trust.Statement[0].Action, []string{"sts:AssumeRole"}) {
 		t.Errorf("trust policy = %+v, want only lambda.amazonaws.com to assume the role", trust)
@@ -287,15 +213,15 @@ func TestRouterPolicy(t *testing.T) {
 func TestQueuePolicies(t *testing.T) {
 	r := mustRun(t, "dev", devConfig(t))
 	var rules []string
-	for _, rule := range r.ofType("aws:cloudwatch/eventRule:EventRule") {
-		rules = append(rules, "arn:aws:events:us-east-1:123456789012:rule/"+str(t, rule, "name"))
+	for _, rule := range r.resources.OfType("aws:cloudwatch/eventRule:EventRule") {
+		rules = append(rules, "arn:aws:events:us-east-1:123456789012:rule/"+stacktest.Str(t, rule, "name"))
 	}
 	for _, q := range []string{"kib-dev-central", "kib-dev-dlq"} {
-		d := doc(t, r.find(t, "aws:sqs/queuePolicy:QueuePolicy", q), "policy")
+		d := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", q), "policy")
 		if len(d.Statement) != 2 {
 			t.Fatalf("%s: %d statements, want 2", q, len(d.Statement))
 		}
-		allow := statement(t, d, "EventBridgeRules")
+		allow := stacktest.Statement(t, d, "EventBridgeRules")
 		if allow.Effect != "Allow" || fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" ||
 			!slices.Equal(allow.Action, []string{"sqs:SendMessage"}) || !slices.Equal(allow.Resource, []string{arnPrefix + q}) {
 			t.Errorf("%s allow = %+v", q, allow)
@@ -307,7 +233,7 @@ func TestQueuePolicies(t *testing.T) {
 		if !slices.Equal(sorted(sources), sorted(rules)) {
 			t.Errorf("%s: aws:SourceArn = %v, want exactly the rules %v", q, sources, rules)
 		}
-		deny := statement(t, d, "DenyInsecureTransport")
+		deny := stacktest.Statement(t, d, "DenyInsecureTransport")
 		if deny.Effect != "Deny" || deny.Principal != "*" || deny.Condition["Bool"]["aws:SecureTransport"] != "false" {
 			t.Errorf("%s deny = %+v, want every non-TLS request denied", q, deny)
 		}
@@ -316,8 +242,8 @@ func TestQueuePolicies(t *testing.T) {
 
 func TestCentralQueue(t *testing.T) {
 	r := mustRun(t, "dev", map[string]string{"router": `{"timeoutSeconds":40,"maximumBatchingWindowSeconds":2}`})
-	q := r.find(t, "aws:sqs/queue:Queue", "kib-dev-central")
-	if got := num(t, q, "visibilityTimeoutSeconds"); got != 6*40+2 {
+	q := r.resources.Named(t, "aws:sqs/queue:Queue", "kib-dev-central")
+	if got := stacktest.Num(t, q, "visibilityTimeoutSeconds"); got != 6*40+2 {
 		t.Errorf("visibility timeout = %v, want 6 x 40 + 2", got)
 	}
 	if !q.Inputs["sqsManagedSseEnabled"].BoolValue() {
@@ -327,54 +253,91 @@ func TestCentralQueue(t *testing.T) {
 		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
 		MaxReceiveCount     int    `json:"maxReceiveCount"`
 	}
-	if err := json.Unmarshal([]byte(str(t, q, "redrivePolicy")), &redrive); err != nil {
+	if err := json.Unmarshal([]byte(stacktest.Str(t, q, "redrivePolicy")), &redrive); err != nil {
 		t.Fatal(err)
 	}
 	if redrive.DeadLetterTargetArn != arnPrefix+"kib-dev-dlq" || redrive.MaxReceiveCount != config.DefaultCentralQueue.MaxReceiveCount {
 		t.Errorf("redrive = %+v", redrive)
 	}
-	if dlq := r.find(t, "aws:sqs/queue:Queue", "kib-dev-dlq"); !dlq.Inputs["sqsManagedSseEnabled"].BoolValue() {
+	if dlq := r.resources.Named(t, "aws:sqs/queue:Queue", "kib-dev-dlq"); !dlq.Inputs["sqsManagedSseEnabled"].BoolValue() {
 		t.Error("DLQ without SSE-SQS")
 	}
 }
 
 func TestRouterFunctionAndMapping(t *testing.T) {
 	r := mustRun(t, "dev", map[string]string{"router": `{"batchSize":250,"maximumBatchingWindowSeconds":3,"maximumConcurrency":7,"memoryMb":512,"ownerTagKeys":["a/b","c"]}`})
-	fn := r.find(t, "aws:lambda/function:Function", "kib-dev-router")
-	if str(t, fn, "runtime") != "provided.al2023" || str(t, fn, "handler") != "bootstrap" || num(t, fn, "memorySize") != 512 ||
-		num(t, fn, "timeout") != 30 || fmt.Sprint(fn.Inputs["architectures"].ArrayValue()) != "[{arm64}]" {
+	fn := r.resources.Named(t, "aws:lambda/function:Function", "kib-dev-router")
+	if stacktest.Str(t, fn, "runtime") != "provided.al2023" || stacktest.Str(t, fn, "handler") != "bootstrap" || stacktest.Num(t, fn, "memorySize") != 512 ||
+		stacktest.Num(t, fn, "timeout") != 30 || fmt.Sprint(fn.Inputs["architectures"].ArrayValue()) != "[{arm64}]" {
 		t.Errorf("function inputs = %v", fn.Inputs)
 	}
-	if !fn.Inputs["code"].IsArchive() || !strings.HasSuffix(fn.Inputs["code"].ArchiveValue().Path, "router.zip") || str(t, fn, "sourceCodeHash") == "" {
+	if !fn.Inputs["code"].IsArchive() || !strings.HasSuffix(fn.Inputs["code"].ArchiveValue().Path, "router.zip") || stacktest.Str(t, fn, "sourceCodeHash") == "" {
 		t.Errorf("function code = %v, want the built zip and its hash", fn.Inputs["code"])
 	}
-	vars := fn.Inputs["environment"].ObjectValue()["variables"].ObjectValue()
-	wantVars := map[string]string{"CLUSTER_QUEUE_PREFIX": "kib-dev-", "BUS_NAME": "kib-dev", "METRICS_NAMESPACE": "KarpenterInterruptionBus", "LOG_LEVEL": "info", "OWNER_TAG_KEYS": "a/b,c"}
-	for k, v := range wantVars {
-		if got := vars[resource.PropertyKey(k)]; !got.IsString() || got.StringValue() != v {
-			t.Errorf("env %s = %v, want %q", k, got, v)
-		}
+	settings := routerSettings(t, fn)
+	if settings.ClusterQueuePrefix != "kib-dev-" || settings.BusName != "kib-dev" || settings.MetricsNamespace != contract.MetricsNamespace ||
+		settings.LogLevel != "info" || !slices.Equal(settings.OwnerTagKeys, []string{"a/b", "c"}) {
+		t.Errorf("the router reads its environment as %+v", settings)
 	}
 	if lg := fn.Inputs["loggingConfig"].ObjectValue()["logGroup"]; lg.StringValue() != "/aws/lambda/kib-dev-router" {
 		t.Errorf("log group = %v", lg)
 	}
-	if lg := r.find(t, "aws:cloudwatch/logGroup:LogGroup", "kib-dev-router"); num(t, lg, "retentionInDays") != 30 {
+	if lg := r.resources.Named(t, "aws:cloudwatch/logGroup:LogGroup", "kib-dev-router"); stacktest.Num(t, lg, "retentionInDays") != 30 {
 		t.Errorf("log retention = %v", lg.Inputs["retentionInDays"])
 	}
-	esm := r.find(t, "aws:lambda/eventSourceMapping:EventSourceMapping", "kib-dev-router")
-	if num(t, esm, "batchSize") != 250 || num(t, esm, "maximumBatchingWindowInSeconds") != 3 ||
+	esm := r.resources.Named(t, "aws:lambda/eventSourceMapping:EventSourceMapping", "kib-dev-router")
+	if stacktest.Num(t, esm, "batchSize") != 250 || stacktest.Num(t, esm, "maximumBatchingWindowInSeconds") != 3 ||
 		esm.Inputs["scalingConfig"].ObjectValue()["maximumConcurrency"].NumberValue() != 7 ||
 		fmt.Sprint(esm.Inputs["functionResponseTypes"].ArrayValue()) != "[{ReportBatchItemFailures}]" ||
-		str(t, esm, "eventSourceArn") != arnPrefix+"kib-dev-central" {
+		stacktest.Str(t, esm, "eventSourceArn") != arnPrefix+"kib-dev-central" {
 		t.Errorf("event source mapping = %v", esm.Inputs)
+	}
+}
+
+// routerSettings reads the function's environment with the router's own loader, as the router does at start-up.
+func routerSettings(t *testing.T, fn mocks.Resource) contract.Settings {
+	t.Helper()
+	env := map[string]string{}
+	for k, v := range stacktest.Plain(fn)["environment"].(map[string]any)["variables"].(map[string]any) {
+		env[k] = v.(string)
+	}
+	settings, err := contract.LoadSettings(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatalf("the router would refuse to start with the environment the stack gives it: %v", err)
+	}
+	return settings
+}
+
+// TestRouterEnvironmentIsTheRoutersConfig: for stacks of every shape, what the infrastructure puts in the
+// function's environment parses in the router's own loader into exactly the settings the program means.
+func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
+	for _, kv := range []map[string]string{
+		nil,
+		{"router": `{"logLevel":"debug","ownerTagKeys":["team/cluster","x"]}`, "namePrefix": "kib-a", "queuePrefix": "q_"},
+		devConfig(t),
+	} {
+		r := mustRun(t, "dev", kv)
+		cfg, err := config.Load("dev", func(k string) string {
+			if v, ok := kv[config.Namespace+":"+k]; ok {
+				return v
+			}
+			return kv[k]
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function"))
+		if want := infra.RouterSettings(cfg).WithDefaults(); !reflect.DeepEqual(got, want) {
+			t.Errorf("the router reads %+v\nthe program means %+v", got, want)
+		}
 	}
 }
 
 func TestRuleTargets(t *testing.T) {
 	r := mustRun(t, "dev", nil)
-	for _, target := range r.ofType("aws:cloudwatch/eventTarget:EventTarget") {
+	for _, target := range r.resources.OfType("aws:cloudwatch/eventTarget:EventTarget") {
 		retry := target.Inputs["retryPolicy"].ObjectValue()
-		if str(t, target, "arn") != arnPrefix+"kib-dev-central" ||
+		if stacktest.Str(t, target, "arn") != arnPrefix+"kib-dev-central" ||
 			target.Inputs["deadLetterConfig"].ObjectValue()["arn"].StringValue() != arnPrefix+"kib-dev-dlq" ||
 			retry["maximumEventAgeInSeconds"].NumberValue() != 300 || retry["maximumRetryAttempts"].NumberValue() != 185 {
 			t.Errorf("target %s = %v", target.Name, target.Inputs)
@@ -401,13 +364,13 @@ func TestAlarms(t *testing.T) {
 				"kib-dev-router-errors":    "Errors",
 				"kib-dev-router-throttles": "Throttles",
 			}
-			alarms := r.ofType("aws:cloudwatch/metricAlarm:MetricAlarm")
+			alarms := r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm")
 			if len(alarms) != len(want) {
 				t.Fatalf("%d alarms, want %d", len(alarms), len(want))
 			}
 			for _, a := range alarms {
-				if want[str(t, a, "name")] != str(t, a, "metricName") {
-					t.Errorf("alarm %s watches %s", str(t, a, "name"), str(t, a, "metricName"))
+				if want[stacktest.Str(t, a, "name")] != stacktest.Str(t, a, "metricName") {
+					t.Errorf("alarm %s watches %s", stacktest.Str(t, a, "name"), stacktest.Str(t, a, "metricName"))
 				}
 				var n int
 				if acts := a.Inputs["alarmActions"]; acts.IsArray() {
@@ -463,7 +426,7 @@ func TestConfigErrorsComeBeforeAnyResource(t *testing.T) {
 
 func TestZeroClustersIsValid(t *testing.T) {
 	r := mustRun(t, "dev", map[string]string{"clusters": `[]`})
-	if len(r.ofType("aws:lambda/function:Function")) != 1 {
+	if len(r.resources.OfType("aws:lambda/function:Function")) != 1 {
 		t.Error("a stack without clusters must still declare the bus")
 	}
 }
@@ -491,7 +454,7 @@ func TestTwoStacksDoNotCollide(t *testing.T) {
 		}
 	}
 	fwd := func(r result) []string {
-		return statement(t, doc(t, r.ofType("aws:iam/rolePolicy:RolePolicy")[0], "policy"), "ForwardToClusterQueues").Resource
+		return stacktest.Statement(t, stacktest.Doc(t, r.resources.OfType("aws:iam/rolePolicy:RolePolicy")[0], "policy"), "ForwardToClusterQueues").Resource
 	}
 	if d, p := fwd(dev)[0], fwd(prod)[0]; strings.HasPrefix(strings.TrimSuffix(p, "*"), strings.TrimSuffix(d, "*")) ||
 		strings.HasPrefix(strings.TrimSuffix(d, "*"), strings.TrimSuffix(p, "*")) {
@@ -507,9 +470,9 @@ func TestUnchangedSourceGivesUnchangedFunction(t *testing.T) {
 	}
 	hashOf := func() string {
 		t.Setenv("PULUMI_CONFIG", "{}")
-		m := &mocks.Mocks{}
 		build := infra.BuildFromSource(filepath.Join("..", "router"), t.TempDir())
-		if err := pulumi.RunErr(infra.Program(infra.Options{BuildRouter: build}), pulumi.WithMocks(config.Namespace, "dev", m)); err != nil {
+		m, err := (&mocks.Mocks{}).Run(config.Namespace, "dev", infra.Program(infra.Options{BuildRouter: build}))
+		if err != nil {
 			t.Fatal(err)
 		}
 		for _, x := range m.Resources() {
@@ -526,13 +489,16 @@ func TestUnchangedSourceGivesUnchangedFunction(t *testing.T) {
 }
 
 func TestDashboard(t *testing.T) {
-	if got := mustRun(t, "dev", nil).ofType("aws:cloudwatch/dashboard:Dashboard"); len(got) != 0 {
+	if got := mustRun(t, "dev", nil).resources.OfType("aws:cloudwatch/dashboard:Dashboard"); len(got) != 0 {
 		t.Fatalf("a dashboard was declared without dashboard: true")
 	}
 	r := mustRun(t, "dev", map[string]string{"dashboard": "true"})
-	dbs := r.ofType("aws:cloudwatch/dashboard:Dashboard")
-	if len(dbs) != 1 || str(t, dbs[0], "dashboardName") != "kib-dev" {
+	dbs := r.resources.OfType("aws:cloudwatch/dashboard:Dashboard")
+	if len(dbs) != 1 || stacktest.Str(t, dbs[0], "dashboardName") != "kib-dev" {
 		t.Fatalf("dashboards = %v", dbs)
+	}
+	if comp := r.resources.Named(t, dashboard.Type, dbs[0].Parent); comp.Parent != "" {
+		t.Errorf("the dashboard's component %s is not its own, under the stack", comp.Name)
 	}
 	var body struct {
 		Widgets []struct {
@@ -543,10 +509,10 @@ func TestDashboard(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(str(t, dbs[0], "dashboardBody")), &body); err != nil {
+	if err := json.Unmarshal([]byte(stacktest.Str(t, dbs[0], "dashboardBody")), &body); err != nil {
 		t.Fatal(err)
 	}
-	text := str(t, dbs[0], "dashboardBody")
+	text := stacktest.Str(t, dbs[0], "dashboardBody")
 	for _, want := range []string{
 		`MetricName=\"Received\" Bus=\"kib-dev\"`, `{KarpenterInterruptionBus,Bus,Kind}`,
 		`MetricName=\"Forwarded\" Bus=\"kib-dev\"`, `{KarpenterInterruptionBus,Bus,Cluster}`,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 )
 
 func main() {

@@ -48,6 +48,16 @@ func (e Env) ARN(service, resource string) string {
 	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", e.Partition, service, e.Region, e.Account, resource)
 }
 
+// IAMARN builds an ARN of IAM, which has no region: resource is e.g. "role/name" or "instance-profile/*".
+func (e Env) IAMARN(resource string) string {
+	return fmt.Sprintf("arn:%s:iam::%s:%s", e.Partition, e.Account, resource)
+}
+
+// AWSManagedPolicyARN is the ARN of the AWS managed policy name.
+func (e Env) AWSManagedPolicyARN(name string) string {
+	return fmt.Sprintf("arn:%s:iam::aws:policy/%s", e.Partition, name)
+}
+
 // Principal is service's principal (e.g. "events" -> events.amazonaws.com); it panics for a service not
 // looked up, a programming error.
 func (e Env) Principal(service string) string {

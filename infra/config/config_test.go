@@ -151,3 +151,18 @@ func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
 		t.Fatalf("got %d problems, want 5 (duplicate, missing name, memory, log level, topic):\n%v", len(cfgErr.Problems), err)
 	}
 }
+
+// TestValidateFillsNothingIn: validation checks what it is given; a field left empty is a problem, not a default.
+func TestValidateFillsNothingIn(t *testing.T) {
+	c := defaults("dev")
+	c.NamePrefix, c.QueuePrefix = "kib-dev", "kib-dev-"
+	c.Clusters = []Cluster{{Name: "a"}}
+	var p problems
+	validate(c, &p)
+	if len(p) != 1 || !strings.Contains(p[0], `clusters[0].mode: "" is not one of install, existing-role, create`) {
+		t.Fatalf("problems = %v, want the empty mode reported", p)
+	}
+	if c.Clusters[0].Mode != "" {
+		t.Fatal("validate filled in the mode")
+	}
+}

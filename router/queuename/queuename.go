@@ -3,11 +3,11 @@
 package queuename
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/shortname"
 )
 
 const (
@@ -18,8 +18,6 @@ const (
 	MaxPrefixLen = 40
 	// MaxClusterLen is EKS's limit on a cluster name.
 	MaxClusterLen = 100
-	// hashLen hex characters of SHA-256 end a shortened name.
-	hashLen = 8
 )
 
 var (
@@ -27,22 +25,10 @@ var (
 	clusterRE = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]*$`)
 )
 
-// For returns the queue name of cluster: Shorten(prefix+cluster, MaxLen). Callers validate prefix and cluster
-// first.
+// For returns the queue name of cluster: prefix+cluster, fitted into SQS's 80 characters by shortname.Fit
+// (which keeps the prefix whole). Callers validate prefix and cluster first.
 func For(prefix, cluster string) string {
-	return Shorten(prefix+cluster, MaxLen)
-}
-
-// Shorten returns name when it has at most limit characters; otherwise its first limit-9 characters, "-" and
-// the first 8 hex digits of the SHA-256 of the full name, so distinct long names stay distinct, the start of
-// the name is kept, and the result is the same on every call. The infrastructure names IAM roles (64) with it.
-func Shorten(name string, limit int) string {
-	if len(name) <= limit {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	keep := limit - hashLen - 1
-	return name[:keep] + "-" + hex.EncodeToString(sum[:])[:hashLen]
+	return shortname.Fit(prefix+cluster, MaxLen)
 }
 
 // ValidatePrefix reports why prefix cannot start queue names, or nil.

@@ -47,17 +47,6 @@ func TestForKeepsLongNamesDistinct(t *testing.T) {
 	}
 }
 
-func TestShorten(t *testing.T) {
-	long := "KarpenterController-" + strings.Repeat("c", 100)
-	got := Shorten(long, 64)
-	if len(got) != 64 || !strings.HasPrefix(got, "KarpenterController-ccc") || got != Shorten(long, 64) {
-		t.Fatalf("Shorten = %q: want 64 stable characters keeping the start", got)
-	}
-	if Shorten("short", 64) != "short" {
-		t.Fatal("a name within the limit must be kept as is")
-	}
-}
-
 func TestValidatePrefix(t *testing.T) {
 	tests := []struct {
 		prefix  string

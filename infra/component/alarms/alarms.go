@@ -1,5 +1,5 @@
-// Package alarms declares the bus's monitoring: CloudWatch alarms (something waits in the dead-letter queue, the
-// central queue backs up, the router fails or is throttled) and, when configured, the dashboard.
+// Package alarms declares the bus's CloudWatch alarms: something waits in the dead-letter queue, the central
+// queue backs up, the router fails or is throttled.
 package alarms
 
 import (
@@ -7,23 +7,23 @@ import (
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dashboard"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerfn"
 )
 
 // Type is the component's type token.
 const Type = "karpenter-interruption-bus:index:Alarms"
 
-// Args name what the alarms watch.
+// Args name what the alarms watch and whom they notify.
 type Args struct {
-	Config           config.Config
-	Region           string
-	Tags             pulumi.StringMap
-	CentralQueueName pulumi.StringInput
-	DLQName          pulumi.StringInput
-	FunctionName     pulumi.StringInput
+	// NamePrefix starts every alarm's name: "<NamePrefix>-<key>".
+	NamePrefix string
+	// TopicARN, when set, is notified on alarm and on recovery.
+	TopicARN string
+	// OldestMessageAgeSeconds is the central queue's backlog threshold.
+	OldestMessageAgeSeconds int
+	CentralQueueName        pulumi.StringInput
+	DLQName                 pulumi.StringInput
+	FunctionName            pulumi.StringInput
+	Tags                    pulumi.StringMap
 }
 
 // Alarms is the set.
@@ -42,31 +42,30 @@ type spec struct {
 	periods                                        int
 }
 
-// New declares the alarms; each notifies Config.Alarms.TopicARN, when set, on alarm and on recovery.
+// New declares the alarms.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Alarms, error) {
 	a := &Alarms{}
 	if err := ctx.RegisterComponentResource(Type, name, a, opts...); err != nil {
 		return nil, err
 	}
-	cfg := args.Config
 	specs := []spec{
 		{key: "dlq-not-empty", description: "Interruption events wait in the dead-letter queue: the router could not forward them, or EventBridge could not deliver them. See the README's runbook.",
 			namespace: "AWS/SQS", metric: "ApproximateNumberOfMessagesVisible", statistic: "Maximum", dimension: "QueueName", value: args.DLQName, threshold: 0, periods: 1},
-		{key: "central-backlog", description: fmt.Sprintf("The oldest interruption event has waited over %d s in the central queue: the router is behind or failing. Spot warnings give 2 minutes.", cfg.Alarms.OldestMessageAgeSeconds),
-			namespace: "AWS/SQS", metric: "ApproximateAgeOfOldestMessage", statistic: "Maximum", dimension: "QueueName", value: args.CentralQueueName, threshold: float64(cfg.Alarms.OldestMessageAgeSeconds), periods: 1},
+		{key: "central-backlog", description: fmt.Sprintf("The oldest interruption event has waited over %d s in the central queue: the router is behind or failing. Spot warnings give 2 minutes.", args.OldestMessageAgeSeconds),
+			namespace: "AWS/SQS", metric: "ApproximateAgeOfOldestMessage", statistic: "Maximum", dimension: "QueueName", value: args.CentralQueueName, threshold: float64(args.OldestMessageAgeSeconds), periods: 1},
 		{key: "router-errors", description: "The router function failed whole invocations.",
 			namespace: "AWS/Lambda", metric: "Errors", statistic: "Sum", dimension: "FunctionName", value: args.FunctionName, threshold: 0, periods: 1},
 		{key: "router-throttles", description: "The router function was throttled; events wait in the central queue.",
 			namespace: "AWS/Lambda", metric: "Throttles", statistic: "Sum", dimension: "FunctionName", value: args.FunctionName, threshold: 0, periods: 2},
 	}
 	var actions pulumi.Array
-	if cfg.Alarms.TopicARN != "" {
-		actions = pulumi.Array{pulumi.String(cfg.Alarms.TopicARN)}
+	if args.TopicARN != "" {
+		actions = pulumi.Array{pulumi.String(args.TopicARN)}
 	}
 	arns := pulumi.StringMap{}
 	for _, s := range specs {
 		alarm, err := cloudwatch.NewMetricAlarm(ctx, name+"-"+s.key, &cloudwatch.MetricAlarmArgs{
-			Name:               pulumi.String(cfg.NamePrefix + "-" + s.key),
+			Name:               pulumi.String(args.NamePrefix + "-" + s.key),
 			AlarmDescription:   pulumi.String(s.description),
 			Namespace:          pulumi.String(s.namespace),
 			MetricName:         pulumi.String(s.metric),
@@ -85,19 +84,6 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			return nil, fmt.Errorf("declaring alarm %s: %w", s.key, err)
 		}
 		arns[s.key] = alarm.Arn
-	}
-	if cfg.Dashboard {
-		body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {
-			return dashboard.New(dashboard.Names{
-				Namespace: routerfn.MetricsNamespace, Bus: cfg.NamePrefix, Region: args.Region,
-				CentralQueue: v[0].(string), DLQ: v[1].(string), Function: v[2].(string),
-			}).JSON()
-		}).(pulumi.StringOutput)
-		if _, err := cloudwatch.NewDashboard(ctx, name+"-dashboard", &cloudwatch.DashboardArgs{
-			DashboardName: pulumi.String(cfg.NamePrefix), DashboardBody: body,
-		}, pulumi.Parent(a)); err != nil {
-			return nil, fmt.Errorf("declaring the dashboard: %w", err)
-		}
 	}
 	a.ARNs = arns.ToStringMapOutput()
 	if err := ctx.RegisterResourceOutputs(a, pulumi.Map{"alarmArns": a.ARNs}); err != nil {

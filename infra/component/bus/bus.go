@@ -10,8 +10,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
@@ -19,9 +19,18 @@ const Type = "karpenter-interruption-bus:index:Bus"
 
 // Args configure the bus.
 type Args struct {
-	Config config.Config
-	Env    awsenv.Env
-	Tags   pulumi.StringMap
+	// NamePrefix starts every resource's name: "<NamePrefix>-central", "<NamePrefix>-<rule>", ...
+	NamePrefix string
+	// CentralRetentionSeconds is how long the central queue keeps an event.
+	CentralRetentionSeconds int
+	// VisibilityTimeoutSeconds hides a received event from other invocations while one routes it.
+	VisibilityTimeoutSeconds int
+	// MaxReceiveCount is how many receives move an event to the dead-letter queue.
+	MaxReceiveCount int
+	// EventMaxAgeSeconds bounds how long EventBridge retries delivering an event to the central queue.
+	EventMaxAgeSeconds int
+	Env                awsenv.Env
+	Tags               pulumi.StringMap
 }
 
 // Bus is the shared plumbing.
@@ -43,9 +52,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err := ctx.RegisterComponentResource(Type, name, b, opts...); err != nil {
 		return nil, err
 	}
-	cfg, env := args.Config, args.Env
+	env := args.Env
 	parent := pulumi.Parent(b)
-	np := cfg.NamePrefix
+	np := args.NamePrefix
 
 	// The names are known before creation, so policies can name ARNs without waiting on outputs.
 	centralName, dlqName := np+"-central", np+"-dlq"
@@ -60,11 +69,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, fmt.Errorf("declaring the dead-letter queue: %w", err)
 	}
-	redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, cfg.CentralQueue.MaxReceiveCount)
+	redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, args.MaxReceiveCount)
 	central, err := sqs.NewQueue(ctx, name+"-central", &sqs.QueueArgs{
 		Name:                     pulumi.String(centralName),
-		MessageRetentionSeconds:  pulumi.Int(cfg.CentralQueue.MessageRetentionSeconds),
-		VisibilityTimeoutSeconds: pulumi.Int(cfg.Router.VisibilityTimeout()),
+		MessageRetentionSeconds:  pulumi.Int(args.CentralRetentionSeconds),
+		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
 		SqsManagedSseEnabled:     pulumi.Bool(true),
 		RedrivePolicy:            pulumi.String(redrive),
 		Tags:                     args.Tags,
@@ -75,32 +84,33 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 
 	ruleARNs := pulumi.StringMap{}
 	var ruleARNList []string
-	for _, r := range Rules {
-		ruleName := np + "-" + r.Key
+	// One rule per event type the bus carries, on the default bus (AWS service events arrive only there).
+	for _, t := range contract.EventTypes {
+		ruleName := np + "-" + t.Rule
 		ruleARN := env.ARN("events", "rule/"+ruleName)
 		ruleARNList = append(ruleARNList, ruleARN)
-		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+r.Key, &cloudwatch.EventRuleArgs{
+		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+t.Rule, &cloudwatch.EventRuleArgs{
 			Name:         pulumi.String(ruleName),
-			Description:  pulumi.String(r.Description),
-			EventPattern: pulumi.String(r.PatternJSON()),
+			Description:  pulumi.String(t.Description),
+			EventPattern: pulumi.String(t.Pattern()),
 			Tags:         args.Tags,
 		}, parent)
 		if err != nil {
-			return nil, fmt.Errorf("declaring rule %s: %w", r.Key, err)
+			return nil, fmt.Errorf("declaring rule %s: %w", t.Rule, err)
 		}
-		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+r.Key, &cloudwatch.EventTargetArgs{
+		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+t.Rule, &cloudwatch.EventTargetArgs{
 			Rule:     rule.Name,
 			TargetId: pulumi.String("central-queue"),
 			Arn:      central.Arn,
 			RetryPolicy: &cloudwatch.EventTargetRetryPolicyArgs{
-				MaximumEventAgeInSeconds: pulumi.Int(cfg.CentralQueue.EventMaxAgeSeconds),
+				MaximumEventAgeInSeconds: pulumi.Int(args.EventMaxAgeSeconds),
 				MaximumRetryAttempts:     pulumi.Int(185),
 			},
 			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
 		}, parent); err != nil {
-			return nil, fmt.Errorf("declaring the target of rule %s: %w", r.Key, err)
+			return nil, fmt.Errorf("declaring the target of rule %s: %w", t.Rule, err)
 		}
-		ruleARNs[r.Key] = rule.Arn
+		ruleARNs[t.Rule] = rule.Arn
 	}
 
 	// Only these rules may send, through events.amazonaws.com, to the central queue (events) and to the DLQ

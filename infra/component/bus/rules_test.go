@@ -8,11 +8,13 @@ import (
 	"testing"
 
 	"quamina.net/go/quamina"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 func event(t *testing.T, fixture string, edits ...string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "router", "event", "testdata", fixture))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "router", "event", "testdata", fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +35,9 @@ func TestRulePatterns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range Rules {
-		if err := q.AddPattern(r.Key, r.PatternJSON()); err != nil {
-			t.Fatalf("rule %s: quamina rejects its pattern: %v", r.Key, err)
+	for _, et := range contract.EventTypes {
+		if err := q.AddPattern(et.Rule, et.Pattern()); err != nil {
+			t.Fatalf("rule %s: quamina rejects its pattern: %v", et.Rule, err)
 		}
 	}
 	tests := []struct {
@@ -74,15 +76,5 @@ func TestRulePatterns(t *testing.T) {
 				t.Errorf("matching rules = %v, want %v", keys, tt.want)
 			}
 		})
-	}
-}
-
-func TestRuleKeysAreUnique(t *testing.T) {
-	seen := map[string]bool{}
-	for _, r := range Rules {
-		if seen[r.Key] {
-			t.Errorf("rule key %s repeats", r.Key)
-		}
-		seen[r.Key] = true
 	}
 }

@@ -1,50 +1,65 @@
-package infra_test
+package cluster_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
 )
 
 const (
-	clusterType = "karpenter-interruption-bus:index:ClusterInterruption"
-	oidcARN     = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC"
+	routerRole = "arn:aws:iam::123456789012:role/kib-test-router"
+	oidcARN    = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC"
+	queueARN   = "arn:aws:sqs:us-east-1:123456789012:kib-test-a"
 )
 
-func clusters(entries ...string) map[string]string {
-	return map[string]string{"clusters": "[" + strings.Join(entries, ",") + "]"}
-}
-
-func countTypes(resources []mocks.Resource) map[string]int {
-	out := map[string]int{}
-	for _, x := range resources {
-		out[x.Type]++
-	}
-	return out
-}
-
-func (r result) in(cluster, typ string) []mocks.Resource {
-	return r.where(func(x mocks.Resource) bool { return x.Parent == cluster && x.Type == typ })
-}
-
-func (r result) one(t *testing.T, cluster, typ string) mocks.Resource {
+// entry is the cluster entry of the stack configuration clusters: [<entryJSON>], defaults applied.
+func entry(t *testing.T, entryJSON string) config.Cluster {
 	t.Helper()
-	xs := r.in(cluster, typ)
-	if len(xs) != 1 {
-		t.Fatalf("cluster %s has %d %s, want 1", cluster, len(xs), typ)
+	cfg, err := config.Load("test", func(k string) string {
+		if k == "clusters" {
+			return "[" + entryJSON + "]"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return xs[0]
+	return cfg.Clusters[0]
 }
 
-func TestClusterInventoryPerMode(t *testing.T) {
+// declare runs the component alone, under the mocks, for the entry, and returns what it declared.
+func declare(t *testing.T, entryJSON string) stacktest.Resources {
+	t.Helper()
+	cl := entry(t, entryJSON)
+	m, err := (&mocks.Mocks{}).Run("test", "test", func(ctx *pulumi.Context) error {
+		env, err := awsenv.Lookup(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = cluster.New(ctx, &cluster.Args{
+			Cluster: cl, QueueName: "kib-test-" + cl.Name, PolicyName: "kib-test-interruption-queue", Env: env,
+			Tags: pulumi.StringMap{"team": pulumi.String("platform")}, RouterRoleARN: pulumi.String(routerRole),
+		})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Resources()
+}
+
+func TestInventoryPerMode(t *testing.T) {
 	tests := []struct {
 		name, entry string
 		want        map[string]int
@@ -73,67 +88,47 @@ func TestClusterInventoryPerMode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustRun(t, "dev", clusters(tt.entry))
-			got := countTypes(r.under("a"))
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			rs := declare(t, tt.entry)
+			if got := rs.Under("a").Count(); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("resources of cluster a:\n got %v\nwant %v", got, tt.want)
 			}
-			if comps := r.ofType(clusterType); len(comps) != 1 || comps[0].Name != "a" || comps[0].Parent != "" {
-				t.Errorf("components = %+v, want one named a under the stack", comps)
+			comp := rs.One(t, cluster.Type)
+			if comp.Name != "a" || comp.Parent != "" {
+				t.Errorf("component = %+v, want one named a", comp)
+			}
+			for _, x := range rs.Where(func(x mocks.Resource) bool { return x.Custom }) {
+				if x.Parent != "a" {
+					t.Errorf("%s %s is not a child of the component", x.Type, x.Name)
+				}
 			}
 		})
 	}
 }
 
-func TestClusterQueue(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"payments"}`))
-	q := r.one(t, "payments", "aws:sqs/queue:Queue")
-	if str(t, q, "name") != queuename.For("kib-dev-", "payments") || num(t, q, "messageRetentionSeconds") != 300 ||
+func TestQueue(t *testing.T) {
+	rs := declare(t, `{"name":"a"}`)
+	q := rs.One(t, "aws:sqs/queue:Queue")
+	if stacktest.Str(t, q, "name") != "kib-test-a" || stacktest.Num(t, q, "messageRetentionSeconds") != 300 ||
 		!q.Inputs["sqsManagedSseEnabled"].BoolValue() {
 		t.Errorf("queue = %v", q.Inputs)
 	}
-	d := doc(t, r.one(t, "payments", "aws:sqs/queuePolicy:QueuePolicy"), "policy")
-	send := statement(t, d, "RouterForwards")
-	if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::123456789012:role/kib-dev-router]" ||
-		!slices.Equal(send.Action, []string{"sqs:SendMessage"}) || !slices.Equal(send.Resource, []string{arnPrefix + "kib-dev-payments"}) {
+	d := stacktest.Doc(t, rs.One(t, "aws:sqs/queuePolicy:QueuePolicy"), "policy")
+	send := stacktest.Statement(t, d, "RouterForwards")
+	if fmt.Sprint(send.Principal) != "map[AWS:"+routerRole+"]" || !slices.Equal(send.Action, []string{"sqs:SendMessage"}) ||
+		!slices.Equal(send.Resource, []string{queueARN}) {
 		t.Errorf("send statement = %+v, want only the router role to send to this queue", send)
 	}
-	if deny := statement(t, d, "DenyInsecureTransport"); deny.Effect != "Deny" {
+	if deny := stacktest.Statement(t, d, "DenyInsecureTransport"); deny.Effect != "Deny" {
 		t.Errorf("deny = %+v", deny)
-	}
-	queues, _ := r.outputs["clusterQueueNames"].(map[string]string)
-	if queues["payments"] != "kib-dev-payments" {
-		t.Errorf("clusterQueueNames = %v", r.outputs["clusterQueueNames"])
-	}
-}
-
-// TestLongClusterNames: a 100-character cluster name works, and the queue the component creates is the queue the
-// router derives (both call queuename.For).
-func TestLongClusterNames(t *testing.T) {
-	name := strings.Repeat("c", 99) + "x"
-	r := mustRun(t, "dev", clusters(`{"name":"`+name+`"}`))
-	created := str(t, r.one(t, name, "aws:sqs/queue:Queue"), "name")
-	derived := queuename.For("kib-dev-", name) // what the router computes from the instance's tag
-	if created != derived || len(created) > queuename.MaxLen {
-		t.Fatalf("component queue %q, router queue %q: want the same name of at most 80 characters", created, derived)
-	}
-	for _, role := range r.in(name, "aws:iam/role:Role") {
-		if n := str(t, role, "name"); len(n) > 64 {
-			t.Errorf("role name %q is %d characters, IAM allows 64", n, len(n))
-		}
-	}
-	pol := str(t, r.one(t, name, "aws:iam/rolePolicy:RolePolicy"), "policy")
-	if len(pol) > 10240 {
-		t.Errorf("controller policy is %d characters, over IAM's 10240 for inline role policies", len(pol))
 	}
 }
 
 func TestControllerPolicy(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"a"}`))
-	d := doc(t, r.one(t, "a", "aws:iam/rolePolicy:RolePolicy"), "policy")
-	q := statement(t, d, "AllowInterruptionQueueActions")
+	rs := declare(t, `{"name":"a"}`)
+	d := stacktest.Doc(t, rs.One(t, "aws:iam/rolePolicy:RolePolicy"), "policy")
+	q := stacktest.Statement(t, d, "AllowInterruptionQueueActions")
 	if !slices.Equal(sorted(q.Action), []string{"sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"}) ||
-		!slices.Equal(q.Resource, []string{arnPrefix + "kib-dev-a"}) {
+		!slices.Equal(q.Resource, []string{queueARN}) {
 		t.Errorf("interruption statement = %+v, want receive, delete, get-url on this cluster's queue only", q)
 	}
 	starOK := map[string]bool{"AllowRegionalReadActions": true, "AllowPricingReadActions": true}
@@ -157,84 +152,102 @@ func TestControllerPolicy(t *testing.T) {
 			}
 		}
 	}
-	del := statement(t, d, "AllowScopedDeletion")
+	del := stacktest.Statement(t, d, "AllowScopedDeletion")
 	if del.Condition["StringEquals"]["aws:ResourceTag/kubernetes.io/cluster/a"] != "owned" {
 		t.Errorf("deletion is not scoped to cluster a's instances: %+v", del.Condition)
 	}
-	pass := statement(t, d, "AllowPassingInstanceRole")
+	pass := stacktest.Statement(t, d, "AllowPassingInstanceRole")
 	if !slices.Equal(pass.Resource, []string{"arn:aws:iam::123456789012:role/KarpenterNode-a"}) {
 		t.Errorf("PassRole on %v, want only the node role", pass.Resource)
 	}
 }
 
+func sorted(xs []string) []string {
+	out := slices.Clone(xs)
+	sort.Strings(out)
+	return out
+}
+
+func controllerRole(t *testing.T, rs stacktest.Resources) mocks.Resource {
+	t.Helper()
+	for _, role := range rs.OfType("aws:iam/role:Role") {
+		if strings.HasPrefix(stacktest.Str(t, role, "name"), "KarpenterController-") {
+			return role
+		}
+	}
+	t.Fatal("no controller role")
+	return mocks.Resource{}
+}
+
+// values returns the Helm release's values as plain JSON.
+func values(t *testing.T, rs stacktest.Resources) map[string]any {
+	t.Helper()
+	v, _ := stacktest.Plain(rs.One(t, "kubernetes:helm.sh/v3:Release"))["values"].(map[string]any)
+	return v
+}
+
 func TestIdentities(t *testing.T) {
 	t.Run("pod identity", func(t *testing.T) {
-		r := mustRun(t, "dev", clusters(`{"name":"a","karpenter":{"namespace":"karpenter","serviceAccount":"kctl"}}`))
-		var controller mocks.Resource
-		for _, role := range r.in("a", "aws:iam/role:Role") {
-			if strings.HasPrefix(str(t, role, "name"), "KarpenterController-") {
-				controller = role
-			}
-		}
-		trust := doc(t, controller, "assumeRolePolicy").Statement[0]
+		rs := declare(t, `{"name":"a","karpenter":{"namespace":"karpenter","serviceAccount":"kctl"}}`)
+		trust := stacktest.Doc(t, controllerRole(t, rs), "assumeRolePolicy").Statement[0]
 		if fmt.Sprint(trust.Principal) != "map[Service:pods.eks.amazonaws.com]" ||
 			!slices.Equal(sorted(trust.Action), []string{"sts:AssumeRole", "sts:TagSession"}) {
 			t.Errorf("trust = %+v", trust)
 		}
-		assoc := r.one(t, "a", "aws:eks/podIdentityAssociation:PodIdentityAssociation")
-		if str(t, assoc, "clusterName") != "a" || str(t, assoc, "namespace") != "karpenter" || str(t, assoc, "serviceAccount") != "kctl" ||
-			str(t, assoc, "roleArn") != "arn:aws:iam::123456789012:role/KarpenterController-a" {
+		assoc := rs.One(t, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+		if stacktest.Str(t, assoc, "clusterName") != "a" || stacktest.Str(t, assoc, "namespace") != "karpenter" ||
+			stacktest.Str(t, assoc, "serviceAccount") != "kctl" ||
+			stacktest.Str(t, assoc, "roleArn") != "arn:aws:iam::123456789012:role/KarpenterController-a" {
 			t.Errorf("association = %v", assoc.Inputs)
 		}
-		if sa := values(t, r, "a")["serviceAccount"].(map[string]any); sa["annotations"] != nil || sa["name"] != "kctl" {
+		if sa := values(t, rs)["serviceAccount"].(map[string]any); sa["annotations"] != nil || sa["name"] != "kctl" {
 			t.Errorf("service account values = %v, want the name and no IRSA annotation", sa)
 		}
 	})
 	t.Run("IRSA", func(t *testing.T) {
-		r := mustRun(t, "dev", clusters(`{"name":"a","identity":"irsa","oidcProviderArn":"`+oidcARN+`"}`))
+		rs := declare(t, `{"name":"a","identity":"irsa","oidcProviderArn":"`+oidcARN+`"}`)
 		var trust map[string]any
-		for _, role := range r.in("a", "aws:iam/role:Role") {
-			if strings.HasPrefix(str(t, role, "name"), "KarpenterController-") {
-				_ = json.Unmarshal([]byte(str(t, role, "assumeRolePolicy")), &trust)
-			}
-		}
+		_ = json.Unmarshal([]byte(stacktest.Str(t, controllerRole(t, rs), "assumeRolePolicy")), &trust)
 		st := trust["Statement"].([]any)[0].(map[string]any)
-		issuer := "oidc.eks.us-east-1.amazonaws.com/id/A" // the mocked cluster's issuer, for cluster "a"
+		issuer := "oidc.eks.us-east-1.amazonaws.com/id/ABC" // the provider's, from its ARN
 		cond := st["Condition"].(map[string]any)["StringEquals"].(map[string]any)
 		if fmt.Sprint(st["Principal"]) != "map[Federated:"+oidcARN+"]" || fmt.Sprint(st["Action"]) != "[sts:AssumeRoleWithWebIdentity]" ||
-			cond[issuer+":sub"] != "system:serviceaccount:kube-system:karpenter" || cond[issuer+":aud"] != "sts.amazonaws.com" {
+			cond[issuer+":sub"] != "system:serviceaccount:kube-system:karpenter" || cond[issuer+":aud"] != "sts.amazonaws.com" || len(cond) != 2 {
 			t.Errorf("IRSA trust = %v", st)
 		}
-		ann := values(t, r, "a")["serviceAccount"].(map[string]any)["annotations"].(map[string]any)
+		ann := values(t, rs)["serviceAccount"].(map[string]any)["annotations"].(map[string]any)
 		if ann["eks.amazonaws.com/role-arn"] != "arn:aws:iam::123456789012:role/KarpenterController-a" {
 			t.Errorf("service account annotations = %v", ann)
 		}
 	})
 }
 
-// values returns the Helm release values of cluster as plain JSON.
-func values(t *testing.T, r result, cluster string) map[string]any {
-	t.Helper()
-	rel := r.one(t, cluster, "kubernetes:helm.sh/v3:Release")
-	v, _ := render.Plain(resource.PropertyMap{"values": rel.Inputs["values"]})["values"].(map[string]any)
-	return v
+// TestIRSATrustFollowsTheProvider: the condition keys always name the issuer of the principal's provider.
+func TestIRSATrustFollowsTheProvider(t *testing.T) {
+	for _, arn := range []string{oidcARN, "arn:aws-cn:iam::123456789012:oidc-provider/oidc.eks.cn-north-1.amazonaws.com.cn/id/X1"} {
+		d := cluster.IRSATrust(arn, "ns", "sa")
+		host := arn[strings.Index(arn, "oidc-provider/")+len("oidc-provider/"):]
+		cond := d.Statement[0].Condition["StringEquals"]
+		if cond[host+":sub"] != "system:serviceaccount:ns:sa" || cond[host+":aud"] != "sts.amazonaws.com" {
+			t.Errorf("trust through %s has conditions %v, want them on %s", arn, cond, host)
+		}
+	}
 }
 
 func TestHelmRelease(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"a","karpenter":{"values":{"replicas":1,"settings":{"batchMaxDuration":"15s"}}}}`))
-	rel := r.one(t, "a", "kubernetes:helm.sh/v3:Release")
-	if str(t, rel, "chart") != "oci://public.ecr.aws/karpenter/karpenter" || str(t, rel, "version") != "1.6.3" ||
-		str(t, rel, "namespace") != "kube-system" || !rel.RetainOnDelete {
+	rs := declare(t, `{"name":"a","karpenter":{"values":{"replicas":1,"settings":{"batchMaxDuration":"15s"}}}}`)
+	rel := rs.One(t, "kubernetes:helm.sh/v3:Release")
+	if stacktest.Str(t, rel, "chart") != cluster.Chart || stacktest.Str(t, rel, "version") != config.DefaultKarpenterVersion ||
+		stacktest.Str(t, rel, "namespace") != "kube-system" || !rel.RetainOnDelete {
 		t.Errorf("release = %v (retain %t)", rel.Inputs, rel.RetainOnDelete)
 	}
-	v := values(t, r, "a")
+	v := values(t, rs)
 	settings := v["settings"].(map[string]any)
-	if settings["clusterName"] != "a" || settings["interruptionQueue"] != "kib-dev-a" || settings["batchMaxDuration"] != "15s" || v["replicas"] != 1.0 {
+	if settings["clusterName"] != "a" || settings["interruptionQueue"] != "kib-test-a" || settings["batchMaxDuration"] != "15s" || v["replicas"] != 1.0 {
 		t.Errorf("values = %v, want the bus's settings merged over the configured ones", v)
 	}
-	prov := r.one(t, "a", "pulumi:providers:kubernetes")
 	var kc map[string]any
-	if err := json.Unmarshal([]byte(str(t, prov, "kubeconfig")), &kc); err != nil {
+	if err := json.Unmarshal([]byte(stacktest.Str(t, rs.One(t, "pulumi:providers:kubernetes"), "kubeconfig")), &kc); err != nil {
 		t.Fatal(err)
 	}
 	user := kc["users"].([]any)[0].(map[string]any)["user"].(map[string]any)["exec"].(map[string]any)
@@ -246,48 +259,49 @@ func TestHelmRelease(t *testing.T) {
 }
 
 func TestExistingRole(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"a","mode":"existing-role","controllerRoleName":"karpenter-a"}`))
-	p := r.one(t, "a", "aws:iam/rolePolicy:RolePolicy")
-	d := doc(t, p, "policy")
-	if str(t, p, "role") != "karpenter-a" || len(d.Statement) != 1 || d.Statement[0].Sid != "AllowInterruptionQueueActions" {
-		t.Errorf("policy on %s = %+v", str(t, p, "role"), d)
-	}
-	c := r.outputs["clusters"].(map[string]any)["a"].(map[string]any)
-	if c["chartValue"] != "settings.interruptionQueue=kib-dev-a" || c["controllerRoleArn"] != "arn:aws:iam::123456789012:role/karpenter-a" {
-		t.Errorf("cluster outputs = %v", c)
+	rs := declare(t, `{"name":"a","mode":"existing-role","controllerRoleName":"karpenter-a"}`)
+	p := rs.One(t, "aws:iam/rolePolicy:RolePolicy")
+	d := stacktest.Doc(t, p, "policy")
+	if stacktest.Str(t, p, "role") != "karpenter-a" || stacktest.Str(t, p, "name") != "kib-test-interruption-queue" ||
+		len(d.Statement) != 1 || d.Statement[0].Sid != "AllowInterruptionQueueActions" {
+		t.Errorf("policy on %s = %+v", stacktest.Str(t, p, "role"), d)
 	}
 }
 
 func TestCreateMode(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"new","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"],"kubernetesVersion":"1.33"}}`))
-	eks := r.one(t, "new", "eks:index:Cluster")
-	if str(t, eks, "name") != "new" || str(t, eks, "vpcId") != "vpc-0123456789abcdef0" || str(t, eks, "authenticationMode") != "API" ||
-		!eks.Inputs["createOidcProvider"].BoolValue() || !eks.Inputs["skipDefaultNodeGroup"].BoolValue() || str(t, eks, "version") != "1.33" {
+	rs := declare(t, `{"name":"a","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"],"kubernetesVersion":"1.33"}}`)
+	eks := rs.One(t, "eks:index:Cluster")
+	if stacktest.Str(t, eks, "name") != "a" || stacktest.Str(t, eks, "vpcId") != "vpc-0123456789abcdef0" || stacktest.Str(t, eks, "authenticationMode") != "API" ||
+		!eks.Inputs["createOidcProvider"].BoolValue() || !eks.Inputs["skipDefaultNodeGroup"].BoolValue() || stacktest.Str(t, eks, "version") != "1.33" {
 		t.Errorf("EKS cluster = %v", eks.Inputs)
 	}
-	ng := r.one(t, "new", "eks:index:ManagedNodeGroup")
-	if !ng.Inputs["cluster"].IsResourceReference() || str(t, ng, "amiType") != "AL2023_ARM_64_STANDARD" {
+	ng := rs.One(t, "eks:index:ManagedNodeGroup")
+	if !ng.Inputs["cluster"].IsResourceReference() || stacktest.Str(t, ng, "amiType") != "AL2023_ARM_64_STANDARD" {
 		t.Errorf("node group = %v", ng.Inputs)
 	}
-	tagged := map[string]bool{}
-	for _, tag := range r.in("new", "aws:ec2/tag:Tag") {
-		if str(t, tag, "key") == "karpenter.sh/discovery" && str(t, tag, "value") == "new" {
-			tagged[str(t, tag, "resourceId")] = true
+	var tagged []string
+	for _, tag := range rs.OfType("aws:ec2/tag:Tag") {
+		if stacktest.Str(t, tag, "key") == cluster.DiscoveryTag && stacktest.Str(t, tag, "value") == "a" {
+			tagged = append(tagged, tag.Name)
 		}
 	}
-	for _, id := range []string{"subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2", "sg-0mock-new"} {
-		if !tagged[id] {
-			t.Errorf("%s is not tagged for Karpenter discovery (tagged: %v)", id, tagged)
-		}
+	// The cluster's own security group comes from the new cluster's outputs, unknown until it exists.
+	want := []string{"a-discovery-cluster-sg", "a-discovery-subnet-0aaaaaaaaaaaaaaa1", "a-discovery-subnet-0aaaaaaaaaaaaaaa2"}
+	if slices.Sort(tagged); !slices.Equal(tagged, want) {
+		t.Errorf("discovery tags %v, want %v", tagged, want)
 	}
-	if str(t, r.one(t, "new", "aws:eks/addon:Addon"), "addonName") != "eks-pod-identity-agent" {
+	if stacktest.Str(t, rs.One(t, "aws:eks/addon:Addon"), "addonName") != "eks-pod-identity-agent" {
 		t.Error("no pod identity agent on the new cluster")
+	}
+	// Nothing is looked up: the installation takes what it needs from the new cluster's outputs.
+	if _, ok := rs.One(t, "pulumi:providers:kubernetes").Inputs["kubeconfig"]; ok {
+		t.Error("the new cluster's kubeconfig is known before the cluster exists: it was looked up, not taken from its outputs")
 	}
 }
 
 func TestFIS(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"a","fis":{"enabled":true}}`))
-	tpl := render.Plain(r.one(t, "a", "aws:fis/experimentTemplate:ExperimentTemplate").Inputs)
+	rs := declare(t, `{"name":"a","fis":{"enabled":true}}`)
+	tpl := stacktest.Plain(rs.One(t, "aws:fis/experimentTemplate:ExperimentTemplate"))
 	action := tpl["actions"].([]any)[0].(map[string]any)
 	target := tpl["targets"].([]any)[0].(map[string]any)
 	if action["actionId"] != "aws:ec2:send-spot-instance-interruptions" || target["resourceType"] != "aws:ec2:spot-instance" ||
@@ -295,12 +309,12 @@ func TestFIS(t *testing.T) {
 		t.Errorf("experiment = %v", tpl)
 	}
 	var fisPolicy mocks.Resource
-	for _, p := range r.in("a", "aws:iam/rolePolicy:RolePolicy") {
-		if str(t, p, "name") == "spot-interruption" {
+	for _, p := range rs.OfType("aws:iam/rolePolicy:RolePolicy") {
+		if stacktest.Str(t, p, "name") == "spot-interruption" {
 			fisPolicy = p
 		}
 	}
-	s := statement(t, doc(t, fisPolicy, "policy"), "InterruptClusterSpotInstances")
+	s := stacktest.Statement(t, stacktest.Doc(t, fisPolicy, "policy"), "InterruptClusterSpotInstances")
 	if s.Condition["StringEquals"]["aws:ResourceTag/eks:eks-cluster-name"] != "a" {
 		t.Errorf("FIS may interrupt instances of any cluster: %+v", s)
 	}
@@ -309,88 +323,14 @@ func TestFIS(t *testing.T) {
 // TestRemovingAClusterKeepsKarpenter: what a running Karpenter needs is retained when the cluster leaves the
 // stack; its queue is not.
 func TestRemovingAClusterKeepsKarpenter(t *testing.T) {
-	r := mustRun(t, "dev", clusters(`{"name":"a"}`))
 	retained := map[string]bool{
 		"kubernetes:helm.sh/v3:Release": true, "aws:iam/role:Role": true, "aws:iam/rolePolicy:RolePolicy": true,
 		"aws:iam/rolePolicyAttachment:RolePolicyAttachment": true, "aws:eks/accessEntry:AccessEntry": true,
 		"aws:eks/podIdentityAssociation:PodIdentityAssociation": true,
 	}
-	for _, x := range r.under("a") {
+	for _, x := range declare(t, `{"name":"a"}`).Under("a") {
 		if want := retained[x.Type]; x.RetainOnDelete != want {
 			t.Errorf("%s %s: retain on delete %t, want %t", x.Type, x.Name, x.RetainOnDelete, want)
-		}
-	}
-}
-
-// identity of a resource for comparisons across runs: its type, name and parent (what its URN is made of).
-func identity(x mocks.Resource) string { return x.Type + "::" + x.Parent + "::" + x.Name }
-
-func inputsJSON(x mocks.Resource) string {
-	b, _ := json.Marshal(render.Plain(x.Inputs))
-	return string(b)
-}
-
-// TestAddingAClusterChangesNoSharedResource: the second cluster adds only its own resources; every shared
-// resource keeps its inputs, and the first cluster's too.
-func TestAddingAClusterChangesNoSharedResource(t *testing.T) {
-	one := mustRun(t, "dev", clusters(`{"name":"a"}`))
-	two := mustRun(t, "dev", clusters(`{"name":"a"}`, `{"name":"b","identity":"irsa","oidcProviderArn":"`+oidcARN+`"}`))
-	before := map[string]string{}
-	for _, x := range one.resources {
-		before[identity(x)] = inputsJSON(x)
-	}
-	for _, x := range two.resources {
-		id := identity(x)
-		was, existed := before[id]
-		switch {
-		case !existed && x.Parent != "b" && (x.Type != clusterType || x.Name != "b"):
-			t.Errorf("adding b added %s outside b's component", id)
-		case existed && was != inputsJSON(x):
-			t.Errorf("adding b changed the inputs of %s", id)
-		}
-	}
-}
-
-func TestReorderingClustersChangesNoURN(t *testing.T) {
-	entries := []string{`{"name":"a"}`, `{"name":"b","mode":"existing-role","controllerRoleName":"k"}`, `{"name":"c","fis":{"enabled":true}}`}
-	set := func(r result) []string {
-		var ids []string
-		for _, x := range r.resources {
-			ids = append(ids, identity(x)+" "+inputsJSON(x))
-		}
-		slices.Sort(ids)
-		return ids
-	}
-	first := set(mustRun(t, "dev", clusters(entries...)))
-	second := set(mustRun(t, "dev", clusters(entries[2], entries[0], entries[1])))
-	if !slices.Equal(first, second) {
-		t.Fatal("reordering clusters changed the declared resources")
-	}
-}
-
-// TestSharedResourcesIndependentOfClusterCount: at 1, 10 and 200 clusters the shared resources are the same
-// set with the same inputs.
-func TestSharedResourcesIndependentOfClusterCount(t *testing.T) {
-	shared := func(n int) []string {
-		var entries []string
-		for i := range n {
-			entries = append(entries, fmt.Sprintf(`{"name":"cluster-%03d"}`, i))
-		}
-		r := mustRun(t, "dev", clusters(entries...))
-		if got := len(r.ofType(clusterType)); got != n {
-			t.Fatalf("%d cluster components for %d clusters", got, n)
-		}
-		var ids []string
-		for _, x := range r.shared() {
-			ids = append(ids, identity(x)+" "+inputsJSON(x))
-		}
-		slices.Sort(ids)
-		return ids
-	}
-	base := shared(1)
-	for _, n := range []int{10, 200} {
-		if got := shared(n); !slices.Equal(got, base) {
-			t.Errorf("shared resources at %d clusters differ from those at 1", n)
 		}
 	}
 }

@@ -7,43 +7,43 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
 // fis declares an AWS FIS experiment template that sends a spot interruption to one running spot instance of the
 // cluster (selected by Karpenter's eks:eks-cluster-name tag), with a role allowed to do just that, so operators
 // can prove the whole chain in a real account: EC2 -> rule -> central queue -> router -> cluster queue ->
 // Karpenter drains and replaces the node.
-func (d *declarer) fis() error {
-	cl, env := d.args.Cluster, d.args.Env
-	role, err := iam.NewRole(d.ctx, d.name("fis-role"), &iam.RoleArgs{
-		Name:        pulumi.String(queuename.Shorten("KarpenterBusFIS-"+cl.Name, maxRoleName)),
-		Description: pulumi.String("FIS spot interruption experiment on cluster " + cl.Name),
+func (s scope) fis() error {
+	env := s.env
+	role, err := iam.NewRole(s.ctx, s.name("fis-role"), &iam.RoleArgs{
+		Name:        pulumi.String(iamname.Role("KarpenterBusFIS-" + s.cluster)),
+		Description: pulumi.String("FIS spot interruption experiment on cluster " + s.cluster),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("fis"),
 			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}}).JSON()),
-		Tags: d.tags,
-	}, d.parent())
+		Tags: s.tags,
+	}, s.parent)
 	if err != nil {
-		return fmt.Errorf("declaring the FIS role of %s: %w", cl.Name, err)
+		return fmt.Errorf("declaring the FIS role of %s: %w", s.cluster, err)
 	}
 	perms := policy.New(
 		policy.Statement{
 			Sid: "InterruptClusterSpotInstances", Effect: "Allow", Action: []string{"ec2:SendSpotInstanceInterruptions"},
 			Resource:  []string{"arn:" + env.Partition + ":ec2:" + env.Region + ":" + env.Account + ":instance/*"},
-			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/eks:eks-cluster-name": cl.Name}},
+			Condition: map[string]map[string]any{"StringEquals": {"aws:ResourceTag/eks:eks-cluster-name": s.cluster}},
 		},
 		// FIS resolves the target by describing instances, which takes no narrower resource.
 		policy.Allow("ResolveTargets", []string{"ec2:DescribeInstances"}, []string{"*"}),
 	)
-	rp, err := iam.NewRolePolicy(d.ctx, d.name("fis-policy"), &iam.RolePolicyArgs{
+	rp, err := iam.NewRolePolicy(s.ctx, s.name("fis-policy"), &iam.RolePolicyArgs{
 		Name: pulumi.String("spot-interruption"), Role: role.Name, Policy: pulumi.String(perms.JSON()),
-	}, d.parent())
+	}, s.parent)
 	if err != nil {
-		return fmt.Errorf("declaring the FIS policy of %s: %w", cl.Name, err)
+		return fmt.Errorf("declaring the FIS policy of %s: %w", s.cluster, err)
 	}
-	if _, err := fis.NewExperimentTemplate(d.ctx, d.name("spot-interruption"), &fis.ExperimentTemplateArgs{
-		Description: pulumi.String("Interrupt one spot instance of " + cl.Name + " to prove the interruption bus end to end"),
+	if _, err := fis.NewExperimentTemplate(s.ctx, s.name("spot-interruption"), &fis.ExperimentTemplateArgs{
+		Description: pulumi.String("Interrupt one spot instance of " + s.cluster + " to prove the interruption bus end to end"),
 		RoleArn:     role.Arn,
 		StopConditions: fis.ExperimentTemplateStopConditionArray{
 			&fis.ExperimentTemplateStopConditionArgs{Source: pulumi.String("none")},
@@ -53,7 +53,7 @@ func (d *declarer) fis() error {
 			ResourceType:  pulumi.String("aws:ec2:spot-instance"),
 			SelectionMode: pulumi.String("COUNT(1)"),
 			ResourceTags: fis.ExperimentTemplateTargetResourceTagArray{
-				&fis.ExperimentTemplateTargetResourceTagArgs{Key: pulumi.String("eks:eks-cluster-name"), Value: pulumi.String(cl.Name)},
+				&fis.ExperimentTemplateTargetResourceTagArgs{Key: pulumi.String("eks:eks-cluster-name"), Value: pulumi.String(s.cluster)},
 			},
 			Filters: fis.ExperimentTemplateTargetFilterArray{
 				&fis.ExperimentTemplateTargetFilterArgs{Path: pulumi.String("State.Name"), Values: pulumi.StringArray{pulumi.String("running")}},
@@ -67,9 +67,9 @@ func (d *declarer) fis() error {
 			},
 			Target: &fis.ExperimentTemplateActionTargetArgs{Key: pulumi.String("SpotInstances"), Value: pulumi.String("cluster-spot-instances")},
 		}},
-		Tags: d.tags,
-	}, d.parent(), pulumi.DependsOn([]pulumi.Resource{rp})); err != nil {
-		return fmt.Errorf("declaring the FIS experiment of %s: %w", cl.Name, err)
+		Tags: s.tags,
+	}, s.parent, pulumi.DependsOn([]pulumi.Resource{rp})); err != nil {
+		return fmt.Errorf("declaring the FIS experiment of %s: %w", s.cluster, err)
 	}
 	return nil
 }

@@ -7,168 +7,143 @@ import (
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
-	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
 	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
 // Chart is Karpenter's Helm chart.
 const Chart = "oci://public.ecr.aws/karpenter/karpenter"
 
-// maxRoleName is IAM's limit.
-const maxRoleName = 64
-
 // nodePolicies are the AWS managed policies of Karpenter's node role, as in its getting-started template.
 var nodePolicies = []string{"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly", "AmazonSSMManagedInstanceCore"}
 
-// eksInfo is what the Kubernetes provider and IRSA need of the EKS cluster.
-type eksInfo struct {
-	endpoint, caData, oidcIssuer, clusterSG pulumi.StringOutput
+// target is what installing Karpenter needs of its EKS cluster.
+type target struct {
+	// kubeconfig reaches the cluster's API.
+	kubeconfig pulumi.StringOutput
+	// oidcProviderARN is the cluster's IAM OIDC provider, for IRSA: the trust's principal, and, derived from
+	// it, its condition keys.
+	oidcProviderARN pulumi.StringOutput
 	// ready orders the installation after the cluster exists (create mode).
 	ready []pulumi.Resource
 }
 
-// lookupCluster reads an existing cluster, once deps (a cluster created here) exist.
-func (d *declarer) lookupCluster(deps []pulumi.Resource) eksInfo {
-	c := eks.LookupClusterOutput(d.ctx, eks.LookupClusterOutputArgs{Name: pulumi.String(d.args.Cluster.Name)}, pulumi.DependsOn(deps))
-	return eksInfo{
-		endpoint:   c.Endpoint(),
-		caData:     c.CertificateAuthorities().Index(pulumi.Int(0)).Data(),
-		oidcIssuer: c.Identities().Index(pulumi.Int(0)).Oidcs().Index(pulumi.Int(0)).Issuer(),
-		clusterSG:  c.VpcConfig().ClusterSecurityGroupId(),
-		ready:      deps,
+// existingCluster is the target of install mode: a cluster that exists, read with a lookup.
+func (s scope) existingCluster(cl config.Cluster) target {
+	c := eks.LookupClusterOutput(s.ctx, eks.LookupClusterOutputArgs{Name: pulumi.String(cl.Name)})
+	return target{
+		kubeconfig:      Kubeconfig(cl.Name, s.env.Region, c.Endpoint(), c.CertificateAuthorities().Index(pulumi.Int(0)).Data()),
+		oidcProviderARN: pulumi.String(cl.OIDCProviderARN).ToStringOutput(),
 	}
 }
 
-// install wires a Karpenter installed by this stack: node role and access entry, controller role with its
+// install wires a Karpenter installed by this stack on t: node role and access entry, controller role with its
 // identity, and the Helm release. The release and the identities it runs with are retained on delete: taking a
 // cluster off the bus never uninstalls Karpenter from a live cluster (README, "Removing a cluster").
-func (d *declarer) install(queue *sqs.Queue, queueARN string) error {
-	cl, env := d.args.Cluster, d.args.Env
-	var ready []pulumi.Resource
-	if cl.Mode == config.ModeCreate {
-		created, err := d.createCluster()
-		if err != nil {
-			return err
-		}
-		ready = created
-	}
-	info := d.lookupCluster(ready)
-	if cl.Mode == config.ModeCreate {
-		if err := d.tagClusterSecurityGroup(info); err != nil {
-			return err
-		}
-	}
+func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutput, queueARN string) (wiring, error) {
+	env := s.env
 	retain := pulumi.RetainOnDelete(true)
 
-	nodeRoleName := queuename.Shorten("KarpenterNode-"+cl.Name, maxRoleName)
-	nodeRole, err := iam.NewRole(d.ctx, d.name("node-role"), &iam.RoleArgs{
-		Name:             pulumi.String(nodeRoleName),
+	nodeRole, err := iam.NewRole(s.ctx, s.name("node-role"), &iam.RoleArgs{
+		Name:             pulumi.String(iamname.Role("KarpenterNode-" + cl.Name)),
 		Description:      pulumi.String("Nodes Karpenter launches for cluster " + cl.Name),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("ec2"), nil).JSON()),
-		Tags:             d.tags,
-	}, d.parent(), retain)
+		Tags:             s.tags,
+	}, s.parent, retain)
 	if err != nil {
-		return fmt.Errorf("declaring the node role of %s: %w", cl.Name, err)
+		return wiring{}, fmt.Errorf("declaring the node role of %s: %w", cl.Name, err)
 	}
 	for _, p := range nodePolicies {
-		if _, err := iam.NewRolePolicyAttachment(d.ctx, d.name("node-"+p), &iam.RolePolicyAttachmentArgs{
-			Role: nodeRole.Name, PolicyArn: pulumi.String("arn:" + env.Partition + ":iam::aws:policy/" + p),
-		}, d.parent(), retain); err != nil {
-			return fmt.Errorf("attaching %s to the node role of %s: %w", p, cl.Name, err)
+		if _, err := iam.NewRolePolicyAttachment(s.ctx, s.name("node-"+p), &iam.RolePolicyAttachmentArgs{
+			Role: nodeRole.Name, PolicyArn: pulumi.String(env.AWSManagedPolicyARN(p)),
+		}, s.parent, retain); err != nil {
+			return wiring{}, fmt.Errorf("attaching %s to the node role of %s: %w", p, cl.Name, err)
 		}
 	}
-	access, err := eks.NewAccessEntry(d.ctx, d.name("node-access"), &eks.AccessEntryArgs{
-		ClusterName: pulumi.String(cl.Name), PrincipalArn: nodeRole.Arn, Type: pulumi.String("EC2_LINUX"), Tags: d.tags,
-	}, d.parent(), retain, pulumi.DependsOn(ready))
+	access, err := eks.NewAccessEntry(s.ctx, s.name("node-access"), &eks.AccessEntryArgs{
+		ClusterName: pulumi.String(cl.Name), PrincipalArn: nodeRole.Arn, Type: pulumi.String("EC2_LINUX"), Tags: s.tags,
+	}, s.parent, retain, pulumi.DependsOn(t.ready))
 	if err != nil {
-		return fmt.Errorf("declaring the node access entry of %s: %w", cl.Name, err)
+		return wiring{}, fmt.Errorf("declaring the node access entry of %s: %w", cl.Name, err)
 	}
 
-	trust := d.controllerTrust(info)
-	controllerRole, err := iam.NewRole(d.ctx, d.name("controller-role"), &iam.RoleArgs{
-		Name:             pulumi.String(queuename.Shorten("KarpenterController-"+cl.Name, maxRoleName)),
+	controllerRole, err := iam.NewRole(s.ctx, s.name("controller-role"), &iam.RoleArgs{
+		Name:             pulumi.String(iamname.Role("KarpenterController-" + cl.Name)),
 		Description:      pulumi.String("Karpenter's controller on cluster " + cl.Name),
-		AssumeRolePolicy: trust,
-		Tags:             d.tags,
-	}, d.parent(), retain)
+		AssumeRolePolicy: s.controllerTrust(cl, t),
+		Tags:             s.tags,
+	}, s.parent, retain)
 	if err != nil {
-		return fmt.Errorf("declaring the controller role of %s: %w", cl.Name, err)
+		return wiring{}, fmt.Errorf("declaring the controller role of %s: %w", cl.Name, err)
 	}
-	controllerPolicy, err := iam.NewRolePolicy(d.ctx, d.name("controller-policy"), &iam.RolePolicyArgs{
+	controllerPolicy, err := iam.NewRolePolicy(s.ctx, s.name("controller-policy"), &iam.RolePolicyArgs{
 		Name: pulumi.String("karpenter-controller"),
 		Role: controllerRole.Name,
 		Policy: nodeRole.Arn.ApplyT(func(nodeARN string) string {
 			return ControllerPolicy(env, cl.Name, nodeARN, queueARN).JSON()
 		}).(pulumi.StringOutput),
-	}, d.parent(), retain)
+	}, s.parent, retain)
 	if err != nil {
-		return fmt.Errorf("declaring the controller policy of %s: %w", cl.Name, err)
+		return wiring{}, fmt.Errorf("declaring the controller policy of %s: %w", cl.Name, err)
 	}
 	deps := []pulumi.Resource{controllerPolicy, access}
 	if cl.Identity == config.IdentityPodIdentity {
-		assoc, err := eks.NewPodIdentityAssociation(d.ctx, d.name("pod-identity"), &eks.PodIdentityAssociationArgs{
+		assoc, err := eks.NewPodIdentityAssociation(s.ctx, s.name("pod-identity"), &eks.PodIdentityAssociationArgs{
 			ClusterName: pulumi.String(cl.Name), Namespace: pulumi.String(cl.Karpenter.Namespace),
-			ServiceAccount: pulumi.String(cl.Karpenter.ServiceAccount), RoleArn: controllerRole.Arn, Tags: d.tags,
-		}, d.parent(), retain, pulumi.DependsOn(ready))
+			ServiceAccount: pulumi.String(cl.Karpenter.ServiceAccount), RoleArn: controllerRole.Arn, Tags: s.tags,
+		}, s.parent, retain, pulumi.DependsOn(t.ready))
 		if err != nil {
-			return fmt.Errorf("declaring the pod identity association of %s: %w", cl.Name, err)
+			return wiring{}, fmt.Errorf("declaring the pod identity association of %s: %w", cl.Name, err)
 		}
 		deps = append(deps, assoc)
 	}
 
-	k8s, err := kubernetes.NewProvider(d.ctx, d.name("k8s"), &kubernetes.ProviderArgs{
-		Kubeconfig: Kubeconfig(cl.Name, env.Region, info.endpoint, info.caData),
-	}, d.parent(), pulumi.DependsOn(ready))
+	k8s, err := kubernetes.NewProvider(s.ctx, s.name("k8s"), &kubernetes.ProviderArgs{Kubeconfig: t.kubeconfig},
+		s.parent, pulumi.DependsOn(t.ready))
 	if err != nil {
-		return fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
+		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
 	}
-	if _, err := helmv3.NewRelease(d.ctx, d.name("karpenter"), &helmv3.ReleaseArgs{
+	if _, err := helmv3.NewRelease(s.ctx, s.name("karpenter"), &helmv3.ReleaseArgs{
 		Name:      pulumi.String("karpenter"),
 		Chart:     pulumi.String(Chart),
 		Version:   pulumi.String(cl.Karpenter.Version),
 		Namespace: pulumi.String(cl.Karpenter.Namespace),
-		Values:    Values(cl, queue.Name, controllerRole.Arn),
-	}, d.parent(), pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)); err != nil {
-		return fmt.Errorf("declaring the Karpenter release of %s: %w", cl.Name, err)
+		Values:    Values(cl, queueName, controllerRole.Arn),
+	}, s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)); err != nil {
+		return wiring{}, fmt.Errorf("declaring the Karpenter release of %s: %w", cl.Name, err)
 	}
-	d.comp.ControllerRoleARN = controllerRole.Arn
-	d.comp.NodeRoleName = nodeRole.Name
-	return nil
+	return wiring{controllerRoleARN: controllerRole.Arn, nodeRoleName: nodeRole.Name}, nil
 }
 
 // controllerTrust lets only Karpenter's service account take the controller role: through EKS Pod Identity, or
 // through the cluster's OIDC provider (IRSA).
-func (d *declarer) controllerTrust(info eksInfo) pulumi.StringOutput {
-	cl, env := d.args.Cluster, d.args.Env
+func (s scope) controllerTrust(cl config.Cluster, t target) pulumi.StringOutput {
 	if cl.Identity == config.IdentityPodIdentity {
-		return pulumi.String(policy.AssumableBy(env.Principal("pods.eks"),
-			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}},
+		return pulumi.String(policy.AssumableBy(s.env.Principal("pods.eks"),
+			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": s.env.Account}},
 			"sts:AssumeRole", "sts:TagSession").JSON()).ToStringOutput()
 	}
-	irsa := func(providerARN, issuer string) string {
-		host := strings.TrimPrefix(issuer, "https://")
-		return policy.New(policy.Statement{
-			Effect: "Allow", Principal: map[string]string{"Federated": providerARN}, Action: []string{"sts:AssumeRoleWithWebIdentity"},
-			Condition: map[string]map[string]any{"StringEquals": {
-				host + ":sub": "system:serviceaccount:" + cl.Karpenter.Namespace + ":" + cl.Karpenter.ServiceAccount,
-				host + ":aud": "sts.amazonaws.com",
-			}},
-		}).JSON()
-	}
-	if cl.Mode == config.ModeCreate {
-		// pulumi-eks made the provider: its ARN follows from the issuer.
-		return info.oidcIssuer.ApplyT(func(issuer string) string {
-			arn := fmt.Sprintf("arn:%s:iam::%s:oidc-provider/%s", env.Partition, env.Account, strings.TrimPrefix(issuer, "https://"))
-			return irsa(arn, issuer)
-		}).(pulumi.StringOutput)
-	}
-	return info.oidcIssuer.ApplyT(func(issuer string) string { return irsa(cl.OIDCProviderARN, issuer) }).(pulumi.StringOutput)
+	return t.oidcProviderARN.ApplyT(func(providerARN string) string {
+		return IRSATrust(providerARN, cl.Karpenter.Namespace, cl.Karpenter.ServiceAccount).JSON()
+	}).(pulumi.StringOutput)
+}
+
+// IRSATrust lets the service account namespace/serviceAccount assume a role through the OIDC provider
+// providerARN. The condition keys are the provider's issuer, taken from its ARN, so the two cannot disagree.
+func IRSATrust(providerARN, namespace, serviceAccount string) policy.Document {
+	_, host, _ := strings.Cut(providerARN, ":oidc-provider/")
+	return policy.New(policy.Statement{
+		Effect: "Allow", Principal: map[string]string{"Federated": providerARN}, Action: []string{"sts:AssumeRoleWithWebIdentity"},
+		Condition: map[string]map[string]any{"StringEquals": {
+			host + ":sub": "system:serviceaccount:" + namespace + ":" + serviceAccount,
+			host + ":aud": "sts.amazonaws.com",
+		}},
+	})
 }
 
 // Values are the chart values: the configured extras, then what the bus sets (which they may not override):

@@ -1,13 +1,62 @@
-// Package dashboard builds the bus's CloudWatch dashboard: events in by kind, forwarded per cluster, dropped by
-// reason, forward lag, the queues' depth and age, and the router's errors and throttles.
+// Package dashboard declares the bus's CloudWatch dashboard: events in by kind, forwarded per cluster, dropped
+// by reason, forward lag, the queues' depth and age, and the router's errors and throttles.
 package dashboard
 
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
-// Names are what the dashboard shows.
+// Type is the component's type token.
+const Type = "karpenter-interruption-bus:index:Dashboard"
+
+// Args name the dashboard and what it shows.
+type Args struct {
+	// Name is the dashboard's; Bus is the router's Bus dimension, Namespace its metrics namespace.
+	Name, Bus, Namespace, Region string
+	CentralQueueName             pulumi.StringInput
+	DLQName                      pulumi.StringInput
+	FunctionName                 pulumi.StringInput
+}
+
+// Dashboard is the declared dashboard.
+type Dashboard struct {
+	pulumi.ResourceState
+
+	DashboardName pulumi.StringOutput `pulumi:"dashboardName"`
+}
+
+// New declares the dashboard.
+func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Dashboard, error) {
+	d := &Dashboard{}
+	if err := ctx.RegisterComponentResource(Type, name, d, opts...); err != nil {
+		return nil, err
+	}
+	body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {
+		return NewBody(Names{
+			Namespace: args.Namespace, Bus: args.Bus, Region: args.Region,
+			CentralQueue: v[0].(string), DLQ: v[1].(string), Function: v[2].(string),
+		}).JSON()
+	}).(pulumi.StringOutput)
+	db, err := cloudwatch.NewDashboard(ctx, name, &cloudwatch.DashboardArgs{
+		DashboardName: pulumi.String(args.Name), DashboardBody: body,
+	}, pulumi.Parent(d))
+	if err != nil {
+		return nil, fmt.Errorf("declaring the dashboard: %w", err)
+	}
+	d.DashboardName = db.DashboardName
+	if err := ctx.RegisterResourceOutputs(d, pulumi.Map{"dashboardName": d.DashboardName}); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Names are what the dashboard's body shows.
 type Names struct {
 	Namespace, Bus, Region, CentralQueue, DLQ, Function string
 }
@@ -38,25 +87,27 @@ type Properties struct {
 	Metrics  [][]any `json:"metrics,omitempty"`
 }
 
-// New returns the dashboard for the bus named in n.
-func New(n Names) Body {
+// NewBody returns the dashboard body for the bus named in n.
+func NewBody(n Names) Body {
 	// The router's dimension values (kinds, clusters, reasons) are not known in advance: SEARCH finds them.
 	search := func(dim, metric, stat string) [][]any {
-		expr := fmt.Sprintf(`SEARCH('{%s,Bus,%s} MetricName="%s" Bus="%s"', '%s', 60)`, n.Namespace, dim, metric, n.Bus, stat)
+		expr := fmt.Sprintf(`SEARCH('{%s,%s,%s} MetricName="%s" %s="%s"', '%s', 60)`,
+			n.Namespace, contract.DimBus, dim, metric, contract.DimBus, n.Bus, stat)
 		return [][]any{{map[string]any{"expression": expr, "id": "e1", "label": ""}}}
 	}
 	metric := func(title, stat string, metrics [][]any) Properties {
 		return Properties{Title: title, Region: n.Region, View: "timeSeries", Stat: stat, Period: 60, Metrics: metrics}
 	}
 	busMetric := func(name, stat, label string) []any {
-		return []any{n.Namespace, name, "Bus", n.Bus, map[string]any{"stat": stat, "label": label}}
+		return []any{n.Namespace, name, contract.DimBus, n.Bus, map[string]any{"stat": stat, "label": label}}
 	}
 	widgets := []Properties{
-		metric("Events in, by kind", "Sum", search("Kind", "Received", "Sum")),
-		metric("Forwarded, per cluster", "Sum", search("Cluster", "Forwarded", "Sum")),
-		metric("Dropped, by reason", "Sum", search("Reason", "Dropped", "Sum")),
+		metric("Events in, by kind", "Sum", search(contract.DimKind, contract.MetricReceived, "Sum")),
+		metric("Forwarded, per cluster", "Sum", search(contract.DimCluster, contract.MetricForwarded, "Sum")),
+		metric("Dropped, by reason", "Sum", search(contract.DimReason, contract.MetricDropped, "Sum")),
 		metric("Forward lag (event time to forwarding)", "p99", [][]any{
-			busMetric("ForwardLag", "p50", "p50"), busMetric("ForwardLag", "p99", "p99"), busMetric("ForwardLag", "Maximum", "max"),
+			busMetric(contract.MetricForwardLag, "p50", "p50"), busMetric(contract.MetricForwardLag, "p99", "p99"),
+			busMetric(contract.MetricForwardLag, "Maximum", "max"),
 		}),
 		metric("Queues", "Maximum", [][]any{
 			{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", n.DLQ, map[string]any{"label": "dead-letter queue depth"}},
@@ -66,7 +117,7 @@ func New(n Names) Body {
 		metric("Router", "Sum", [][]any{
 			{"AWS/Lambda", "Errors", "FunctionName", n.Function, map[string]any{"label": "errors"}},
 			{"AWS/Lambda", "Throttles", "FunctionName", n.Function, map[string]any{"label": "throttles"}},
-			busMetric("Retried", "Sum", "messages retried"),
+			busMetric(contract.MetricRetried, "Sum", "messages retried"),
 		}),
 	}
 	b := Body{Widgets: []Widget{{Type: "text", Width: 24, Height: 2, Properties: Properties{

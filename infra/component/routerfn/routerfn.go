@@ -4,7 +4,6 @@ package routerfn
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -12,26 +11,35 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
 const Type = "karpenter-interruption-bus:index:Router"
 
-// MetricsNamespace is where the router's EMF metrics land; alarms and the dashboard read them there.
-const MetricsNamespace = "KarpenterInterruptionBus"
-
 // Args configure the router.
 type Args struct {
-	Config config.Config
-	Env    awsenv.Env
-	Tags   pulumi.StringMap
+	// FunctionName names the function, its role and its log group.
+	FunctionName string
+	// RoleDescription says whose router the role runs.
+	RoleDescription string
+	// Settings become the function's environment.
+	Settings         contract.Settings
+	MemoryMB         int
+	TimeoutSeconds   int
+	LogRetentionDays int
+	// BatchSize, MaximumBatchingWindowSeconds and MaximumConcurrency shape the event source mapping.
+	BatchSize                    int
+	MaximumBatchingWindowSeconds int
+	MaximumConcurrency           int
 	// Artifact is the built router (routerbuild.Build).
 	Artifact routerbuild.Artifact
 	// CentralQueueARN is the queue the router reads.
 	CentralQueueARN pulumi.StringInput
+	Env             awsenv.Env
+	Tags            pulumi.StringMap
 }
 
 // Router is the deployed function.
@@ -50,14 +58,18 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err := ctx.RegisterComponentResource(Type, name, r, opts...); err != nil {
 		return nil, err
 	}
-	cfg, env := args.Config, args.Env
+	env := args.Env
 	parent := pulumi.Parent(r)
-	fnName := cfg.NamePrefix + "-router"
+	fnName := args.FunctionName
 	logGroupName := "/aws/lambda/" + fnName
+	environment := args.Settings.Environ()
+	if n := contract.EnvironSize(environment); n > contract.MaxEnvironSize {
+		return nil, fmt.Errorf("the router's environment is %d bytes, over Lambda's %d", n, contract.MaxEnvironSize)
+	}
 
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
 		Name:             pulumi.String(fnName),
-		Description:      pulumi.String("Runs the karpenter-interruption-bus router of stack " + cfg.Stack),
+		Description:      pulumi.String(args.RoleDescription),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("lambda"), nil).JSON()),
 		Tags:             args.Tags,
 	}, parent)
@@ -65,7 +77,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, fmt.Errorf("declaring the router role: %w", err)
 	}
 	rolePolicy := args.CentralQueueARN.ToStringOutput().ApplyT(func(central string) string {
-		return Policy(env, cfg.QueuePrefix, central, logGroupName).JSON()
+		return Policy(env, args.Settings.ClusterQueuePrefix, central, logGroupName).JSON()
 	}).(pulumi.StringOutput)
 	inline, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
 		Name: pulumi.String("router"), Role: role.Name, Policy: rolePolicy,
@@ -75,7 +87,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	logs, err := cloudwatch.NewLogGroup(ctx, name, &cloudwatch.LogGroupArgs{
 		Name:            pulumi.String(logGroupName),
-		RetentionInDays: pulumi.Int(cfg.Router.LogRetentionDays),
+		RetentionInDays: pulumi.Int(args.LogRetentionDays),
 		Tags:            args.Tags,
 	}, parent)
 	if err != nil {
@@ -90,9 +102,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		Handler:        pulumi.String(routerbuild.Handler),
 		Code:           pulumi.NewFileArchive(args.Artifact.Zip),
 		SourceCodeHash: pulumi.String(args.Artifact.SourceCodeHash),
-		MemorySize:     pulumi.Int(cfg.Router.MemoryMB),
-		Timeout:        pulumi.Int(cfg.Router.TimeoutSeconds),
-		Environment:    &lambda.FunctionEnvironmentArgs{Variables: pulumi.ToStringMap(Environment(cfg))},
+		MemorySize:     pulumi.Int(args.MemoryMB),
+		Timeout:        pulumi.Int(args.TimeoutSeconds),
+		Environment:    &lambda.FunctionEnvironmentArgs{Variables: pulumi.ToStringMap(environment)},
 		LoggingConfig: &lambda.FunctionLoggingConfigArgs{
 			LogFormat: pulumi.String("Text"), // EMF lines are extracted from the raw JSON lines
 			LogGroup:  logs.Name,
@@ -105,11 +117,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if _, err := lambda.NewEventSourceMapping(ctx, name, &lambda.EventSourceMappingArgs{
 		EventSourceArn:                 args.CentralQueueARN,
 		FunctionName:                   fn.Arn,
-		BatchSize:                      pulumi.Int(cfg.Router.BatchSize),
-		MaximumBatchingWindowInSeconds: pulumi.Int(cfg.Router.MaximumBatchingWindowSeconds),
+		BatchSize:                      pulumi.Int(args.BatchSize),
+		MaximumBatchingWindowInSeconds: pulumi.Int(args.MaximumBatchingWindowSeconds),
 		FunctionResponseTypes:          pulumi.StringArray{pulumi.String("ReportBatchItemFailures")},
 		ScalingConfig: &lambda.EventSourceMappingScalingConfigArgs{
-			MaximumConcurrency: pulumi.Int(cfg.Router.MaximumConcurrency),
+			MaximumConcurrency: pulumi.Int(args.MaximumConcurrency),
 		},
 		Tags: args.Tags,
 	}, parent, pulumi.DependsOn([]pulumi.Resource{inline})); err != nil {
@@ -139,18 +151,4 @@ func Policy(env awsenv.Env, queuePrefix, centralQueueARN, logGroupName string) p
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
 	)
-}
-
-// Environment is the router's environment; README.md documents each variable.
-func Environment(cfg config.Config) map[string]string {
-	env := map[string]string{
-		"CLUSTER_QUEUE_PREFIX": cfg.QueuePrefix,
-		"BUS_NAME":             cfg.NamePrefix,
-		"METRICS_NAMESPACE":    MetricsNamespace,
-		"LOG_LEVEL":            cfg.Router.LogLevel,
-	}
-	if len(cfg.Router.OwnerTagKeys) > 0 {
-		env["OWNER_TAG_KEYS"] = strings.Join(cfg.Router.OwnerTagKeys, ",")
-	}
-	return env
 }

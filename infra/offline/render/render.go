@@ -13,13 +13,12 @@ import (
 	"text/tabwriter"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stackconfig"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/stackconfig"
 )
 
 // Resource is one declared resource in the JSON output.
@@ -62,8 +61,8 @@ func Config(cfg map[string]string, stack string, opts infra.Options) ([]Resource
 			os.Unsetenv("PULUMI_CONFIG")
 		}
 	}()
-	m := &mocks.Mocks{}
-	if err := pulumi.RunErr(infra.Program(opts), pulumi.WithMocks(config.Namespace, stack, m)); err != nil {
+	m, err := (&mocks.Mocks{}).Run(config.Namespace, stack, infra.Program(opts))
+	if err != nil {
 		return nil, err
 	}
 	var out []Resource

@@ -12,7 +12,7 @@ import (
 )
 
 func TestRenderDevStack(t *testing.T) {
-	rs, err := Stack(filepath.Join("..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
+	rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestRenderDevStack(t *testing.T) {
 
 func TestRenderIsDeterministic(t *testing.T) {
 	render := func() string {
-		rs, err := Stack(filepath.Join("..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
+		rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
 		if err != nil {
 			t.Fatal(err)
 		}

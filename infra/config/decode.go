@@ -1,0 +1,122 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// problems collects "path: reason" lines while decoding and validating.
+type problems []string
+
+func (p *problems) addf(path, format string, args ...any) {
+	*p = append(*p, path+": "+fmt.Sprintf(format, args...))
+}
+
+// decode reads every key through get (a Pulumi config getter: key without namespace -> value, "" when unset;
+// structured values are JSON text) into c, which holds the defaults; a key that is absent keeps its default.
+func decode(c *Config, get func(key string) string, p *problems) {
+	c.NamePrefix = get("namePrefix")
+	c.QueuePrefix = get("queuePrefix")
+	if text := get("clusters"); text != "" {
+		var raw []json.RawMessage
+		if p.decode("clusters", text, &raw) {
+			for i, r := range raw {
+				var cl Cluster
+				// A failed entry stays, empty, so later checks keep the indexes of the stack file.
+				p.decode(fmt.Sprintf("clusters[%d]", i), string(r), &cl)
+				c.Clusters = append(c.Clusters, cl)
+			}
+		}
+	}
+	for key, v := range map[string]any{
+		"router": &c.Router, "centralQueue": &c.CentralQueue, "alarms": &c.Alarms, "tags": &c.Tags, "dashboard": &c.Dashboard,
+	} {
+		if text := get(key); text != "" {
+			p.decode(key, text, v)
+		}
+	}
+}
+
+// decode unmarshals the JSON text of path into v, rejecting unknown keys, matched exactly (encoding/json
+// alone would accept "batchsize" for "batchSize").
+func (p *problems) decode(path, text string, v any) bool {
+	if !p.exactKeys(path, text, v) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return true
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr) && typeErr.Field != "":
+		p.addf(path+"."+typeErr.Field, "must be %s, not a JSON %s", kindOf(typeErr.Type), typeErr.Value)
+	case errors.As(err, &typeErr):
+		p.addf(path, "must be %s, not a JSON %s", kindOf(typeErr.Type), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		p.addf(path, "is not valid JSON: %v", err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		p.addf(path, "unknown key %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		p.addf(path, "%v", err)
+	}
+	return false
+}
+
+// exactKeys reports keys of the JSON object text that no json tag of the struct v points to names exactly.
+func (p *problems) exactKeys(path, text string, v any) bool {
+	t := reflect.TypeOf(v).Elem()
+	if t.Kind() != reflect.Struct {
+		return true
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(text), &obj) != nil {
+		return true // not an object: decode reports it
+	}
+	known := map[string]bool{}
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag != "" && tag != "-" {
+			known[tag] = true
+		}
+	}
+	ok := true
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if known[k] {
+			continue
+		}
+		ok = false
+		hint := ""
+		for want := range known {
+			if strings.EqualFold(want, k) {
+				hint = fmt.Sprintf(" (did you mean %q?)", want)
+			}
+		}
+		p.addf(path, "unknown key %q%s", k, hint)
+	}
+	return ok
+}
+
+// kindOf names the JSON kind a Go type decodes from.
+func kindOf(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct, reflect.Pointer, reflect.Interface:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	default:
+		return "a number"
+	}
+}

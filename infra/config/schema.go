@@ -1,0 +1,214 @@
+// Package config reads the stack configuration once into typed structs and validates all of it before any
+// resource is declared. It has three parts: the schema with its defaults (this file), decoding (decode.go),
+// and validation (validate.go), which checks and never fills in. Every problem is reported at once, each with
+// its path and reason ("clusters[2].name: duplicate of clusters[0]").
+package config
+
+import (
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// Namespace is the project's configuration namespace: keys are "karpenter-interruption-bus:<key>".
+const Namespace = "karpenter-interruption-bus"
+
+// Config is the validated stack configuration. README.md documents every key.
+type Config struct {
+	// Stack is the Pulumi stack name.
+	Stack string
+	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
+	// not collide. Key namePrefix; default "kib-<stack>".
+	NamePrefix string
+	// QueuePrefix starts every cluster queue name. Key queuePrefix; default NamePrefix + "-".
+	QueuePrefix  string
+	Clusters     []Cluster
+	Router       Router
+	CentralQueue CentralQueue
+	Alarms       Alarms
+	Dashboard    bool
+	Tags         map[string]string
+}
+
+// Mode is how a cluster's Karpenter is wired to the bus.
+type Mode string
+
+const (
+	// ModeInstall installs Karpenter on an existing EKS cluster: controller and node roles, identity, access
+	// entry, Helm release reading this cluster's queue.
+	ModeInstall Mode = "install"
+	// ModeExistingRole leaves Karpenter to whoever manages it: the interruption policy is attached to its
+	// controller role, and the chart value to set is an output.
+	ModeExistingRole Mode = "existing-role"
+	// ModeCreate creates the EKS cluster too (pulumi-eks), then installs as ModeInstall does.
+	ModeCreate Mode = "create"
+)
+
+// Modes are the values of Mode, the default first.
+var Modes = []Mode{ModeInstall, ModeExistingRole, ModeCreate}
+
+// InstallsKarpenter reports whether the stack installs Karpenter in this mode.
+func (m Mode) InstallsKarpenter() bool { return m == ModeInstall || m == ModeCreate }
+
+// Identity is how Karpenter's controller gets its IAM role.
+type Identity string
+
+const (
+	// IdentityPodIdentity uses EKS Pod Identity.
+	IdentityPodIdentity Identity = "pod-identity"
+	// IdentityIRSA uses IAM roles for service accounts, through the cluster's IAM OIDC provider.
+	IdentityIRSA Identity = "irsa"
+)
+
+// Identities are the values of Identity, the default first.
+var Identities = []Identity{IdentityPodIdentity, IdentityIRSA}
+
+// DefaultKarpenterVersion is the chart installed when karpenter.version is not set.
+const DefaultKarpenterVersion = "1.6.3"
+
+// Cluster is one entry of clusters.
+type Cluster struct {
+	Name     string   `json:"name"`
+	Mode     Mode     `json:"mode"`
+	Identity Identity `json:"identity"`
+	// OIDCProviderARN is the cluster's IAM OIDC provider, for irsa in install mode.
+	OIDCProviderARN string `json:"oidcProviderArn"`
+	// ControllerRoleName is Karpenter's existing controller role, for existing-role mode.
+	ControllerRoleName string    `json:"controllerRoleName"`
+	Karpenter          Karpenter `json:"karpenter"`
+	Create             *Create   `json:"create"`
+	FIS                FIS       `json:"fis"`
+}
+
+// Karpenter configures the Helm release (install and create modes).
+type Karpenter struct {
+	Version        string `json:"version"`
+	Namespace      string `json:"namespace"`
+	ServiceAccount string `json:"serviceAccount"`
+	// Values are extra chart values, merged under the ones the bus sets.
+	Values map[string]any `json:"values"`
+}
+
+// Create configures a new EKS cluster (create mode).
+type Create struct {
+	VpcID             string   `json:"vpcId"`
+	SubnetIDs         []string `json:"subnetIds"`
+	KubernetesVersion string   `json:"kubernetesVersion"`
+	// SystemNodes is the managed node group Karpenter itself runs on.
+	SystemNodes SystemNodes `json:"systemNodes"`
+}
+
+// SystemNodes sizes the system node group.
+type SystemNodes struct {
+	InstanceType string `json:"instanceType"`
+	Min          int    `json:"min"`
+	Max          int    `json:"max"`
+	Desired      int    `json:"desired"`
+}
+
+// FIS configures the optional spot interruption experiment.
+type FIS struct {
+	Enabled bool `json:"enabled"`
+}
+
+// Router configures the router Lambda and its event source mapping (key router).
+type Router struct {
+	BatchSize                    int      `json:"batchSize"`
+	MaximumBatchingWindowSeconds int      `json:"maximumBatchingWindowSeconds"`
+	MaximumConcurrency           int      `json:"maximumConcurrency"`
+	MemoryMB                     int      `json:"memoryMb"`
+	TimeoutSeconds               int      `json:"timeoutSeconds"`
+	LogRetentionDays             int      `json:"logRetentionDays"`
+	LogLevel                     string   `json:"logLevel"`
+	OwnerTagKeys                 []string `json:"ownerTagKeys"`
+}
+
+// VisibilityTimeout is the central queue's visibility timeout: AWS asks for at least 6 times the function
+// timeout, plus the batching window.
+func (r Router) VisibilityTimeout() int {
+	return 6*r.TimeoutSeconds + r.MaximumBatchingWindowSeconds
+}
+
+// CentralQueue configures the buffering queue and its dead-letter queue (key centralQueue).
+type CentralQueue struct {
+	MessageRetentionSeconds int `json:"messageRetentionSeconds"`
+	MaxReceiveCount         int `json:"maxReceiveCount"`
+	// EventMaxAgeSeconds bounds how long EventBridge keeps retrying delivery to the central queue.
+	EventMaxAgeSeconds int `json:"eventMaxAgeSeconds"`
+}
+
+// Alarms configures the CloudWatch alarms (key alarms).
+type Alarms struct {
+	// TopicARN receives alarm and OK notifications when set.
+	TopicARN string `json:"topicArn"`
+	// OldestMessageAgeSeconds is the central queue's age alarm threshold.
+	OldestMessageAgeSeconds int `json:"oldestMessageAgeSeconds"`
+}
+
+// Defaults of the objects whose keys are all optional. A key absent from the stack keeps its default; decoding
+// starts from these.
+var (
+	DefaultRouter = Router{
+		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 5, MemoryMB: 256, TimeoutSeconds: 30,
+		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel,
+	}
+	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 5, EventMaxAgeSeconds: 300}
+	DefaultAlarms       = Alarms{OldestMessageAgeSeconds: 60}
+	DefaultSystemNodes  = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
+)
+
+// Defaults of a cluster entry's Karpenter release.
+const (
+	DefaultNamespace      = "kube-system"
+	DefaultServiceAccount = "karpenter"
+)
+
+// defaults returns a new configuration of stack with every default.
+func defaults(stack string) Config {
+	return Config{Stack: stack, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms}
+}
+
+// applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's
+// unset fields.
+func applyDefaults(c *Config) {
+	if c.NamePrefix == "" {
+		c.NamePrefix = "kib-" + c.Stack
+	}
+	if c.QueuePrefix == "" {
+		c.QueuePrefix = c.NamePrefix + "-"
+	}
+	for i := range c.Clusters {
+		c.Clusters[i].applyDefaults()
+	}
+}
+
+func (cl *Cluster) applyDefaults() {
+	if cl.Mode == "" {
+		cl.Mode = Modes[0]
+	}
+	if cl.Identity == "" && cl.Mode.InstallsKarpenter() {
+		cl.Identity = Identities[0]
+	}
+	if cl.Karpenter.Version == "" {
+		cl.Karpenter.Version = DefaultKarpenterVersion
+	}
+	if cl.Karpenter.Namespace == "" {
+		cl.Karpenter.Namespace = DefaultNamespace
+	}
+	if cl.Karpenter.ServiceAccount == "" {
+		cl.Karpenter.ServiceAccount = DefaultServiceAccount
+	}
+	if c := cl.Create; c != nil {
+		d := DefaultSystemNodes
+		if c.SystemNodes.InstanceType == "" {
+			c.SystemNodes.InstanceType = d.InstanceType
+		}
+		if c.SystemNodes.Min == 0 {
+			c.SystemNodes.Min = d.Min
+		}
+		if c.SystemNodes.Max == 0 {
+			c.SystemNodes.Max = max(d.Max, c.SystemNodes.Min)
+		}
+		if c.SystemNodes.Desired == 0 {
+			c.SystemNodes.Desired = min(max(d.Desired, c.SystemNodes.Min), c.SystemNodes.Max)
+		}
+	}
+}

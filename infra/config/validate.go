@@ -1,0 +1,213 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+)
+
+// logRetentionDays are the values CloudWatch Logs accepts.
+var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
+
+// MaxNamePrefix leaves room for the longest suffix ("-router-events" on a 64-character IAM role name).
+const MaxNamePrefix = 40
+
+var (
+	namePrefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+	snsARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`)
+	semverRE     = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	k8sNameRE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	roleNameRE   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	oidcARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider/.+$`)
+	vpcRE        = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
+	subnetRE     = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+	// k8sVersionRE is a Kubernetes minor version as EKS takes it.
+	k8sVersionRE = regexp.MustCompile(`^1\.[0-9]{2}$`)
+)
+
+// validate checks c, whose defaults are applied, and adds every problem to p. It changes nothing.
+func validate(c Config, p *problems) {
+	if len(c.NamePrefix) > MaxNamePrefix || !namePrefixRE.MatchString(c.NamePrefix) {
+		p.addf("namePrefix", "%q must be 1 to %d letters, digits and '-', starting with a letter or digit (set namePrefix when the stack name does not fit)", c.NamePrefix, MaxNamePrefix)
+	}
+	if err := queuename.ValidatePrefix(c.QueuePrefix); err != nil {
+		p.addf("queuePrefix", "%v", err)
+	}
+	validateClusters(c.Clusters, p)
+	validateRouter(c.Router, p)
+	validateCentralQueue(c.CentralQueue, c.Router, p)
+	validateAlarms(c.Alarms, p)
+	validateTags(c.Tags, p)
+}
+
+// oneOf formats the allowed values of a string type.
+func oneOf[S ~string](values []S) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func validateClusters(clusters []Cluster, p *problems) {
+	first := map[string]int{}
+	for i, cl := range clusters {
+		at := func(field string) string { return fmt.Sprintf("clusters[%d].%s", i, field) }
+		if cl.Name == "" {
+			p.addf(at("name"), "is required")
+		} else if err := queuename.ValidateCluster(cl.Name); err != nil {
+			p.addf(at("name"), "%v", err)
+		} else if j, dup := first[cl.Name]; dup {
+			p.addf(at("name"), "duplicate of clusters[%d]", j)
+		} else {
+			first[cl.Name] = i
+		}
+		if !slices.Contains(Modes, cl.Mode) {
+			p.addf(at("mode"), "%q is not one of %s", cl.Mode, oneOf(Modes))
+			continue
+		}
+		if cl.Mode.InstallsKarpenter() && !slices.Contains(Identities, cl.Identity) {
+			p.addf(at("identity"), "%q is not one of %s", cl.Identity, oneOf(Identities))
+		}
+		switch {
+		case cl.Mode == ModeInstall && cl.Identity == IdentityIRSA && cl.OIDCProviderARN == "":
+			p.addf(at("oidcProviderArn"), "is required with identity irsa: the ARN of the cluster's IAM OIDC provider")
+		case cl.OIDCProviderARN != "" && (cl.Mode != ModeInstall || cl.Identity != IdentityIRSA):
+			p.addf(at("oidcProviderArn"), "applies only to mode install with identity irsa (create mode makes its own provider)")
+		case cl.OIDCProviderARN != "" && !oidcARNRE.MatchString(cl.OIDCProviderARN):
+			p.addf(at("oidcProviderArn"), "%q is not an IAM OIDC provider ARN", cl.OIDCProviderARN)
+		}
+		switch {
+		case cl.Mode == ModeExistingRole && cl.ControllerRoleName == "":
+			p.addf(at("controllerRoleName"), "is required with mode existing-role: the name of Karpenter's controller role")
+		case cl.Mode != ModeExistingRole && cl.ControllerRoleName != "":
+			p.addf(at("controllerRoleName"), "applies only to mode existing-role")
+		case cl.ControllerRoleName != "" && !roleNameRE.MatchString(cl.ControllerRoleName):
+			p.addf(at("controllerRoleName"), "%q is not an IAM role name", cl.ControllerRoleName)
+		}
+		if cl.Mode == ModeExistingRole && cl.Identity != "" {
+			p.addf(at("identity"), "applies only to modes install and create")
+		}
+		validateKarpenter(at, cl.Karpenter, p)
+		validateCreate(at, cl, p)
+	}
+}
+
+func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
+	if !semverRE.MatchString(k.Version) {
+		p.addf(at("karpenter.version"), "%q is not a chart version such as %s", k.Version, DefaultKarpenterVersion)
+	}
+	if !k8sNameRE.MatchString(k.Namespace) || len(k.Namespace) > 63 {
+		p.addf(at("karpenter.namespace"), "%q is not a Kubernetes namespace name", k.Namespace)
+	}
+	if !k8sNameRE.MatchString(k.ServiceAccount) || len(k.ServiceAccount) > 63 {
+		p.addf(at("karpenter.serviceAccount"), "%q is not a Kubernetes service account name", k.ServiceAccount)
+	}
+	if settings, ok := k.Values["settings"].(map[string]any); ok {
+		for _, key := range []string{"clusterName", "interruptionQueue"} {
+			if _, set := settings[key]; set {
+				p.addf(at("karpenter.values.settings."+key), "is set by the bus and must not be overridden")
+			}
+		}
+	}
+}
+
+func validateCreate(at func(string) string, cl Cluster, p *problems) {
+	c := cl.Create
+	switch {
+	case cl.Mode == ModeCreate && c == nil:
+		p.addf(at("create"), "is required with mode create: at least vpcId and subnetIds")
+		return
+	case cl.Mode != ModeCreate && c != nil:
+		p.addf(at("create"), "applies only to mode create")
+		return
+	case c == nil:
+		return
+	}
+	if !vpcRE.MatchString(c.VpcID) {
+		p.addf(at("create.vpcId"), "%q is not a VPC ID", c.VpcID)
+	}
+	if len(c.SubnetIDs) < 2 {
+		p.addf(at("create.subnetIds"), "needs at least 2 subnets, in different availability zones, as EKS requires")
+	}
+	for j, s := range c.SubnetIDs {
+		if !subnetRE.MatchString(s) {
+			p.addf(at(fmt.Sprintf("create.subnetIds[%d]", j)), "%q is not a subnet ID", s)
+		}
+	}
+	if v := c.KubernetesVersion; v != "" && !k8sVersionRE.MatchString(v) {
+		p.addf(at("create.kubernetesVersion"), "%q is not a Kubernetes minor version such as 1.33", v)
+	}
+	n := c.SystemNodes
+	if n.Min < 1 || n.Max < n.Min || n.Desired < n.Min || n.Desired > n.Max {
+		p.addf(at("create.systemNodes"), "needs 1 <= min (%d) <= desired (%d) <= max (%d)", n.Min, n.Desired, n.Max)
+	}
+}
+
+func validateRouter(r Router, p *problems) {
+	between := func(path string, v, lo, hi int) {
+		if v < lo || v > hi {
+			p.addf(path, "%d is out of range %d to %d", v, lo, hi)
+		}
+	}
+	between("router.batchSize", r.BatchSize, 1, 10000)
+	between("router.maximumBatchingWindowSeconds", r.MaximumBatchingWindowSeconds, 0, 300)
+	if r.BatchSize > 10 && r.MaximumBatchingWindowSeconds < 1 {
+		p.addf("router.maximumBatchingWindowSeconds", "must be at least 1 when batchSize (%d) is over 10, as Lambda requires", r.BatchSize)
+	}
+	between("router.maximumConcurrency", r.MaximumConcurrency, 2, 1000)
+	between("router.memoryMb", r.MemoryMB, 128, 10240)
+	between("router.timeoutSeconds", r.TimeoutSeconds, 3, 900)
+	if !slices.Contains(logRetentionDays, r.LogRetentionDays) {
+		p.addf("router.logRetentionDays", "%d is not a CloudWatch Logs retention (one of %v)", r.LogRetentionDays, logRetentionDays)
+	}
+	if !slices.Contains(contract.LogLevels, r.LogLevel) {
+		p.addf("router.logLevel", "%q is not one of %s", r.LogLevel, oneOf(contract.LogLevels))
+	}
+	for i, k := range r.OwnerTagKeys {
+		if strings.TrimSpace(k) == "" || strings.Contains(k, ",") || len(k) > 128 {
+			p.addf(fmt.Sprintf("router.ownerTagKeys[%d]", i), "%q must be a tag key of 1 to 128 characters without commas", k)
+		}
+	}
+}
+
+func validateCentralQueue(q CentralQueue, r Router, p *problems) {
+	if q.MessageRetentionSeconds < 60 || q.MessageRetentionSeconds > 1209600 {
+		p.addf("centralQueue.messageRetentionSeconds", "%d is out of range 60 to 1209600", q.MessageRetentionSeconds)
+	}
+	if q.MaxReceiveCount < 1 || q.MaxReceiveCount > 1000 {
+		p.addf("centralQueue.maxReceiveCount", "%d is out of range 1 to 1000", q.MaxReceiveCount)
+	}
+	if q.EventMaxAgeSeconds < 60 || q.EventMaxAgeSeconds > 86400 {
+		p.addf("centralQueue.eventMaxAgeSeconds", "%d is out of range 60 to 86400", q.EventMaxAgeSeconds)
+	}
+	if v := r.VisibilityTimeout(); v > 43200 {
+		p.addf("router.timeoutSeconds", "gives the central queue a visibility timeout of %d s (6 x timeout + batching window), over SQS's 43200", v)
+	}
+}
+
+func validateAlarms(a Alarms, p *problems) {
+	if a.TopicARN != "" && !snsARNRE.MatchString(a.TopicARN) {
+		p.addf("alarms.topicArn", "%q is not an SNS topic ARN", a.TopicARN)
+	}
+	if a.OldestMessageAgeSeconds < 10 {
+		p.addf("alarms.oldestMessageAgeSeconds", "%d is below 10", a.OldestMessageAgeSeconds)
+	}
+}
+
+func validateTags(tags map[string]string, p *problems) {
+	for k, v := range tags {
+		switch {
+		case k == "" || len(k) > 128:
+			p.addf("tags", "key %q must be 1 to 128 characters", k)
+		case strings.HasPrefix(strings.ToLower(k), "aws:"):
+			p.addf("tags."+k, "keys starting with aws: are reserved by AWS")
+		case len(v) > 256:
+			p.addf("tags."+k, "value is %d characters, at most 256", len(v))
+		}
+	}
+}
