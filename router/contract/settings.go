@@ -29,6 +29,10 @@ const (
 	EnvMetricsNamespace   = "METRICS_NAMESPACE"
 	EnvBusName            = "BUS_NAME"
 	EnvLogLevel           = "LOG_LEVEL"
+	EnvBusQueues          = "BUS_QUEUES"
+	EnvCentralQueueURL    = "CENTRAL_QUEUE_URL"
+	EnvRetryDelay         = "RETRY_DELAY"
+	EnvRetryMaxDelay      = "RETRY_MAX_DELAY"
 )
 
 // Settings configure the router. The infrastructure renders them into the function's environment (Environ) and
@@ -56,6 +60,16 @@ type Settings struct {
 	BusName string
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// BusQueues are the bus's own queues (central, dead-letter): never a destination, whatever an owner tag
+	// says, so an event can never loop back into the bus.
+	BusQueues []string
+	// CentralQueueURL is the queue the router reads; a retried message's visibility is changed there, so it
+	// comes back after RetryDelay rather than after the queue's visibility timeout. Empty: not changed.
+	CentralQueueURL string
+	// RetryDelay is how soon a message left for redelivery comes back the first time; each later receive
+	// doubles it, up to RetryMaxDelay.
+	RetryDelay    time.Duration
+	RetryMaxDelay time.Duration
 }
 
 // DefaultSettings are the values a zero field takes.
@@ -69,6 +83,8 @@ var DefaultSettings = Settings{
 	MetricsNamespace: MetricsNamespace,
 	BusName:          "default",
 	LogLevel:         "info",
+	RetryDelay:       2 * time.Second,
+	RetryMaxDelay:    time.Minute,
 }
 
 // LogLevels are the values LogLevel takes.
@@ -101,6 +117,8 @@ func (s Settings) WithDefaults() Settings {
 	or(&s.MetricsNamespace, d.MetricsNamespace)
 	or(&s.BusName, d.BusName)
 	or(&s.LogLevel, d.LogLevel)
+	orDur(&s.RetryDelay, d.RetryDelay)
+	orDur(&s.RetryMaxDelay, d.RetryMaxDelay)
 	return s
 }
 
@@ -134,6 +152,10 @@ func (s Settings) Environ() map[string]string {
 	set(EnvMetricsNamespace, s.MetricsNamespace)
 	set(EnvBusName, s.BusName)
 	set(EnvLogLevel, s.LogLevel)
+	set(EnvBusQueues, strings.Join(s.BusQueues, ","))
+	set(EnvCentralQueueURL, s.CentralQueueURL)
+	setDur(EnvRetryDelay, s.RetryDelay)
+	setDur(EnvRetryMaxDelay, s.RetryMaxDelay)
 	return env
 }
 
@@ -159,11 +181,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		BusName:            getenv(EnvBusName),
 		LogLevel:           getenv(EnvLogLevel),
 	}
-	for _, k := range strings.Split(getenv(EnvOwnerTagKeys), ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			s.OwnerTagKeys = append(s.OwnerTagKeys, k)
-		}
-	}
+	s.OwnerTagKeys = list(getenv(EnvOwnerTagKeys))
+	s.BusQueues = list(getenv(EnvBusQueues))
+	s.CentralQueueURL = getenv(EnvCentralQueueURL)
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -194,6 +214,11 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.NoOwnerTTL = positiveDuration(EnvNoOwnerTTL)
 	s.QueueURLTTL = positiveDuration(EnvQueueURLTTL)
 	s.MissingQueueTTL = positiveDuration(EnvMissingQueueTTL)
+	s.RetryDelay = positiveDuration(EnvRetryDelay)
+	s.RetryMaxDelay = positiveDuration(EnvRetryMaxDelay)
+	if s.RetryDelay > 0 && s.RetryMaxDelay > 0 && s.RetryMaxDelay < s.RetryDelay {
+		errs = append(errs, fmt.Errorf("%s: %s is shorter than %s (%s)", EnvRetryMaxDelay, s.RetryMaxDelay, EnvRetryDelay, s.RetryDelay))
+	}
 	if err := queuename.ValidatePrefix(s.ClusterQueuePrefix); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvClusterQueuePrefix, err))
 	}
@@ -204,6 +229,17 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		return Settings{}, fmt.Errorf("invalid router configuration:\n%w", err)
 	}
 	return s.WithDefaults(), nil
+}
+
+// list splits a comma-separated variable, dropping blanks.
+func list(v string) []string {
+	var out []string
+	for _, k := range strings.Split(v, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // SlogLevel is LogLevel as a slog.Level.

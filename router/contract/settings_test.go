@@ -12,12 +12,12 @@ func getenv(env map[string]string) func(string) string {
 }
 
 func TestLoadSettingsDefaults(t *testing.T) {
-	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib-"}))
+	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultSettings
-	want.ClusterQueuePrefix = "kib-"
+	want.ClusterQueuePrefix = "kib_"
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("settings = %+v, want the defaults %+v", s, want)
 	}
@@ -30,12 +30,14 @@ func TestSettingsRoundTrip(t *testing.T) {
 		name string
 		s    Settings
 	}{
-		{"required only", Settings{ClusterQueuePrefix: "kib-dev-"}},
+		{"required only", Settings{ClusterQueuePrefix: "kib-dev_"}},
 		{"every field", Settings{
-			ClusterQueuePrefix: "kib-prod-", OwnerTagKeys: []string{"team/cluster", "cluster"}, CacheSize: 10,
+			ClusterQueuePrefix: "kib-prod_", OwnerTagKeys: []string{"team/cluster", "cluster"}, CacheSize: 10,
 			OwnerTTL: 2 * time.Hour, NoOwnerTTL: 30 * time.Second, QueueURLTTL: 5 * time.Minute,
 			MissingQueueTTL: 10 * time.Second, SendConcurrency: 3, MetricsNamespace: "X", BusName: "kib-prod",
-			LogLevel: "debug",
+			LogLevel: "debug", BusQueues: []string{"kib-prod-central", "kib-prod-dlq"},
+			CentralQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-central",
+			RetryDelay:      time.Second, RetryMaxDelay: 30 * time.Second,
 		}},
 	}
 	for _, tt := range tests {
@@ -54,8 +56,9 @@ func TestSettingsRoundTrip(t *testing.T) {
 // TestEnvironSetsEveryField fails when a field is added to Settings without its variable.
 func TestEnvironSetsEveryField(t *testing.T) {
 	s := Settings{
-		ClusterQueuePrefix: "p-", OwnerTagKeys: []string{"k"}, CacheSize: 1, OwnerTTL: 1, NoOwnerTTL: 1, QueueURLTTL: 1,
+		ClusterQueuePrefix: "p_", OwnerTagKeys: []string{"k"}, CacheSize: 1, OwnerTTL: 1, NoOwnerTTL: 1, QueueURLTTL: 1,
 		MissingQueueTTL: 1, SendConcurrency: 1, MetricsNamespace: "n", BusName: "b", LogLevel: "warn",
+		BusQueues: []string{"q"}, CentralQueueURL: "u", RetryDelay: 1, RetryMaxDelay: 1,
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -71,11 +74,12 @@ func TestEnvironSetsEveryField(t *testing.T) {
 func TestLoadSettingsReportsEveryError(t *testing.T) {
 	_, err := LoadSettings(getenv(map[string]string{
 		EnvCacheSize: "0", EnvOwnerTTL: "forever", EnvLogLevel: "loud", EnvSendConcurrency: "x",
+		EnvRetryDelay: "10s", EnvRetryMaxDelay: "5s",
 	}))
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, want := range []string{EnvClusterQueuePrefix + ": must not be empty", EnvCacheSize, EnvOwnerTTL, EnvLogLevel, EnvSendConcurrency} {
+	for _, want := range []string{EnvClusterQueuePrefix + ": must not be empty", EnvCacheSize, EnvOwnerTTL, EnvLogLevel, EnvSendConcurrency, EnvRetryMaxDelay} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
@@ -83,7 +87,7 @@ func TestLoadSettingsReportsEveryError(t *testing.T) {
 }
 
 func TestLoadSettingsTrimsOwnerTagKeys(t *testing.T) {
-	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib-", EnvOwnerTagKeys: " team/cluster, ,cluster "}))
+	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_", EnvOwnerTagKeys: " team/cluster, ,cluster "}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
 )
 
@@ -39,15 +40,21 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	owners := owner.New(ec2.NewFromConfig(awsCfg), owner.Options{
 		ExtraTagKeys: cfg.OwnerTagKeys, CacheSize: cfg.CacheSize, OwnerTTL: cfg.OwnerTTL, NoOwnerTTL: cfg.NoOwnerTTL,
 	})
-	sender := forward.New(sqs.NewFromConfig(awsCfg), forward.Options{
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	sender := forward.New(sqsClient, forward.Options{
 		CacheSize: cfg.CacheSize, URLTTL: cfg.QueueURLTTL, MissingTTL: cfg.MissingQueueTTL,
 	})
-	r := route.New(owners, sender, route.Options{
+	opts := route.Options{
 		QueuePrefix:     cfg.ClusterQueuePrefix,
+		BusQueues:       cfg.BusQueues,
 		SendConcurrency: cfg.SendConcurrency,
 		Metrics:         metrics.NewWriter(out, cfg.MetricsNamespace, cfg.BusName),
 		Log:             log,
-	})
+	}
+	if cfg.CentralQueueURL != "" {
+		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
+	}
+	r := route.New(owners, sender, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys)
 	return r.Handle, nil
 }

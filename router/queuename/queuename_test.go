@@ -14,10 +14,10 @@ func TestFor(t *testing.T) {
 	tests := []struct {
 		name, prefix, cluster, want string
 	}{
-		{"short", "kib-", "prod", "kib-prod"},
-		{"exactly 80", "kib-", strings.Repeat("a", 76), "kib-" + strings.Repeat("a", 76)},
-		{"81 is shortened", "kib-", strings.Repeat("a", 77), "kib-" + strings.Repeat("a", 67) + "-2ea21fd5"},
-		{"100-char cluster", "karpenter-interruption-", long, "karpenter-interruption-" + strings.Repeat("c", 48) + "-793774bb"},
+		{"short", "kib_", "prod", "kib_prod"},
+		{"exactly 80", "kib_", strings.Repeat("a", 76), "kib_" + strings.Repeat("a", 76)},
+		{"81 is shortened", "kib_", strings.Repeat("a", 77), "kib_" + strings.Repeat("a", 67) + "-9521de49"},
+		{"100-char cluster", "kib-dev_", long, "kib-dev_" + strings.Repeat("c", 63) + "-08b835c7"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,7 +36,7 @@ func TestFor(t *testing.T) {
 }
 
 func TestForKeepsLongNamesDistinct(t *testing.T) {
-	prefix := strings.Repeat("p", MaxPrefixLen)
+	prefix := Prefix(strings.Repeat("p", MaxPrefixLen-1))
 	a := For(prefix, strings.Repeat("x", 99)+"a")
 	b := For(prefix, strings.Repeat("x", 99)+"b")
 	if a == b {
@@ -52,16 +52,42 @@ func TestValidatePrefix(t *testing.T) {
 		prefix  string
 		wantErr string
 	}{
-		{"kib-", ""},
-		{"Karpenter_Bus-1", ""},
+		{"kib_", ""},
+		{"Karpenter-Bus-1_", ""},
+		{Prefix(strings.Repeat("p", 40)), ""},
 		{"", "must not be empty"},
-		{strings.Repeat("p", MaxPrefixLen+1), "at most 40"},
-		{"bad.prefix", "may contain only"},
-		{"bad prefix", "may contain only"},
+		{strings.Repeat("p", MaxPrefixLen+1), "at most 41"},
+		{"kib-", `followed by "_"`},
+		{"kib_dev_", `followed by "_"`},
+		{"_", `followed by "_"`},
+		{"bad.prefix_", `followed by "_"`},
+		{"bad prefix_", `followed by "_"`},
 	}
 	for _, tt := range tests {
 		err := ValidatePrefix(tt.prefix)
 		checkErr(t, "ValidatePrefix("+tt.prefix+")", err, tt.wantErr)
+	}
+}
+
+// TestClusterQueuesNeverCollide: whatever a cluster is called, its queue is neither a shared queue of any stack
+// nor under another stack's cluster queue prefix, even for stacks whose name prefixes extend one another.
+func TestClusterQueuesNeverCollide(t *testing.T) {
+	stacks := []string{"kib-dev", "kib-dev-2", "kib", "k", "kib-dev-central"}
+	clusters := []string{"central", "dlq", "2", "2-central", "dev", "dev-central", "dev_x", "x_central", "_", strings.Repeat("c", 100)}
+	for _, a := range stacks {
+		for _, c := range clusters {
+			q := For(Prefix(a), c)
+			for _, b := range stacks {
+				for _, shared := range []string{b + "-central", b + "-dlq"} {
+					if q == shared {
+						t.Errorf("cluster %q of stack %s has the queue %s, a shared queue of stack %s", c, a, q, b)
+					}
+				}
+				if b != a && strings.HasPrefix(q, Prefix(b)) {
+					t.Errorf("cluster %q of stack %s has the queue %s, under stack %s's prefix %s", c, a, q, b, Prefix(b))
+				}
+			}
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
@@ -31,16 +33,24 @@ type Sender interface {
 	Send(ctx context.Context, q forward.Queue, bodies []*string) []error
 }
 
+// Redeliverer brings a message left for redelivery back after a backoff on its receive count, and says when.
+type Redeliverer interface {
+	Later(ctx context.Context, receiptHandle string, receiveCount int) (time.Duration, error)
+}
+
 var (
-	_ Resolver = (*owner.Resolver)(nil)
-	_ Sender   = (*forward.Forwarder)(nil)
+	_ Resolver    = (*owner.Resolver)(nil)
+	_ Sender      = (*forward.Forwarder)(nil)
+	_ Redeliverer = (*redeliver.Scheduler)(nil)
 )
 
 // Router handles batches. It is safe for concurrent use.
 type Router struct {
 	owners      Resolver
 	sender      Sender
+	redeliverer Redeliverer
 	prefix      string
+	busQueues   []string
 	concurrency int
 	metrics     *metrics.Writer
 	log         *slog.Logger
@@ -51,6 +61,10 @@ type Router struct {
 type Options struct {
 	// QueuePrefix starts every cluster queue's name; see queuename.For.
 	QueuePrefix string
+	// BusQueues are never a destination: an event must not loop back into the bus.
+	BusQueues []string
+	// Redeliverer, when set, brings retried messages back after a backoff instead of the visibility timeout.
+	Redeliverer Redeliverer
 	// SendConcurrency bounds the queues sent to at once.
 	SendConcurrency int
 	Metrics         *metrics.Writer
@@ -62,8 +76,8 @@ type Options struct {
 // New returns a Router.
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
-		owners: owners, sender: sender, prefix: opts.QueuePrefix, concurrency: max(opts.SendConcurrency, 1),
-		metrics: opts.Metrics, log: opts.Log, now: opts.Now,
+		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, busQueues: opts.BusQueues,
+		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
 	if r.now == nil {
 		r.now = time.Now
@@ -263,7 +277,11 @@ func (r *Router) queueOf(cluster string) queueOf {
 		// A tag value no EKS cluster can have.
 		return queueOf{err: fmt.Errorf("owner tag value %w", err)}
 	}
-	return queueOf{name: queuename.For(r.prefix, cluster)}
+	name := queuename.For(r.prefix, cluster)
+	if slices.Contains(r.busQueues, name) {
+		return queueOf{err: fmt.Errorf("refusing to forward the event of cluster %q into the bus's own queue %s", cluster, name)}
+	}
+	return queueOf{name: name}
 }
 
 // owners appends to clusters, once each, the owning clusters of ids; an error when an owner is not known.
@@ -282,20 +300,10 @@ func owners(known map[string]owner.Owner, ids, clusters []string) ([]string, err
 
 // send delivers to the queues concurrently, at most r.concurrency at a time.
 func (r *Router) send(ctx context.Context, deliveries []*delivery) {
-	if len(deliveries) == 1 {
-		deliveries[0].errs = r.sender.Send(ctx, deliveries[0].queue, deliveries[0].bodies)
-		return
-	}
-	sem := make(chan struct{}, r.concurrency)
-	var wg sync.WaitGroup
-	for _, d := range deliveries {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			d.errs = r.sender.Send(ctx, d.queue, d.bodies)
-		})
-	}
-	wg.Wait()
+	parallel(r.concurrency, len(deliveries), func(i int) {
+		d := deliveries[i]
+		d.errs = r.sender.Send(ctx, d.queue, d.bodies)
+	})
 }
 
 // tally records each delivery's result in its messages, and counts the forwarded ones with their lag.
@@ -333,8 +341,6 @@ func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats 
 		case retried:
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.rec.MessageId})
 			stats.Retry()
-			r.log.WarnContext(ctx, "message left for redelivery", "messageId", m.rec.MessageId, "eventId", m.ev.ID,
-				"kind", m.ev.Kind, "instances", m.ev.InstanceIDs, "error", m.out.err.Error())
 		case forwarded:
 			nForwarded++
 			if m.out.err != nil {
@@ -343,9 +349,63 @@ func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats 
 			}
 		}
 	}
+	r.redeliver(ctx, msgs)
 	r.log.InfoContext(ctx, "batch routed", "received", len(msgs), "forwarded", nForwarded, "dropped", nDropped,
 		"retried", len(resp.BatchItemFailures), "queues", queues)
 	return resp
+}
+
+// redeliver schedules every retried message's return and logs it once. One whose visibility cannot be changed
+// comes back after the queue's visibility timeout instead: later, never lost.
+func (r *Router) redeliver(ctx context.Context, msgs []message) {
+	var retry []*message
+	for i := range msgs {
+		if msgs[i].out.verdict == retried {
+			retry = append(retry, &msgs[i])
+		}
+	}
+	if len(retry) == 0 {
+		return
+	}
+	in := make([]any, len(retry))
+	parallel(r.concurrency, len(retry), func(i int) {
+		m := retry[i]
+		attrs := []any{"messageId", m.rec.MessageId, "eventId", m.ev.ID, "kind", m.ev.Kind, "instances", m.ev.InstanceIDs,
+			"error", m.out.err.Error()}
+		if r.redeliverer != nil {
+			receives, _ := strconv.Atoi(m.rec.Attributes["ApproximateReceiveCount"])
+			if d, err := r.redeliverer.Later(ctx, m.rec.ReceiptHandle, receives); err != nil {
+				attrs = append(attrs, "redeliveryError", err.Error())
+			} else {
+				attrs = append(attrs, "retryInSeconds", d.Seconds())
+			}
+		}
+		in[i] = attrs
+	})
+	for _, attrs := range in {
+		r.log.WarnContext(ctx, "message left for redelivery", attrs.([]any)...)
+	}
+}
+
+// parallel runs fn(0..n-1), at most limit at a time.
+func parallel(limit, n int, fn func(i int)) {
+	switch n {
+	case 0:
+		return
+	case 1:
+		fn(0)
+		return
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
 }
 
 func (r *Router) logDrop(ctx context.Context, m *message) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ import (
 )
 
 const (
-	qprefix = "kib-"
+	qprefix = "kib_"
 	account = "123456789012"
 	region  = "us-east-1"
 )
@@ -116,23 +117,40 @@ func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchIn
 }
 
 type harness struct {
-	ec2  *fakeEC2
-	sqs  *fakeSQS
-	r    *Router
-	logs *bytes.Buffer
-	emf  *bytes.Buffer
+	ec2       *fakeEC2
+	sqs       *fakeSQS
+	redeliver *fakeRedeliverer
+	r         *Router
+	logs      *bytes.Buffer
+	emf       *bytes.Buffer
+}
+
+// fakeRedeliverer records the messages it is asked to bring back, and their receive counts.
+type fakeRedeliverer struct {
+	mu    sync.Mutex
+	later map[string]int // receipt handle -> receive count
+	err   error
+}
+
+func (f *fakeRedeliverer) Later(_ context.Context, receiptHandle string, receiveCount int) (time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.later[receiptHandle] = receiveCount
+	return time.Duration(receiveCount) * time.Second, f.err
 }
 
 func newHarness(owners map[string]string, clustersWithQueues ...string) *harness {
-	h := &harness{ec2: &fakeEC2{owners: owners}, sqs: newSQS(clustersWithQueues...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{}}
+	h := &harness{ec2: &fakeEC2{owners: owners}, sqs: newSQS(clustersWithQueues...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{},
+		redeliver: &fakeRedeliverer{later: map[string]int{}}}
 	h.r = New(
 		owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}),
 		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{
-			QueuePrefix: qprefix, SendConcurrency: 4,
-			Metrics: metrics.NewWriter(h.emf, "NS", "test"),
-			Log:     slog.New(slog.NewJSONHandler(h.logs, nil)),
-			Now:     func() time.Time { return time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC) },
+			QueuePrefix: qprefix, SendConcurrency: 4, BusQueues: []string{queuename.For(qprefix, "central")},
+			Redeliverer: h.redeliver,
+			Metrics:     metrics.NewWriter(h.emf, "NS", "test"),
+			Log:         slog.New(slog.NewJSONHandler(h.logs, nil)),
+			Now:         func() time.Time { return time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC) },
 		})
 	return h
 }
@@ -156,7 +174,8 @@ func (h *harness) prime(bodies ...string) {
 func batch(bodies ...string) events.SQSEvent {
 	var ev events.SQSEvent
 	for i, b := range bodies {
-		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d", i), Body: b})
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: fmt.Sprintf("m%d", i), ReceiptHandle: fmt.Sprintf("rh%d", i),
+			Body: b, Attributes: map[string]string{"ApproximateReceiveCount": fmt.Sprint(i + 1)}})
 	}
 	return ev
 }
@@ -274,8 +293,8 @@ func TestHealthEventReachesEachOwningClusterOnce(t *testing.T) {
 }
 
 func TestDrops(t *testing.T) {
-	owned, untagged, unknown, orphan, badTag := instance(1), instance(2), instance(3), instance(4), instance(5)
-	owners := map[string]string{owned: "a", untagged: "", orphan: "no-queue-cluster", badTag: "not/a cluster"}
+	owned, untagged, unknown, orphan, badTag, loop := instance(1), instance(2), instance(3), instance(4), instance(5), instance(6)
+	owners := map[string]string{owned: "a", untagged: "", orphan: "no-queue-cluster", badTag: "not/a cluster", loop: "central"}
 	pending := strings.Replace(fixture(t, "state-change-terminated.json"), `"terminated"`, `"pending"`, 1)
 	tests := []struct {
 		name, body string
@@ -289,10 +308,12 @@ func TestDrops(t *testing.T) {
 		{"instance unknown to EC2", spot(unknown), contract.ReasonNoOwner},
 		{"owner without a queue", spot(orphan), contract.ReasonNoQueue},
 		{"owner tag no cluster can have", spot(badTag), contract.ReasonNoQueue},
+		// Were a bus queue ever a cluster's, the router must not feed the bus its own output.
+		{"owner whose queue is the bus's own", spot(loop), contract.ReasonNoQueue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(owners, "a")
+			h := newHarness(owners, "a", "central")
 			// The good message in the same batch is forwarded regardless.
 			resp := h.handle(t, tt.body, spot(owned))
 			if len(resp.BatchItemFailures) != 0 {
@@ -306,6 +327,9 @@ func TestDrops(t *testing.T) {
 			}
 			if got := h.received("a"); len(got) != 1 || got[0] != spot(owned) {
 				t.Errorf("cluster a received %q, want only the good event", got)
+			}
+			if got := h.received("central"); len(got) != 0 {
+				t.Errorf("the bus's own queue received %d events", len(got))
 			}
 		})
 	}
@@ -351,7 +375,31 @@ func TestTransientFailuresRetryOnlyTheirMessages(t *testing.T) {
 			if len(h.dropLogs(t)) != 0 {
 				t.Errorf("a transient failure was logged as a drop")
 			}
+			// Each retried message, and only those, is brought back after a backoff on its own receive count.
+			want := map[string]int{}
+			for _, id := range tt.wantRetry {
+				n, _ := strconv.Atoi(strings.TrimPrefix(id, "m"))
+				want[fmt.Sprintf("rh%d", n)] = n + 1
+			}
+			if fmt.Sprint(h.redeliver.later) != fmt.Sprint(want) {
+				t.Errorf("redelivered %v, want %v (receipt handle -> receive count)", h.redeliver.later, want)
+			}
 		})
+	}
+}
+
+// TestRetryComesBackEvenWhenItsVisibilityCannotBeChanged: a failed ChangeMessageVisibility only delays the
+// message to the queue's visibility timeout; it is still listed for redelivery, and the log says why it is late.
+func TestRetryComesBackEvenWhenItsVisibilityCannotBeChanged(t *testing.T) {
+	a := instance(1)
+	h := newHarness(map[string]string{a: "a"}, "a")
+	h.sqs.sendErr[queuename.For(qprefix, "a")] = errors.New("connection reset")
+	h.redeliver.err = errors.New("throttled")
+	if got := failedIDs(h.handle(t, spot(a))); !slices.Equal(got, []string{"m0"}) {
+		t.Fatalf("BatchItemFailures = %v, want m0", got)
+	}
+	if !strings.Contains(h.logs.String(), `"redeliveryError":"throttled"`) {
+		t.Errorf("the failed visibility change is not logged:\n%s", h.logs.String())
 	}
 }
 
