@@ -138,7 +138,7 @@ func TestChartReceivesTheBusQueue(t *testing.T) {
 			if !ok {
 				t.Fatalf("no Karpenter release for %s", tt.cluster)
 			}
-			routerQueue := queuename.For("kib-contract-", tt.cluster) // where the router forwards this cluster's events
+			routerQueue := queuename.For(queuename.Prefix("kib-contract"), tt.cluster) // where the router forwards this cluster's events
 			if queues[tt.cluster] != routerQueue {
 				t.Fatalf("the component's queue %q is not the router's %q", queues[tt.cluster], routerQueue)
 			}

@@ -61,7 +61,7 @@ func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
 	b := &bus{Bus: hb, t: t}
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "AWS_LAMBDA_RUNTIME_API="+rt.Addr)
-	for k, v := range harness.RouterEnv() {
+	for k, v := range b.RouterEnv() {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var stderr bytes.Buffer

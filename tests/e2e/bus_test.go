@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
@@ -20,7 +21,8 @@ type bus struct {
 
 func newBus(t *testing.T, clusters ...string) *bus {
 	t.Helper()
-	b, err := harness.New(context.Background(), harness.Options{Clusters: clusters})
+	// A first backoff of one second instead of two keeps the tests short; it doubles from there as in Lambda.
+	b, err := harness.New(context.Background(), harness.Options{Clusters: clusters, RetryDelay: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -23,10 +24,13 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 )
 
-// Prefix of the cluster queues; CentralQueue is the bus's buffer queue.
+// NamePrefix names this bus's shared queues, as a stack's namePrefix does; Prefix starts its cluster queues;
+// CentralQueue and DeadLetterQueue are the bus's own.
 const (
-	Prefix       = "kib-"
-	CentralQueue = "kib-central"
+	NamePrefix      = "kib-e2e"
+	Prefix          = NamePrefix + queuename.Separator
+	CentralQueue    = NamePrefix + "-central"
+	DeadLetterQueue = NamePrefix + "-dlq"
 )
 
 // Options shape a Bus.
@@ -40,6 +44,8 @@ type Options struct {
 	// Handler, when set, is invoked instead of a router built in this process (e.g. the real binary run
 	// under the Lambda Runtime API); it inherits the environment New sets.
 	Handler lambdaesm.Handler
+	// RetryDelay is the router's first backoff for a message left for redelivery; 0 keeps its default.
+	RetryDelay time.Duration
 }
 
 // Bus is the running path.
@@ -49,6 +55,8 @@ type Bus struct {
 	Central string
 	ESM     lambdaesm.Mapping
 	Out     *SyncBuffer // the router's stdout: JSON logs and EMF metrics
+	// Settings are the router's: what the infrastructure would give it on this bus.
+	Settings contract.Settings
 
 	restore func()
 	urls    map[string]string // queue name -> URL, resolved once as Karpenter does at start-up
@@ -72,6 +80,10 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		b.Close()
 		return nil, err
 	}
+	b.Settings = contract.Settings{
+		ClusterQueuePrefix: Prefix, BusName: "e2e", BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
+		RetryDelay: opts.RetryDelay,
+	}
 	for _, c := range opts.Clusters {
 		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
 			b.Close()
@@ -80,7 +92,7 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	}
 	h := opts.Handler
 	if h == nil {
-		routerEnv := RouterEnv()
+		routerEnv := b.RouterEnv()
 		for k, v := range opts.Env {
 			routerEnv[k] = v
 		}
@@ -99,11 +111,8 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	return b, nil
 }
 
-// RouterSettings are the router's settings on this bus, as the infrastructure would give them.
-var RouterSettings = contract.Settings{ClusterQueuePrefix: Prefix, BusName: "e2e"}
-
 // RouterEnv is the router's environment on this bus.
-func RouterEnv() map[string]string { return RouterSettings.Environ() }
+func (b *Bus) RouterEnv() map[string]string { return b.Settings.Environ() }
 
 // Close stops the EC2 stub and restores the environment. goaws stays up for the process; Start resets it.
 func (b *Bus) Close() {
@@ -124,8 +133,11 @@ func (b *Bus) Publish(ctx context.Context, bodies ...string) error {
 	return nil
 }
 
-// Drain runs invocations until the central queue is empty (at most 1000).
+// Drain runs invocations until the central queue holds no message, visible or in flight (at most 1000
+// invocations, two minutes).
 func (b *Bus) Drain(ctx context.Context) ([]lambdaesm.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
 	return b.ESM.Drain(ctx, 1000)
 }
 

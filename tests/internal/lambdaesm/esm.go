@@ -1,12 +1,15 @@
 // Package lambdaesm plays Lambda's SQS event source mapping against a real SQS endpoint: it receives a batch,
 // invokes the handler with the messages as Lambda presents them, deletes the successes, and leaves the
-// reported failures for redelivery. A handler error, or a failure naming no message of the batch, fails the
-// whole batch, as in Lambda.
+// reported failures alone, in flight until their visibility timeout ends (as the handler may have changed it).
+// A handler error, or a failure naming no message of the batch, fails the whole batch, as in Lambda. Unlike
+// Lambda, which long-polls with several pollers, it receives only when asked to (PollOnce, Drain).
 package lambdaesm
 
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,8 +37,7 @@ type Result struct {
 }
 
 // PollOnce receives up to BatchSize messages (in receives of at most 10) and, if there are any, invokes the
-// handler once. Failed messages are made visible again at once, standing in for the visibility timeout so
-// tests need not wait for it.
+// handler once.
 func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 	var msgs []types.Message
 	for len(msgs) < m.BatchSize {
@@ -80,11 +82,6 @@ func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 		id := aws.ToString(msg.MessageId)
 		if wholeBatch || failed[id] {
 			res.Failed++
-			if _, err := m.SQS.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-				QueueUrl: &m.QueueURL, ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: 0,
-			}); err != nil {
-				return res, fmt.Errorf("releasing %s: %w", id, err)
-			}
 			continue
 		}
 		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: msg.ReceiptHandle})
@@ -104,18 +101,42 @@ func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// Drain polls until the queue is empty or maxPolls invocations have run, and returns every invocation's result.
+// Drain polls until the queue holds no message, visible or in flight, or maxPolls invocations have run, and
+// returns every invocation's result. Messages in flight are waited for, as Lambda's pollers would receive them
+// when they come back, until ctx ends.
 func (m Mapping) Drain(ctx context.Context, maxPolls int) ([]Result, error) {
 	var all []Result
-	for range maxPolls {
+	for len(all) < maxPolls {
 		r, err := m.PollOnce(ctx)
 		if err != nil {
 			return all, err
 		}
-		if r.Received == 0 {
-			return all, nil
+		if r.Received > 0 {
+			all = append(all, r)
+			continue
 		}
-		all = append(all, r)
+		left, err := m.Left(ctx)
+		if err != nil || left == 0 {
+			return all, err
+		}
+		select {
+		case <-ctx.Done():
+			return all, fmt.Errorf("%d messages still in flight: %w", left, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	return all, nil
+}
+
+// Left is how many messages the queue holds, visible or in flight.
+func (m Mapping) Left(ctx context.Context) (int, error) {
+	out, err := m.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &m.QueueURL, AttributeNames: []types.QueueAttributeName{
+		types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("reading the attributes of %s: %w", m.QueueURL, err)
+	}
+	visible, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
+	hidden, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	return visible + hidden, nil
 }

@@ -16,7 +16,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/Admiral-Piett/goaws/app/gosqs"
 	"github.com/Admiral-Piett/goaws/app/models"
 	goawsrouter "github.com/Admiral-Piett/goaws/app/router"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,6 +31,9 @@ const (
 	Account = "123456789012"
 	Region  = "us-east-1"
 )
+
+// PeriodicTick is how often goaws returns messages whose visibility timeout ended (SQS does it continuously).
+const PeriodicTick = 50 * time.Millisecond
 
 // EmptyReceive counts ReceiveMessage calls that returned no message; "ReceiveMessage" counts the others.
 const EmptyReceive = "ReceiveMessage(empty)"
@@ -80,6 +85,9 @@ func Start() *Server {
 			QueueAttributeDefaults: models.EnvQueueAttributes{VisibilityTimeout: 30, MaximumMessageSize: 1 << 20},
 		}
 		s.URL = s.srv.URL
+		// goaws makes received-but-undeleted messages visible again only in this loop, which its own main starts:
+		// without it a message left for redelivery never comes back. Its tick bounds how late a message returns.
+		go gosqs.PeriodicTasks(PeriodicTick, make(chan bool))
 		shared = s
 	})
 	shared.Reset()
