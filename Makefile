@@ -12,6 +12,9 @@ all: test
 
 TOOL := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 
+# The IAM evaluator (tests/iam): @cloud-copilot/iam-simulate, pinned by its package-lock.json; needs Node.js.
+IAM_EVALUATOR := tests/iam/evaluator/node_modules/.package-lock.json
+
 ## test: every test of the three modules (unit, fuzz seeds, end to end, contract, infra under mocks), and the
 ## GitHub workflows checked by actionlint
 test: test-router test-infra test-e2e test-workflows
@@ -22,8 +25,11 @@ test-router:
 test-infra:
 	$(GO) vet ./... && $(GO) test -count=1 ./...
 
-test-e2e:
+test-e2e: $(IAM_EVALUATOR)
 	cd tests && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+$(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-lock.json
+	cd tests/iam/evaluator && npm ci --no-audit --no-fund
 
 test-workflows:
 	$(TOOL) actionlint -color=false .github/workflows/*.yml
@@ -38,9 +44,11 @@ lint:
 router:
 	$(GO) run ./cmd/build-router -src router -out build/router
 
-## bench: the router's per-message CPU and allocations (README figures)
+## bench: the router's per-message CPU and allocations, and the time from a transient failure to delivery
+## (README figures)
 bench:
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
+	cd tests && $(GO) test -run '^$$' -bench RetryLatency -benchtime 5x ./e2e/
 
 ## fuzz: fuzz the event parser, then its agreement with Karpenter's parser, FUZZTIME each (seeds run in make test)
 fuzz:
@@ -56,7 +64,7 @@ tidy:
 
 ## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
 render:
-	@$(GO) run ./cmd/render -stack $(STACK) -format $(FORMAT)
+	@$(GO) run ./cmd/render -stack $(STACK) -format $(FORMAT) $(if $(ACCOUNT),-account $(ACCOUNT))
 
 ## scale: render a generated 200-cluster stack offline; prints the time and the resource count
 scale:

@@ -2,12 +2,14 @@ package infra_test
 
 import (
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
@@ -24,7 +26,7 @@ func clusters(entries ...string) map[string]string {
 func TestClusterQueueIsTheRoutersDestination(t *testing.T) {
 	r := mustRun(t, "dev", clusters(`{"name":"payments"}`))
 	q := r.resources.Under("payments").One(t, "aws:sqs/queue:Queue")
-	if stacktest.Str(t, q, "name") != queuename.For("kib-dev-", "payments") {
+	if stacktest.Str(t, q, "name") != queuename.For("kib-dev_", "payments") {
 		t.Errorf("queue = %v, want the router's name for payments", q.Inputs["name"])
 	}
 	send := stacktest.Statement(t, stacktest.Doc(t, r.resources.Under("payments").One(t, "aws:sqs/queuePolicy:QueuePolicy"), "policy"), "RouterForwards")
@@ -32,7 +34,7 @@ func TestClusterQueueIsTheRoutersDestination(t *testing.T) {
 		t.Errorf("send statement = %+v, want the stack's router role", send)
 	}
 	queues, _ := r.outputs["clusterQueueNames"].(map[string]string)
-	if queues["payments"] != "kib-dev-payments" {
+	if queues["payments"] != "kib-dev_payments" {
 		t.Errorf("clusterQueueNames = %v", r.outputs["clusterQueueNames"])
 	}
 }
@@ -43,7 +45,7 @@ func TestLongClusterNames(t *testing.T) {
 	name := strings.Repeat("c", 99) + "x"
 	r := mustRun(t, "dev", clusters(`{"name":"`+name+`"}`))
 	created := stacktest.Str(t, r.resources.Under(name).One(t, "aws:sqs/queue:Queue"), "name")
-	derived := queuename.For("kib-dev-", name) // what the router computes from the instance's tag
+	derived := queuename.For("kib-dev_", name) // what the router computes from the instance's tag
 	if created != derived || len(created) > queuename.MaxLen {
 		t.Fatalf("component queue %q, router queue %q: want the same name of at most 80 characters", created, derived)
 	}
@@ -65,7 +67,7 @@ func TestExistingRoleOutputs(t *testing.T) {
 		t.Errorf("policy name = %v, want the stack's", p.Inputs["name"])
 	}
 	c := r.outputs["clusters"].(map[string]any)["a"].(map[string]any)
-	if c["chartValue"] != "settings.interruptionQueue=kib-dev-a" || c["controllerRoleArn"] != "arn:aws:iam::123456789012:role/karpenter-a" ||
+	if c["chartValue"] != "settings.interruptionQueue=kib-dev_a" || c["controllerRoleArn"] != "arn:aws:iam::123456789012:role/karpenter-a" ||
 		c["nodeRoleName"] != "" || c["mode"] != "existing-role" {
 		t.Errorf("cluster outputs = %v", c)
 	}
@@ -136,5 +138,103 @@ func TestSharedResourcesIndependentOfClusterCount(t *testing.T) {
 		if got := shared(n); !slices.Equal(got, base) {
 			t.Errorf("shared resources at %d clusters differ from those at 1", n)
 		}
+	}
+}
+
+// TestClustersNamedAsSharedQueues: clusters called central and dlq get queues of their own, apart from the bus's,
+// and the router's grant covers theirs and no shared queue.
+func TestClustersNamedAsSharedQueues(t *testing.T) {
+	r := mustRun(t, "dev", clusters(`{"name":"central"}`, `{"name":"dlq"}`))
+	names := map[string]int{}
+	for _, q := range r.resources.OfType("aws:sqs/queue:Queue") {
+		names[stacktest.Str(t, q, "name")]++
+	}
+	want := map[string]int{"kib-dev-central": 1, "kib-dev-dlq": 1, "kib-dev_central": 1, "kib-dev_dlq": 1}
+	if fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("queues = %v, want %v", names, want)
+	}
+}
+
+// TestReleaseChangesAgainstTheLastUpdate: moving a release to another namespace, or installing over a release
+// managed elsewhere, is refused before any cluster resource is declared, unless acknowledged.
+func TestReleaseChangesAgainstTheLastUpdate(t *testing.T) {
+	deployed := func(mode, namespace string) map[string]any {
+		return map[string]any{"clusters": map[string]any{"a": map[string]any{"mode": mode, "karpenterNamespace": namespace}}}
+	}
+	tests := []struct {
+		name     string
+		previous map[string]any
+		entry    string
+		want     string // a part of the error; "" when the update may proceed
+	}{
+		{"first update", nil, `{"name":"a","karpenter":{"namespace":"karpenter"}}`, ""},
+		{"same namespace", deployed("install", "karpenter"), `{"name":"a","karpenter":{"namespace":"karpenter"}}`, ""},
+		{"namespace moved", deployed("install", "kube-system"), `{"name":"a","karpenter":{"namespace":"karpenter"}}`,
+			`clusters[0].karpenter.namespace: "karpenter" would replace the Karpenter release this stack deployed in "kube-system"`},
+		{"namespace moved, acknowledged", deployed("install", "kube-system"), `{"name":"a","karpenter":{"namespace":"karpenter","replaceRelease":true}}`, ""},
+		{"take over a release managed elsewhere", deployed("existing-role", ""), `{"name":"a"}`,
+			`clusters[0].mode: "install" would install Karpenter over the release managed elsewhere`},
+		{"take over, acknowledged", deployed("existing-role", ""), `{"name":"a","karpenter":{"replaceRelease":true}}`, ""},
+		{"back to existing-role", deployed("install", "kube-system"), `{"name":"a","mode":"existing-role","controllerRoleName":"k"}`, ""},
+		{"create mode moved", deployed("create", "kube-system"), `{"name":"a","mode":"create","karpenter":{"namespace":"karpenter"},"create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`,
+			`clusters[0].karpenter.namespace`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := runWith(t, &mocks.Mocks{Previous: tt.previous}, render.AnyCommand, "dev", clusters(tt.entry))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("error %v, want it to say %q", err, tt.want)
+			case tt.want != "" && len(r.resources.OfType(cluster.Type)) != 0:
+				t.Errorf("cluster resources were declared before the change was refused")
+			}
+		})
+	}
+}
+
+// TestMissingCommandsComeBeforeAnyResource: installing Karpenter needs the AWS CLI where pulumi runs, creating
+// a cluster kubectl too; a missing one is named, with the entries needing it, before anything is declared.
+func TestMissingCommandsComeBeforeAnyResource(t *testing.T) {
+	only := func(present ...string) func(string) (string, error) {
+		return func(file string) (string, error) {
+			if slices.Contains(present, file) {
+				return "/usr/bin/" + file, nil
+			}
+			return "", exec.ErrNotFound
+		}
+	}
+	create := `{"name":"new","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`
+	tests := []struct {
+		name    string
+		present []string
+		entries []string
+		want    []string
+	}{
+		{"kubectl for create mode", []string{"aws"}, []string{`{"name":"a"}`, create},
+			[]string{"kubectl: not found", "clusters[1] (new, mode create)"}},
+		{"aws for install mode", []string{"kubectl"}, []string{`{"name":"a"}`},
+			[]string{"aws: not found", "clusters[0] (a, mode install)", "aws eks get-token"}},
+		{"nothing for existing-role", nil, []string{`{"name":"a","mode":"existing-role","controllerRoleName":"k"}`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := runWith(t, &mocks.Mocks{}, only(tt.present...), "dev", clusters(tt.entries...))
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v does not say %q", err, w)
+				}
+			}
+			if len(r.resources) != 0 {
+				t.Errorf("%d resources declared before the missing command was reported", len(r.resources))
+			}
+		})
 	}
 }

@@ -5,12 +5,17 @@ package infra
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
-	pulumiconfig "github.com/pulumi/pulumi/sdk/v3/go/pulumi/config"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/alarms"
@@ -19,6 +24,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -29,6 +35,9 @@ type Options struct {
 	// BuildRouter builds the router Lambda. By default it compiles router/ into build/router, relative to the
 	// project directory (Pulumi runs the program there); tests and the offline render pass a stub.
 	BuildRouter func(ctx context.Context) (routerbuild.Artifact, error)
+	// LookPath finds a command where the program runs (exec.LookPath by default): installing Karpenter needs
+	// the AWS CLI, creating a cluster kubectl too. The offline render, which runs neither, passes a stub.
+	LookPath func(file string) (string, error)
 }
 
 // BuildFromSource compiles the router module at routerDir into outDir.
@@ -38,9 +47,9 @@ func BuildFromSource(routerDir, outDir string) func(ctx context.Context) (router
 	}
 }
 
-// DefaultOptions build the router from the project's router/ directory.
+// DefaultOptions build the router from the project's router/ directory and look commands up in PATH.
 func DefaultOptions() Options {
-	return Options{BuildRouter: BuildFromSource("router", filepath.Join("build", "router"))}
+	return Options{BuildRouter: BuildFromSource("router", filepath.Join("build", "router")), LookPath: exec.LookPath}
 }
 
 // Program is the Pulumi program.
@@ -58,18 +67,37 @@ func Program(opts Options) pulumi.RunFunc {
 }
 
 // Deploy declares the stack and returns its outputs. The configuration is read and validated first: a mistake
-// is reported, with every other one, before any resource is declared.
+// is reported, with every other one, before any resource is declared. Then the commands the stack needs where it
+// runs, and the changes to Karpenter releases it cannot make safely, are checked against the last update.
 func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) {
-	cfg, err := config.Load(ctx.Stack(), pulumiconfig.New(ctx, config.Namespace).Get)
+	values, err := stackConfig()
 	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(ctx.Stack(), config.Values(values, config.Namespace))
+	if err != nil {
+		return nil, err
+	}
+	defaults := DefaultOptions()
+	if opts.BuildRouter == nil {
+		opts.BuildRouter = defaults.BuildRouter
+	}
+	if opts.LookPath == nil {
+		opts.LookPath = defaults.LookPath
+	}
+	if err := checkCommands(cfg, opts.LookPath); err != nil {
+		return nil, err
+	}
+	deployed, err := previous.Output(ctx, "clusters")
+	if err != nil {
+		return nil, err
+	}
+	if err := config.CheckReleases(cfg, config.DeployedClusters(deployed)); err != nil {
 		return nil, err
 	}
 	env, err := awsenv.Lookup(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if opts.BuildRouter == nil {
-		opts = DefaultOptions()
 	}
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
@@ -101,6 +129,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		MaximumConcurrency:           cfg.Router.MaximumConcurrency,
 		Artifact:                     artifact,
 		CentralQueueARN:              b.CentralQueueARN,
+		CentralQueueURL:              b.CentralQueueURL,
 		Env:                          env,
 		Tags:                         tags,
 	})
@@ -141,9 +170,14 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 			return nil, err
 		}
 		queueNames[cl.Name] = c.QueueName
+		namespace := "" // the namespace of the release this stack installs, which the next update checks against
+		if cl.Mode.InstallsKarpenter() {
+			namespace = cl.Karpenter.Namespace
+		}
 		clusters[cl.Name] = pulumi.Map{
 			"mode": pulumi.String(cl.Mode), "queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
 			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
+			"karpenterNamespace": pulumi.String(namespace),
 		}
 	}
 	return map[string]pulumi.Input{
@@ -153,6 +187,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		"deadLetterQueueArn": b.DLQARN,
 		"routerFunctionName": r.FunctionName,
 		"routerRoleArn":      r.RoleARN,
+		"redriveRoleArn":     b.RedriveRoleARN,
 		"ruleArns":           b.RuleARNs,
 		"alarmArns":          a.ARNs,
 		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
@@ -161,7 +196,8 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	}, nil
 }
 
-// RouterSettings are the router's settings for cfg: what becomes its environment.
+// RouterSettings are the router's settings for cfg: what becomes its environment, besides the central queue's
+// URL, which the router component adds.
 func RouterSettings(cfg config.Config) contract.Settings {
 	return contract.Settings{
 		ClusterQueuePrefix: cfg.QueuePrefix,
@@ -169,7 +205,52 @@ func RouterSettings(cfg config.Config) contract.Settings {
 		MetricsNamespace:   contract.MetricsNamespace,
 		BusName:            cfg.NamePrefix,
 		LogLevel:           cfg.Router.LogLevel,
+		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix)},
 	}
+}
+
+// stackConfig is the stack's configuration as the Pulumi SDK receives it ("<namespace>:<key>" to value), read
+// whole so that keys the program does not know can be reported.
+func stackConfig() (map[string]string, error) {
+	values := map[string]string{}
+	if raw := os.Getenv(pulumi.EnvConfig); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &values); err != nil {
+			return nil, fmt.Errorf("reading the stack configuration from %s: %w", pulumi.EnvConfig, err)
+		}
+	}
+	return values, nil
+}
+
+// commandUse is why the stack needs a command where pulumi up runs.
+var commandUse = map[string]string{
+	"aws":     "the Kubernetes provider signs in to the cluster with `aws eks get-token`",
+	"kubectl": "pulumi-eks calls it to create the cluster",
+}
+
+// checkCommands reports, before any resource is declared, the commands the clusters' modes need that lookPath
+// cannot find.
+func checkCommands(cfg config.Config, lookPath func(string) (string, error)) error {
+	needed := map[string][]string{} // command -> the entries needing it
+	for i, cl := range cfg.Clusters {
+		entry := fmt.Sprintf("clusters[%d] (%s, mode %s)", i, cl.Name, cl.Mode)
+		switch cl.Mode {
+		case config.ModeInstall:
+			needed["aws"] = append(needed["aws"], entry)
+		case config.ModeCreate:
+			needed["aws"] = append(needed["aws"], entry)
+			needed["kubectl"] = append(needed["kubectl"], entry)
+		}
+	}
+	var missing []string
+	for _, cmd := range slices.Sorted(maps.Keys(needed)) {
+		if _, err := lookPath(cmd); err != nil {
+			missing = append(missing, fmt.Sprintf("%s: not found (%v); %s need it: %s", cmd, err, strings.Join(needed[cmd], ", "), commandUse[cmd]))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("commands missing where pulumi runs (README, \"Prerequisites\"):\n  %s", strings.Join(missing, "\n  "))
+	}
+	return nil
 }
 
 // Tags go on every resource that takes them: the stack's own, then the configured ones.

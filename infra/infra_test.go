@@ -22,13 +22,20 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stackconfig"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
-const arnPrefix = "arn:aws:sqs:" + mocks.Region + ":" + mocks.Account + ":"
+// arnPrefix starts the ARN of a queue of the default test stack (no aws:region: the mocks' us-east-1);
+// devPrefix that of Pulumi.dev.yaml's (eu-west-1).
+const (
+	arnPrefix = "arn:aws:sqs:" + mocks.DefaultRegion + ":" + mocks.DefaultAccount + ":"
+	devPrefix = "arn:aws:sqs:eu-west-1:" + mocks.DefaultAccount + ":"
+)
 
 // stubRouter writes a tiny zip instead of compiling the router: these tests are about what is declared. Its
 // path and bytes are the same in every run, so runs compare equal.
@@ -55,26 +62,27 @@ type result struct {
 	outputs   map[string]any
 }
 
-// run runs the program for stack with kv ("key" -> value in the project's namespace, or "ns:key") under mocks
-// and returns what it declared and exported. Assertions happen after RunErr returns.
+// run runs the program for stack with kv ("key" -> value in the project's namespace, or "ns:key") under mocks,
+// in the stack's aws:region, on its first update, with every command at hand, and returns what it declared and
+// exported. Assertions happen after RunErr returns.
 func run(t *testing.T, stack string, kv map[string]string) (result, error) {
 	t.Helper()
-	cfg := map[string]string{}
-	for k, v := range kv {
-		if !strings.Contains(k, ":") {
-			k = config.Namespace + ":" + k
-		}
-		cfg[k] = v
-	}
-	env, err := stackconfig.Env(cfg)
+	return runWith(t, &mocks.Mocks{Region: kv["aws:region"]}, render.AnyCommand, stack, kv)
+}
+
+// runWith runs as run does, under m (an account, a region, a last update's outputs), looking commands up with
+// lookPath.
+func runWith(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, error), stack string, kv map[string]string) (result, error) {
+	t.Helper()
+	env, err := stackconfig.Env(namespaced(kv))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PULUMI_CONFIG", env)
 	res := result{outputs: map[string]any{}}
 	var mu sync.Mutex // applies run concurrently
-	m, err := (&mocks.Mocks{}).Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
-		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t)})
+	m, err = m.Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
+		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath})
 		if err != nil {
 			return err
 		}
@@ -91,6 +99,18 @@ func run(t *testing.T, stack string, kv map[string]string) (result, error) {
 	})
 	res.resources = m.Resources()
 	return res, err
+}
+
+// namespaced puts the keys of kv without a namespace in the project's.
+func namespaced(kv map[string]string) map[string]string {
+	cfg := map[string]string{}
+	for k, v := range kv {
+		if !strings.Contains(k, ":") {
+			k = config.Namespace + ":" + k
+		}
+		cfg[k] = v
+	}
+	return cfg
 }
 
 func mustRun(t *testing.T, stack string, kv map[string]string) result {
@@ -139,9 +159,10 @@ func TestSharedInventory(t *testing.T) {
 		"aws:sqs/queuePolicy:QueuePolicy":                  2,
 		"aws:cloudwatch/eventRule:EventRule":               5,
 		"aws:cloudwatch/eventTarget:EventTarget":           5,
-		"aws:iam/role:Role":                                1,
-		"aws:iam/rolePolicy:RolePolicy":                    1,
+		"aws:iam/role:Role":                                2, // the router's, the redrive role
+		"aws:iam/rolePolicy:RolePolicy":                    2,
 		"aws:cloudwatch/logGroup:LogGroup":                 1,
+		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
 		"aws:cloudwatch/metricAlarm:MetricAlarm":           4,
@@ -175,22 +196,25 @@ func TestRouterPolicy(t *testing.T) {
 	want := map[string]struct{ actions, resources []string }{
 		"ReadCentralQueue": {
 			[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
-			[]string{arnPrefix + "kib-dev-central"},
+			[]string{devPrefix + "kib-dev-central"},
 		},
-		"ForwardToClusterQueues": {[]string{"sqs:GetQueueUrl", "sqs:SendMessage"}, []string{arnPrefix + "kib-dev-*"}},
+		// The prefix ends in "_", which no shared queue and no other stack's queue starts with.
+		"ForwardToClusterQueues": {[]string{"sqs:GetQueueUrl", "sqs:SendMessage"}, []string{devPrefix + "kib-dev_*"}},
 		"FindInstanceOwners":     {[]string{"ec2:DescribeInstances"}, []string{"*"}},
 		"WriteOwnLogs": {
 			[]string{"logs:CreateLogStream", "logs:PutLogEvents"},
-			[]string{"arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/kib-dev-router:log-stream:*"},
+			[]string{"arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/kib-dev-router:log-stream:*"},
 		},
 	}
+	conditions := map[string]string{"FindInstanceOwners": "map[StringEquals:map[aws:RequestedRegion:eu-west-1]]"}
 	if len(d.Statement) != len(want) {
 		t.Fatalf("%d statements, want %d: %+v", len(d.Statement), len(want), d)
 	}
 	for sid, w := range want {
 		s := stacktest.Statement(t, d, sid)
-		if s.Effect != "Allow" || !slices.Equal(sorted(s.Action), w.actions) || !slices.Equal(s.Resource, w.resources) || s.Condition != nil {
-			t.Errorf("%s = %+v, want Allow %v on %v", sid, s, w.actions, w.resources)
+		if s.Effect != "Allow" || !slices.Equal(sorted(s.Action), w.actions) || !slices.Equal(s.Resource, w.resources) ||
+			(s.Condition != nil || conditions[sid] != "") && fmt.Sprint(s.Condition) != conditions[sid] {
+			t.Errorf("%s = %+v, want Allow %v on %v %s", sid, s, w.actions, w.resources, conditions[sid])
 		}
 	}
 	for _, s := range d.Statement {
@@ -214,30 +238,67 @@ func TestQueuePolicies(t *testing.T) {
 	r := mustRun(t, "dev", devConfig(t))
 	var rules []string
 	for _, rule := range r.resources.OfType("aws:cloudwatch/eventRule:EventRule") {
-		rules = append(rules, "arn:aws:events:us-east-1:123456789012:rule/"+stacktest.Str(t, rule, "name"))
+		rules = append(rules, "arn:aws:events:eu-west-1:123456789012:rule/"+stacktest.Str(t, rule, "name"))
 	}
-	for _, q := range []string{"kib-dev-central", "kib-dev-dlq"} {
+	redrive := "arn:aws:iam::123456789012:role/kib-dev-redrive"
+	for _, tt := range []struct {
+		queue string
+		// what the Deny excepts: who, besides, may send
+		exceptSources, exceptPrincipals []string
+	}{
+		{"kib-dev-central", rules, []string{redrive}},
+		{"kib-dev-dlq", append(slices.Clone(rules), devPrefix+"kib-dev-central"), nil},
+	} {
+		q := tt.queue
 		d := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", q), "policy")
-		if len(d.Statement) != 2 {
-			t.Fatalf("%s: %d statements, want 2", q, len(d.Statement))
-		}
 		allow := stacktest.Statement(t, d, "EventBridgeRules")
 		if allow.Effect != "Allow" || fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" ||
-			!slices.Equal(allow.Action, []string{"sqs:SendMessage"}) || !slices.Equal(allow.Resource, []string{arnPrefix + q}) {
+			!slices.Equal(allow.Action, []string{"sqs:SendMessage"}) || !slices.Equal(allow.Resource, []string{devPrefix + q}) {
 			t.Errorf("%s allow = %+v", q, allow)
 		}
-		var sources []string
-		for _, v := range allow.Condition["ArnEquals"]["aws:SourceArn"].([]any) {
-			sources = append(sources, v.(string))
+		if got := strings.Fields(fmt.Sprint(allow.Condition["ArnEquals"]["aws:SourceArn"])); !slices.Equal(sorted(trimBrackets(got)), sorted(rules)) {
+			t.Errorf("%s: aws:SourceArn = %v, want exactly the rules %v", q, got, rules)
 		}
-		if !slices.Equal(sorted(sources), sorted(rules)) {
-			t.Errorf("%s: aws:SourceArn = %v, want exactly the rules %v", q, sources, rules)
+		var deny policy.Statement
+		for _, st := range d.Statement {
+			if st.Effect == "Deny" && slices.Contains(st.Action, "sqs:SendMessage") {
+				deny = st
+			}
 		}
-		deny := stacktest.Statement(t, d, "DenyInsecureTransport")
-		if deny.Effect != "Deny" || deny.Principal != "*" || deny.Condition["Bool"]["aws:SecureTransport"] != "false" {
-			t.Errorf("%s deny = %+v, want every non-TLS request denied", q, deny)
+		notEq := deny.Condition["ArnNotEquals"]
+		if deny.Principal != "*" || len(deny.Condition) != 1 ||
+			!slices.Equal(sorted(trimBrackets(strings.Fields(fmt.Sprint(notEq["aws:SourceArn"])))), sorted(tt.exceptSources)) ||
+			fmt.Sprint(notEq["aws:PrincipalArn"]) != fmt.Sprint(anySlice(tt.exceptPrincipals)) {
+			t.Errorf("%s: the send Deny %+v does not except exactly %v and %v", q, deny, tt.exceptSources, tt.exceptPrincipals)
+		}
+		tls := stacktest.Statement(t, d, "DenyInsecureTransport")
+		if tls.Effect != "Deny" || tls.Principal != "*" || tls.Condition["Bool"]["aws:SecureTransport"] != "false" {
+			t.Errorf("%s deny = %+v, want every non-TLS request denied", q, tls)
 		}
 	}
+	dlq := stacktest.Str(t, r.resources.Named(t, "aws:sqs/queue:Queue", "kib-dev-dlq"), "redriveAllowPolicy")
+	if dlq != `{"redrivePermission":"byQueue","sourceQueueArns":["`+devPrefix+`kib-dev-central"]}` {
+		t.Errorf("the DLQ takes redrive from %s, want the central queue only", dlq)
+	}
+}
+
+func trimBrackets(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strings.Trim(x, "[]")
+	}
+	return out
+}
+
+func anySlice(xs []string) any {
+	if xs == nil {
+		return nil
+	}
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
 }
 
 func TestCentralQueue(t *testing.T) {
@@ -275,7 +336,8 @@ func TestRouterFunctionAndMapping(t *testing.T) {
 		t.Errorf("function code = %v, want the built zip and its hash", fn.Inputs["code"])
 	}
 	settings := routerSettings(t, fn)
-	if settings.ClusterQueuePrefix != "kib-dev-" || settings.BusName != "kib-dev" || settings.MetricsNamespace != contract.MetricsNamespace ||
+	if settings.ClusterQueuePrefix != "kib-dev_" || !slices.Equal(settings.BusQueues, []string{"kib-dev-central", "kib-dev-dlq"}) ||
+		settings.CentralQueueURL != "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-central" || settings.BusName != "kib-dev" || settings.MetricsNamespace != contract.MetricsNamespace ||
 		settings.LogLevel != "info" || !slices.Equal(settings.OwnerTagKeys, []string{"a/b", "c"}) {
 		t.Errorf("the router reads its environment as %+v", settings)
 	}
@@ -313,21 +375,18 @@ func routerSettings(t *testing.T, fn mocks.Resource) contract.Settings {
 func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 	for _, kv := range []map[string]string{
 		nil,
-		{"router": `{"logLevel":"debug","ownerTagKeys":["team/cluster","x"]}`, "namePrefix": "kib-a", "queuePrefix": "q_"},
+		{"router": `{"logLevel":"debug","ownerTagKeys":["team/cluster","x"]}`, "namePrefix": "kib-a"},
 		devConfig(t),
 	} {
 		r := mustRun(t, "dev", kv)
-		cfg, err := config.Load("dev", func(k string) string {
-			if v, ok := kv[config.Namespace+":"+k]; ok {
-				return v
-			}
-			return kv[k]
-		})
+		cfg, err := config.Load("dev", config.Values(namespaced(kv), config.Namespace))
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function"))
-		if want := infra.RouterSettings(cfg).WithDefaults(); !reflect.DeepEqual(got, want) {
+		want := infra.RouterSettings(cfg).WithDefaults()
+		want.CentralQueueURL = r.outputs["centralQueueUrl"].(string)
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the router reads %+v\nthe program means %+v", got, want)
 		}
 	}
@@ -390,12 +449,13 @@ func TestAlarms(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	r := mustRun(t, "dev", devConfig(t))
 	want := map[string]string{
-		"centralQueueArn":    arnPrefix + "kib-dev-central",
-		"centralQueueUrl":    "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-central",
-		"deadLetterQueueArn": arnPrefix + "kib-dev-dlq",
-		"deadLetterQueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-dlq",
+		"centralQueueArn":    devPrefix + "kib-dev-central",
+		"centralQueueUrl":    "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-dev-central",
+		"deadLetterQueueArn": devPrefix + "kib-dev-dlq",
+		"deadLetterQueueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-dev-dlq",
 		"routerFunctionName": "kib-dev-router",
-		"clusterQueuePrefix": "kib-dev-",
+		"clusterQueuePrefix": "kib-dev_",
+		"redriveRoleArn":     "arn:aws:iam::123456789012:role/kib-dev-redrive",
 	}
 	for k, v := range want {
 		if r.outputs[k] != v {
@@ -403,7 +463,7 @@ func TestOutputs(t *testing.T) {
 		}
 	}
 	rules, _ := r.outputs["ruleArns"].(map[string]string)
-	if len(rules) != 5 || rules["spot-interruption"] != "arn:aws:events:us-east-1:123456789012:rule/kib-dev-spot-interruption" {
+	if len(rules) != 5 || rules["spot-interruption"] != "arn:aws:events:eu-west-1:123456789012:rule/kib-dev-spot-interruption" {
 		t.Errorf("ruleArns = %v", r.outputs["ruleArns"])
 	}
 }
@@ -453,10 +513,11 @@ func TestTwoStacksDoNotCollide(t *testing.T) {
 			t.Errorf("dev and prod both declare %s", n)
 		}
 	}
-	fwd := func(r result) []string {
-		return stacktest.Statement(t, stacktest.Doc(t, r.resources.OfType("aws:iam/rolePolicy:RolePolicy")[0], "policy"), "ForwardToClusterQueues").Resource
+	fwd := func(r result, stack string) []string {
+		p := r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-"+stack+"-router")
+		return stacktest.Statement(t, stacktest.Doc(t, p, "policy"), "ForwardToClusterQueues").Resource
 	}
-	if d, p := fwd(dev)[0], fwd(prod)[0]; strings.HasPrefix(strings.TrimSuffix(p, "*"), strings.TrimSuffix(d, "*")) ||
+	if d, p := fwd(dev, "dev")[0], fwd(prod, "prod")[0]; strings.HasPrefix(strings.TrimSuffix(p, "*"), strings.TrimSuffix(d, "*")) ||
 		strings.HasPrefix(strings.TrimSuffix(d, "*"), strings.TrimSuffix(p, "*")) {
 		t.Errorf("dev may send to %s and prod to %s: one covers the other's queues", d, p)
 	}

@@ -2,6 +2,7 @@
 //
 //	make render STACK=dev            # a table: type, name, parent, key inputs
 //	make render STACK=dev FORMAT=json
+//	make render STACK=dev ACCOUNT=210987654321
 //
 // A configuration error is printed and exits 1.
 package main
@@ -14,6 +15,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 )
 
@@ -22,16 +24,17 @@ func main() {
 	format := flag.String("format", "table", "table or json")
 	build := flag.Bool("build", false, "build the router instead of declaring it from a stub")
 	file := flag.String("file", "", "stack configuration file (default Pulumi.<stack>.yaml)")
+	account := flag.String("account", mocks.DefaultAccount, "AWS account the lookups answer as (the region is the stack's aws:region)")
 	flag.Parse()
 	if *file == "" {
 		*file = "Pulumi." + *stack + ".yaml"
 	}
 
-	opts := infra.Options{BuildRouter: render.StubRouter}
+	opts := render.Offline()
 	if *build {
-		opts = infra.DefaultOptions()
+		opts.BuildRouter = infra.DefaultOptions().BuildRouter
 	}
-	rs, err := render.Stack(*file, *stack, opts)
+	rs, err := render.Stack(*file, *stack, opts, render.Target{Account: *account})
 	if err != nil {
 		// Show a configuration mistake as it is, not wrapped in the SDK's error list.
 		var cfgErr *config.Error

@@ -6,6 +6,18 @@ import (
 	"strings"
 )
 
+// Values are the keys of namespace in a Pulumi configuration (the JSON object of PULUMI_CONFIG, "<namespace>:<key>"
+// to value), without the namespace.
+func Values(pulumiConfig map[string]string, namespace string) map[string]string {
+	out := map[string]string{}
+	for k, v := range pulumiConfig {
+		if key, ok := strings.CutPrefix(k, namespace+":"); ok {
+			out[key] = v
+		}
+	}
+	return out
+}
+
 // Error lists every problem of a configuration, one "path: reason" a line.
 type Error struct{ Problems []string }
 
@@ -13,12 +25,12 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid stack configuration (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// Load reads the configuration of stack through get (a Pulumi config getter: key without namespace -> value, ""
-// when unset; structured values are JSON text): it decodes every key, fills in the defaults, then validates.
-func Load(stack string, get func(key string) string) (Config, error) {
+// Load reads the configuration of stack from values (the stack's keys in the project's namespace, without it;
+// structured values are JSON text): it decodes every key, fills in the defaults, then validates.
+func Load(stack string, values map[string]string) (Config, error) {
 	var p problems
 	c := defaults(stack)
-	decode(&c, get, &p)
+	decode(&c, values, &p)
 	applyDefaults(&c)
 	validate(c, &p)
 	if len(p) > 0 {

@@ -7,46 +7,43 @@ import (
 	"testing"
 )
 
-func getter(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
-
 func TestLoadDefaults(t *testing.T) {
-	c, err := Load("dev", getter(nil))
+	c, err := Load("dev", nil)
 	if err != nil {
 		t.Fatalf("a config with no keys (0 clusters) must be valid: %v", err)
 	}
-	if c.NamePrefix != "kib-dev" || c.QueuePrefix != "kib-dev-" || len(c.Clusters) != 0 {
+	if c.NamePrefix != "kib-dev" || c.QueuePrefix != "kib-dev_" || len(c.Clusters) != 0 {
 		t.Errorf("defaults = %+v", c)
 	}
 	if !reflect.DeepEqual(c.Router, DefaultRouter) || c.CentralQueue != DefaultCentralQueue || c.Alarms != DefaultAlarms {
 		t.Errorf("defaults = %+v", c)
 	}
-	if got := c.Router.VisibilityTimeout(); got != 181 {
+	if got := c.Router.VisibilityTimeout(); got != 181 || c.CentralQueue.MaxReceiveCount != 10 {
 		t.Errorf("visibility timeout = %d, want 6 x 30 + 1", got)
 	}
 }
 
 func TestLoadValues(t *testing.T) {
-	c, err := Load("prod", getter(map[string]string{
+	c, err := Load("prod", map[string]string{
 		"clusters":     `[{"name":"alpha"},{"name":"beta"}]`,
 		"router":       `{"batchSize":10,"maximumBatchingWindowSeconds":0,"maximumConcurrency":2,"memoryMb":512,"timeoutSeconds":60,"logRetentionDays":90,"logLevel":"debug","ownerTagKeys":["team/cluster"]}`,
 		"centralQueue": `{"messageRetentionSeconds":600,"maxReceiveCount":3,"eventMaxAgeSeconds":120}`,
 		"alarms":       `{"topicArn":"arn:aws:sns:eu-west-1:123456789012:oncall","oldestMessageAgeSeconds":30}`,
 		"tags":         `{"team":"platform"}`,
-		"queuePrefix":  "karpenter-",
 		"dashboard":    "true",
-	}))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Clusters) != 2 || c.Clusters[1].Name != "beta" || c.Router.BatchSize != 10 || c.Router.OwnerTagKeys[0] != "team/cluster" ||
 		c.CentralQueue.MaxReceiveCount != 3 || c.Alarms.TopicARN == "" || c.Tags["team"] != "platform" ||
-		c.QueuePrefix != "karpenter-" || !c.Dashboard {
+		c.QueuePrefix != "kib-prod_" || !c.Dashboard {
 		t.Errorf("config = %+v", c)
 	}
 }
 
 func TestLoadPartialObjectKeepsDefaults(t *testing.T) {
-	c, err := Load("dev", getter(map[string]string{"router": `{"memoryMb":512}`}))
+	c, err := Load("dev", map[string]string{"router": `{"memoryMb":512}`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +93,9 @@ func TestLoadErrors(t *testing.T) {
 		{"log level", map[string]string{"router": `{"logLevel":"loud"}`}, []string{`router.logLevel: "loud" is not one of`}},
 		{"owner tag key", map[string]string{"router": `{"ownerTagKeys":["a,b"]}`}, []string{"router.ownerTagKeys[0]"}},
 		{"unknown router key", map[string]string{"router": `{"batchsize":5}`}, []string{`router: unknown key "batchsize" (did you mean "batchSize"?)`}},
-		{"queue prefix", map[string]string{"queuePrefix": "bad prefix"}, []string{"queuePrefix: \"bad prefix\" may contain only"}},
+		{"queue prefix", map[string]string{"queuePrefix": "kib-"}, []string{`queuePrefix: is no longer a key: cluster queues are "<namePrefix>_<cluster>"`}},
+		{"unknown top-level key", map[string]string{"clusterz": "[]"}, []string{`clusterz: unknown key`}},
+		{"misspelt top-level key", map[string]string{"Clusters": "[]"}, []string{`Clusters: unknown key (did you mean "clusters"?)`}},
 		{"name prefix", map[string]string{"namePrefix": "-" + strings.Repeat("x", 50)}, []string{"namePrefix: "}},
 		{"topic", map[string]string{"alarms": `{"topicArn":"oncall"}`}, []string{`alarms.topicArn: "oncall" is not an SNS topic ARN`}},
 		{"max receive", map[string]string{"centralQueue": `{"maxReceiveCount":0}`}, []string{"centralQueue.maxReceiveCount: 0 is out of range"}},
@@ -105,7 +104,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load("dev", getter(tt.kv))
+			_, err := Load("dev", tt.kv)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -119,8 +118,8 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadClusterDefaults(t *testing.T) {
-	c, err := Load("dev", getter(map[string]string{"clusters": `[{"name":"a"},{"name":"b","mode":"existing-role","controllerRoleName":"k"},` +
-		`{"name":"c","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`}))
+	c, err := Load("dev", map[string]string{"clusters": `[{"name":"a"},{"name":"b","mode":"existing-role","controllerRoleName":"k"},` +
+		`{"name":"c","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,11 +137,11 @@ func TestLoadClusterDefaults(t *testing.T) {
 }
 
 func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
-	_, err := Load("dev", getter(map[string]string{
+	_, err := Load("dev", map[string]string{
 		"clusters": `[{"name":"a"},{"name":"a"},{"name":""}]`,
 		"router":   `{"memoryMb":1,"logLevel":"x"}`,
 		"alarms":   `{"topicArn":"nope"}`,
-	}))
+	})
 	var cfgErr *Error
 	if !errors.As(err, &cfgErr) {
 		t.Fatalf("error %v is not a *config.Error", err)

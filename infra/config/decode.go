@@ -18,11 +18,27 @@ func (p *problems) addf(path, format string, args ...any) {
 	*p = append(*p, path+": "+fmt.Sprintf(format, args...))
 }
 
-// decode reads every key through get (a Pulumi config getter: key without namespace -> value, "" when unset;
-// structured values are JSON text) into c, which holds the defaults; a key that is absent keeps its default.
-func decode(c *Config, get func(key string) string, p *problems) {
+// keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
+var (
+	keys    = []string{"namePrefix", "clusters", "router", "centralQueue", "alarms", "tags", "dashboard"}
+	removed = map[string]string{
+		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
+	}
+)
+
+// decode reads values (the stack's keys in the project's namespace, without it; structured values are JSON
+// text) into c, which holds the defaults: a key that is absent keeps its default. Keys it does not know are
+// problems.
+func decode(c *Config, values map[string]string, p *problems) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if why, gone := removed[k]; gone {
+			p.addf(k, "%s", why)
+		} else if !slices.Contains(keys, k) {
+			p.addf(k, "unknown key%s", didYouMean(k, keys))
+		}
+	}
+	get := func(k string) string { return values[k] }
 	c.NamePrefix = get("namePrefix")
-	c.QueuePrefix = get("queuePrefix")
 	if text := get("clusters"); text != "" {
 		var raw []json.RawMessage
 		if p.decode("clusters", text, &raw) {
@@ -90,19 +106,22 @@ func (p *problems) exactKeys(path, text string, v any) bool {
 	}
 	ok := true
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
-		if known[k] {
-			continue
+		if !known[k] {
+			ok = false
+			p.addf(path, "unknown key %q%s", k, didYouMean(k, slices.Collect(maps.Keys(known))))
 		}
-		ok = false
-		hint := ""
-		for want := range known {
-			if strings.EqualFold(want, k) {
-				hint = fmt.Sprintf(" (did you mean %q?)", want)
-			}
-		}
-		p.addf(path, "unknown key %q%s", k, hint)
 	}
 	return ok
+}
+
+// didYouMean suggests the key of known that k misspells by case, if any.
+func didYouMean(k string, known []string) string {
+	for _, want := range known {
+		if strings.EqualFold(want, k) {
+			return fmt.Sprintf(" (did you mean %q?)", want)
+		}
+	}
+	return ""
 }
 
 // kindOf names the JSON kind a Go type decodes from.

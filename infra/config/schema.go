@@ -6,6 +6,7 @@ package config
 
 import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
 // Namespace is the project's configuration namespace: keys are "karpenter-interruption-bus:<key>".
@@ -18,7 +19,8 @@ type Config struct {
 	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
 	// not collide. Key namePrefix; default "kib-<stack>".
 	NamePrefix string
-	// QueuePrefix starts every cluster queue name. Key queuePrefix; default NamePrefix + "-".
+	// QueuePrefix starts every cluster queue name: NamePrefix and "_" (queuename.Prefix), never a key of its own,
+	// so a cluster queue can never be named as a shared queue or another stack's queue.
 	QueuePrefix  string
 	Clusters     []Cluster
 	Router       Router
@@ -85,6 +87,10 @@ type Karpenter struct {
 	ServiceAccount string `json:"serviceAccount"`
 	// Values are extra chart values, merged under the ones the bus sets.
 	Values map[string]any `json:"values"`
+	// ReplaceRelease acknowledges that the Karpenter release this stack deployed in another namespace, or the one
+	// managed elsewhere before the cluster moved to install mode, has been uninstalled, so a new release may
+	// take its place (README, "Changing a cluster").
+	ReplaceRelease bool `json:"replaceRelease"`
 }
 
 // Create configures a new EKS cluster (create mode).
@@ -150,7 +156,9 @@ var (
 		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 5, MemoryMB: 256, TimeoutSeconds: 30,
 		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel,
 	}
-	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 5, EventMaxAgeSeconds: 300}
+	// MaxReceiveCount gives a message about four minutes of retries before the dead-letter queue, at the router's
+	// backoff (contract.DefaultSettings: 2 s doubling to 60 s).
+	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 10, EventMaxAgeSeconds: 300}
 	DefaultAlarms       = Alarms{OldestMessageAgeSeconds: 60}
 	DefaultSystemNodes  = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
 )
@@ -172,9 +180,7 @@ func applyDefaults(c *Config) {
 	if c.NamePrefix == "" {
 		c.NamePrefix = "kib-" + c.Stack
 	}
-	if c.QueuePrefix == "" {
-		c.QueuePrefix = c.NamePrefix + "-"
-	}
+	c.QueuePrefix = queuename.Prefix(c.NamePrefix)
 	for i := range c.Clusters {
 		c.Clusters[i].applyDefaults()
 	}

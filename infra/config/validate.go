@@ -34,9 +34,6 @@ func validate(c Config, p *problems) {
 	if len(c.NamePrefix) > MaxNamePrefix || !namePrefixRE.MatchString(c.NamePrefix) {
 		p.addf("namePrefix", "%q must be 1 to %d letters, digits and '-', starting with a letter or digit (set namePrefix when the stack name does not fit)", c.NamePrefix, MaxNamePrefix)
 	}
-	if err := queuename.ValidatePrefix(c.QueuePrefix); err != nil {
-		p.addf("queuePrefix", "%v", err)
-	}
 	validateClusters(c.Clusters, p)
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
@@ -210,4 +207,56 @@ func validateTags(tags map[string]string, p *problems) {
 			p.addf("tags."+k, "value is %d characters, at most 256", len(v))
 		}
 	}
+}
+
+// Deployed is what the last update deployed of a cluster: its mode and, when the stack installed Karpenter, the
+// namespace of its release.
+type Deployed struct {
+	Mode      Mode
+	Namespace string
+}
+
+// DeployedClusters reads the clusters output of the last update (cluster -> its outputs) into Deployed values.
+func DeployedClusters(output any) map[string]Deployed {
+	out := map[string]Deployed{}
+	clusters, _ := output.(map[string]any)
+	for name, v := range clusters {
+		c, _ := v.(map[string]any)
+		mode, _ := c["mode"].(string)
+		ns, _ := c["karpenterNamespace"].(string)
+		out[name] = Deployed{Mode: Mode(mode), Namespace: ns}
+	}
+	return out
+}
+
+// CheckReleases refuses the changes that would replace a Karpenter release the stack cannot replace safely, unless
+// the entry acknowledges with karpenter.replaceRelease that the old release was uninstalled: Helm cannot move a
+// release to another namespace, and a release installed over one managed elsewhere collides with it. The old
+// release is retained on delete, so Pulumi would leave it running and the new one would fail on its cluster-
+// scoped objects (or, worse, half-install). It returns a *Error naming each entry, or nil.
+func CheckReleases(c Config, deployed map[string]Deployed) error {
+	var p problems
+	for i, cl := range c.Clusters {
+		was, ok := deployed[cl.Name]
+		if !ok || !cl.Mode.InstallsKarpenter() || cl.Karpenter.ReplaceRelease {
+			continue
+		}
+		at := fmt.Sprintf("clusters[%d]", i)
+		switch {
+		case was.Mode.InstallsKarpenter() && was.Namespace != "" && was.Namespace != cl.Karpenter.Namespace:
+			p.addf(at+".karpenter.namespace", "%q would replace the Karpenter release this stack deployed in %q: Helm "+
+				"cannot move a release, and the retained old one would collide with the new one. Keep %q, or move it: "+
+				"helm uninstall karpenter -n %s (running nodes stay), then set %s.karpenter.replaceRelease: true and "+
+				"run pulumi up (README, \"Changing a cluster\")", cl.Karpenter.Namespace, was.Namespace, was.Namespace, was.Namespace, at)
+		case was.Mode == ModeExistingRole:
+			p.addf(at+".mode", "%q would install Karpenter over the release managed elsewhere until now (mode %s), and "+
+				"collide with it. Uninstall that release first (helm uninstall karpenter -n <its namespace>; running nodes "+
+				"stay), then set %s.karpenter.replaceRelease: true and run pulumi up (README, \"Changing a cluster\")",
+				cl.Mode, ModeExistingRole, at)
+		}
+	}
+	if len(p) > 0 {
+		return &Error{Problems: p}
+	}
+	return nil
 }

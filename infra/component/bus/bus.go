@@ -10,7 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -44,7 +44,15 @@ type Bus struct {
 	DLQARN           pulumi.StringOutput    `pulumi:"deadLetterQueueArn"`
 	DLQName          pulumi.StringOutput    `pulumi:"deadLetterQueueName"`
 	RuleARNs         pulumi.StringMapOutput `pulumi:"ruleArns"`
+	// RedriveRoleARN is the role operators assume to move messages from the DLQ back to the central queue.
+	RedriveRoleARN pulumi.StringOutput `pulumi:"redriveRoleArn"`
 }
+
+// CentralQueueName and DLQName are the names of the bus's queues of the stack whose name prefix is namePrefix.
+func CentralQueueName(namePrefix string) string { return namePrefix + "-central" }
+
+// DLQName names the dead-letter queue.
+func DLQName(namePrefix string) string { return namePrefix + "-dlq" }
 
 // New declares the bus.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Bus, error) {
@@ -57,25 +65,27 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	np := args.NamePrefix
 
 	// The names are known before creation, so policies can name ARNs without waiting on outputs.
-	centralName, dlqName := np+"-central", np+"-dlq"
+	centralName, dlqName := CentralQueueName(np), DLQName(np)
 	centralARN, dlqARN := env.ARN("sqs", centralName), env.ARN("sqs", dlqName)
 
 	dlq, err := sqs.NewQueue(ctx, name+"-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(dlqName),
 		MessageRetentionSeconds: pulumi.Int(1209600), // 14 days to inspect and redrive
 		SqsManagedSseEnabled:    pulumi.Bool(true),
-		Tags:                    args.Tags,
+		// Only the central queue may use it as its dead-letter queue.
+		RedriveAllowPolicy: pulumi.String(fmt.Sprintf(`{"redrivePermission":"byQueue","sourceQueueArns":[%q]}`, centralARN)),
+		Tags:               args.Tags,
 	}, parent)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the dead-letter queue: %w", err)
 	}
-	redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, args.MaxReceiveCount)
+	redrivePolicy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, args.MaxReceiveCount)
 	central, err := sqs.NewQueue(ctx, name+"-central", &sqs.QueueArgs{
 		Name:                     pulumi.String(centralName),
 		MessageRetentionSeconds:  pulumi.Int(args.CentralRetentionSeconds),
 		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
 		SqsManagedSseEnabled:     pulumi.Bool(true),
-		RedrivePolicy:            pulumi.String(redrive),
+		RedrivePolicy:            pulumi.String(redrivePolicy),
 		Tags:                     args.Tags,
 	}, parent, pulumi.DependsOn([]pulumi.Resource{dlq}))
 	if err != nil {
@@ -113,25 +123,19 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		ruleARNs[t.Rule] = rule.Arn
 	}
 
-	// Only these rules may send, through events.amazonaws.com, to the central queue (events) and to the DLQ
-	// (events EventBridge could not deliver); nothing may reach either without TLS.
-	fromRules := func(queueARN string) string {
-		return policy.New(
-			policy.Statement{
-				Sid: "EventBridgeRules", Effect: "Allow", Principal: policy.Service(env.Principal("events")),
-				Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-				Condition: map[string]map[string]any{"ArnEquals": {"aws:SourceArn": ruleARNList}},
-			},
-			policy.DenyInsecureTransport(queueARN),
-		).JSON()
+	redriveRoleName := iamname.Role(np + "-redrive")
+	redriveRoleARN := env.IAMARN("role/" + redriveRoleName)
+	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, args.Tags, parent)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
-		QueueUrl: central.Url, Policy: pulumi.String(fromRules(centralARN)),
+		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicy(env, centralARN, ruleARNList, redriveRoleARN).JSON()),
 	}, parent); err != nil {
 		return nil, fmt.Errorf("declaring the central queue policy: %w", err)
 	}
 	if _, err := sqs.NewQueuePolicy(ctx, name+"-dlq", &sqs.QueuePolicyArgs{
-		QueueUrl: dlq.Url, Policy: pulumi.String(fromRules(dlqARN)),
+		QueueUrl: dlq.Url, Policy: pulumi.String(DLQPolicy(env, dlqARN, centralARN, ruleARNList).JSON()),
 	}, parent); err != nil {
 		return nil, fmt.Errorf("declaring the dead-letter queue policy: %w", err)
 	}
@@ -139,10 +143,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	b.CentralQueueURL, b.CentralQueueARN, b.CentralQueueName = central.Url, central.Arn, central.Name
 	b.DLQURL, b.DLQARN, b.DLQName = dlq.Url, dlq.Arn, dlq.Name
 	b.RuleARNs = ruleARNs.ToStringMapOutput()
+	b.RedriveRoleARN = redrive.Arn
 	if err := ctx.RegisterResourceOutputs(b, pulumi.Map{
 		"centralQueueUrl": b.CentralQueueURL, "centralQueueArn": b.CentralQueueARN, "centralQueueName": b.CentralQueueName,
 		"deadLetterQueueUrl": b.DLQURL, "deadLetterQueueArn": b.DLQARN, "deadLetterQueueName": b.DLQName,
-		"ruleArns": b.RuleARNs,
+		"ruleArns": b.RuleARNs, "redriveRoleArn": b.RedriveRoleARN,
 	}); err != nil {
 		return nil, err
 	}

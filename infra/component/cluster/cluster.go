@@ -126,19 +126,29 @@ func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput) (*sqs.Q
 	if err != nil {
 		return nil, fmt.Errorf("declaring the queue of %s: %w", s.cluster, err)
 	}
-	pol := routerRoleARN.ToStringOutput().ApplyT(func(router string) string {
-		return policy.New(
-			policy.Statement{
-				Sid: "RouterForwards", Effect: "Allow", Principal: map[string]string{"AWS": router},
-				Action: []string{"sqs:SendMessage"}, Resource: []string{arn},
-			},
-			policy.DenyInsecureTransport(arn),
-		).JSON()
-	}).(pulumi.StringOutput)
+	pol := routerRoleARN.ToStringOutput().ApplyT(func(router string) string { return QueuePolicy(arn, router).JSON() }).(pulumi.StringOutput)
 	if _, err := sqs.NewQueuePolicy(s.ctx, s.name("queue"), &sqs.QueuePolicyArgs{QueueUrl: q.Url, Policy: pol}, s.parent); err != nil {
 		return nil, fmt.Errorf("declaring the queue policy of %s: %w", s.cluster, err)
 	}
 	return q, nil
+}
+
+// QueuePolicy lets only the router's role send to the cluster's queue: the Allow admits it (from another
+// account too), the Deny shuts out everyone else, inside the account as well, where an identity policy with
+// sqs:SendMessage would otherwise suffice to forge an interruption and make Karpenter drain a node.
+func QueuePolicy(queueARN, routerRoleARN string) policy.Document {
+	return policy.New(
+		policy.Statement{
+			Sid: "RouterForwards", Effect: "Allow", Principal: map[string]string{"AWS": routerRoleARN},
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+		},
+		policy.Statement{
+			Sid: "OnlyTheRouterSends", Effect: "Deny", Principal: "*",
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:PrincipalArn": routerRoleARN}},
+		},
+		policy.DenyInsecureTransport(queueARN),
+	)
 }
 
 func withCluster(tags pulumi.StringMap, name string) pulumi.StringMap {

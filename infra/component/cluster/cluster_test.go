@@ -26,12 +26,7 @@ const (
 // entry is the cluster entry of the stack configuration clusters: [<entryJSON>], defaults applied.
 func entry(t *testing.T, entryJSON string) config.Cluster {
 	t.Helper()
-	cfg, err := config.Load("test", func(k string) string {
-		if k == "clusters" {
-			return "[" + entryJSON + "]"
-		}
-		return ""
-	})
+	cfg, err := config.Load("test", map[string]string{"clusters": "[" + entryJSON + "]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,8 +36,14 @@ func entry(t *testing.T, entryJSON string) config.Cluster {
 // declare runs the component alone, under the mocks, for the entry, and returns what it declared.
 func declare(t *testing.T, entryJSON string) stacktest.Resources {
 	t.Helper()
+	return declareIn(t, mocks.DefaultRegion, entryJSON)
+}
+
+// declareIn declares the entry in region.
+func declareIn(t *testing.T, region, entryJSON string) stacktest.Resources {
+	t.Helper()
 	cl := entry(t, entryJSON)
-	m, err := (&mocks.Mocks{}).Run("test", "test", func(ctx *pulumi.Context) error {
+	m, err := (&mocks.Mocks{Region: region}).Run("test", "test", func(ctx *pulumi.Context) error {
 		env, err := awsenv.Lookup(ctx)
 		if err != nil {
 			return err
@@ -121,6 +122,12 @@ func TestQueue(t *testing.T) {
 	if deny := stacktest.Statement(t, d, "DenyInsecureTransport"); deny.Effect != "Deny" {
 		t.Errorf("deny = %+v", deny)
 	}
+	// Inside the account an identity policy alone would do: only an explicit Deny keeps other roles out.
+	only := stacktest.Statement(t, d, "OnlyTheRouterSends")
+	if only.Effect != "Deny" || only.Principal != "*" || !slices.Equal(only.Action, []string{"sqs:SendMessage"}) ||
+		fmt.Sprint(only.Condition) != "map[ArnNotEquals:map[aws:PrincipalArn:"+routerRole+"]]" {
+		t.Errorf("deny = %+v, want every principal but the router's role denied sending", only)
+	}
 }
 
 func TestControllerPolicy(t *testing.T) {
@@ -194,6 +201,16 @@ func TestIdentities(t *testing.T) {
 			!slices.Equal(sorted(trust.Action), []string{"sts:AssumeRole", "sts:TagSession"}) {
 			t.Errorf("trust = %+v", trust)
 		}
+		// Scoped to this cluster's service account by the session tags EKS Pod Identity sets.
+		want := map[string]any{
+			"aws:SourceAccount":                         "123456789012",
+			"aws:RequestTag/eks-cluster-arn":            "arn:aws:eks:us-east-1:123456789012:cluster/a",
+			"aws:RequestTag/kubernetes-namespace":       "karpenter",
+			"aws:RequestTag/kubernetes-service-account": "kctl",
+		}
+		if got := trust.Condition["StringEquals"]; fmt.Sprint(got) != fmt.Sprint(want) || len(trust.Condition) != 1 {
+			t.Errorf("trust conditions = %v, want %v", trust.Condition, want)
+		}
 		assoc := rs.One(t, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
 		if stacktest.Str(t, assoc, "clusterName") != "a" || stacktest.Str(t, assoc, "namespace") != "karpenter" ||
 			stacktest.Str(t, assoc, "serviceAccount") != "kctl" ||
@@ -238,8 +255,8 @@ func TestHelmRelease(t *testing.T) {
 	rs := declare(t, `{"name":"a","karpenter":{"values":{"replicas":1,"settings":{"batchMaxDuration":"15s"}}}}`)
 	rel := rs.One(t, "kubernetes:helm.sh/v3:Release")
 	if stacktest.Str(t, rel, "chart") != cluster.Chart || stacktest.Str(t, rel, "version") != config.DefaultKarpenterVersion ||
-		stacktest.Str(t, rel, "namespace") != "kube-system" || !rel.RetainOnDelete {
-		t.Errorf("release = %v (retain %t)", rel.Inputs, rel.RetainOnDelete)
+		stacktest.Str(t, rel, "namespace") != "kube-system" || !rel.RetainOnDelete || rel.DeleteBeforeReplace {
+		t.Errorf("release = %v (retain %t, delete before replace %t)", rel.Inputs, rel.RetainOnDelete, rel.DeleteBeforeReplace)
 	}
 	v := values(t, rs)
 	settings := v["settings"].(map[string]any)
@@ -255,6 +272,69 @@ func TestHelmRelease(t *testing.T) {
 	if user["command"] != "aws" || fmt.Sprint(user["args"]) != "[eks get-token --cluster-name a --region us-east-1 --output json]" ||
 		server != "https://A.gr7.us-east-1.eks.amazonaws.com" {
 		t.Errorf("kubeconfig = %v", kc)
+	}
+}
+
+// TestReleaseNamespaceIsCreated: Karpenter's chart has no Namespace manifest, so a release into any namespace but
+// kube-system fails unless Helm creates it.
+func TestReleaseNamespaceIsCreated(t *testing.T) {
+	rel := declare(t, `{"name":"a","karpenter":{"namespace":"karpenter"}}`).One(t, "kubernetes:helm.sh/v3:Release")
+	if stacktest.Str(t, rel, "namespace") != "karpenter" || !rel.Inputs["createNamespace"].IsBool() || !rel.Inputs["createNamespace"].BoolValue() {
+		t.Errorf("release = %v, want namespace karpenter created with it", rel.Inputs)
+	}
+}
+
+// TestReplaceRelease: with karpenter.replaceRelease the new release forgets the old one first (it was uninstalled
+// by hand, and is retained on delete).
+func TestReplaceRelease(t *testing.T) {
+	rel := declare(t, `{"name":"a","karpenter":{"replaceRelease":true}}`).One(t, "kubernetes:helm.sh/v3:Release")
+	if !rel.DeleteBeforeReplace || !rel.RetainOnDelete {
+		t.Errorf("release: delete before replace %t, retain %t; want both", rel.DeleteBeforeReplace, rel.RetainOnDelete)
+	}
+}
+
+// TestNodesPullImagesOnly: Karpenter's nodes get AmazonEC2ContainerRegistryPullOnly, as its template gives them,
+// not ReadOnly.
+func TestNodesPullImagesOnly(t *testing.T) {
+	rs := declare(t, `{"name":"a","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`)
+	var pull int
+	for _, a := range rs.OfType("aws:iam/rolePolicyAttachment:RolePolicyAttachment") {
+		switch arn := stacktest.Str(t, a, "policyArn"); arn {
+		case "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly":
+			pull++
+		case "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly":
+			t.Errorf("%s attaches %s", a.Name, arn)
+		}
+	}
+	if pull != 2 { // Karpenter's nodes and the system nodes
+		t.Errorf("%d roles may pull images, want 2", pull)
+	}
+}
+
+// TestChinaServicePrincipals: in a China region EC2's principal is ec2.amazonaws.com.cn, for the node role's
+// trust and for the controller's iam:PassedToService alike; every ARN is in the aws-cn partition.
+func TestChinaServicePrincipals(t *testing.T) {
+	rs := declareIn(t, "cn-north-1", `{"name":"a"}`)
+	var node mocks.Resource
+	for _, role := range rs.OfType("aws:iam/role:Role") {
+		if strings.HasPrefix(stacktest.Str(t, role, "name"), "KarpenterNode-") {
+			node = role
+		}
+	}
+	if p := fmt.Sprint(stacktest.Doc(t, node, "assumeRolePolicy").Statement[0].Principal); p != "map[Service:ec2.amazonaws.com.cn]" {
+		t.Errorf("node role trusts %s, want ec2.amazonaws.com.cn", p)
+	}
+	d := stacktest.Doc(t, rs.One(t, "aws:iam/rolePolicy:RolePolicy"), "policy")
+	if got := fmt.Sprint(stacktest.Statement(t, d, "AllowPassingInstanceRole").Condition); got != "map[StringEquals:map[iam:PassedToService:[ec2.amazonaws.com.cn]]]" {
+		t.Errorf("PassRole condition = %s, want ec2.amazonaws.com.cn", got)
+	}
+	for _, x := range rs {
+		for _, v := range stacktest.Plain(x) {
+			// (the router role is the test's own, given to the component)
+			if s, ok := v.(string); ok && strings.Contains(strings.ReplaceAll(s, routerRole, ""), "arn:aws:") {
+				t.Errorf("%s %s names a resource of the aws partition: %s", x.Type, x.Name, s)
+			}
+		}
 	}
 }
 

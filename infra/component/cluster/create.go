@@ -19,7 +19,7 @@ import (
 const DiscoveryTag = "karpenter.sh/discovery"
 
 // systemNodePolicies run the small node group Karpenter itself is scheduled on.
-var systemNodePolicies = []string{"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly"}
+var systemNodePolicies = []string{"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly"}
 
 // createCluster declares a new EKS cluster with pulumi-eks (API authentication for access entries, an IAM OIDC
 // provider, no default node group), a managed system node group for Karpenter, the EKS Pod Identity agent, and

@@ -11,6 +11,7 @@ import (
 	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
@@ -19,8 +20,9 @@ import (
 // Chart is Karpenter's Helm chart.
 const Chart = "oci://public.ecr.aws/karpenter/karpenter"
 
-// nodePolicies are the AWS managed policies of Karpenter's node role, as in its getting-started template.
-var nodePolicies = []string{"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly", "AmazonSSMManagedInstanceCore"}
+// nodePolicies are the AWS managed policies of Karpenter's node role, as in its getting-started template (nodes
+// only pull images: AmazonEC2ContainerRegistryPullOnly, not ReadOnly).
+var nodePolicies = []string{"AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryPullOnly", "AmazonSSMManagedInstanceCore"}
 
 // target is what installing Karpenter needs of its EKS cluster.
 type target struct {
@@ -108,13 +110,20 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
 	}
+	releaseOpts := []pulumi.ResourceOption{s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)}
+	if cl.Karpenter.ReplaceRelease {
+		// The old release was uninstalled by hand (config.CheckReleases): forget it before installing anew.
+		releaseOpts = append(releaseOpts, pulumi.DeleteBeforeReplace(true))
+	}
 	if _, err := helmv3.NewRelease(s.ctx, s.name("karpenter"), &helmv3.ReleaseArgs{
 		Name:      pulumi.String("karpenter"),
 		Chart:     pulumi.String(Chart),
 		Version:   pulumi.String(cl.Karpenter.Version),
 		Namespace: pulumi.String(cl.Karpenter.Namespace),
-		Values:    Values(cl, queueName, controllerRole.Arn),
-	}, s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)); err != nil {
+		// Karpenter's chart has no Namespace of its own: Helm creates the release's, as --create-namespace does.
+		CreateNamespace: pulumi.Bool(true),
+		Values:          Values(cl, queueName, controllerRole.Arn),
+	}, releaseOpts...); err != nil {
 		return wiring{}, fmt.Errorf("declaring the Karpenter release of %s: %w", cl.Name, err)
 	}
 	return wiring{controllerRoleARN: controllerRole.Arn, nodeRoleName: nodeRole.Name}, nil
@@ -124,13 +133,23 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 // through the cluster's OIDC provider (IRSA).
 func (s scope) controllerTrust(cl config.Cluster, t target) pulumi.StringOutput {
 	if cl.Identity == config.IdentityPodIdentity {
-		return pulumi.String(policy.AssumableBy(s.env.Principal("pods.eks"),
-			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": s.env.Account}},
-			"sts:AssumeRole", "sts:TagSession").JSON()).ToStringOutput()
+		return pulumi.String(PodIdentityTrust(s.env, cl.Name, cl.Karpenter.Namespace, cl.Karpenter.ServiceAccount).JSON()).ToStringOutput()
 	}
 	return t.oidcProviderARN.ApplyT(func(providerARN string) string {
 		return IRSATrust(providerARN, cl.Karpenter.Namespace, cl.Karpenter.ServiceAccount).JSON()
 	}).(pulumi.StringOutput)
+}
+
+// PodIdentityTrust lets EKS Pod Identity assume the role for one service account of one cluster of this
+// account: the session tags EKS Pod Identity sets (EKS user guide, "Create IAM role with trust policy required
+// by EKS Pod Identity") must name the cluster, the namespace and the service account.
+func PodIdentityTrust(env awsenv.Env, cluster, namespace, serviceAccount string) policy.Document {
+	return policy.AssumableBy(env.Principal("pods.eks"), map[string]map[string]any{"StringEquals": {
+		"aws:SourceAccount":                         env.Account,
+		"aws:RequestTag/eks-cluster-arn":            env.ARN("eks", "cluster/"+cluster),
+		"aws:RequestTag/kubernetes-namespace":       namespace,
+		"aws:RequestTag/kubernetes-service-account": serviceAccount,
+	}}, "sts:AssumeRole", "sts:TagSession")
 }
 
 // IRSATrust lets the service account namespace/serviceAccount assume a role through the OIDC provider

@@ -25,7 +25,7 @@ type Args struct {
 	FunctionName string
 	// RoleDescription says whose router the role runs.
 	RoleDescription string
-	// Settings become the function's environment.
+	// Settings become the function's environment, with the central queue's URL.
 	Settings         contract.Settings
 	MemoryMB         int
 	TimeoutSeconds   int
@@ -36,8 +36,9 @@ type Args struct {
 	MaximumConcurrency           int
 	// Artifact is the built router (routerbuild.Build).
 	Artifact routerbuild.Artifact
-	// CentralQueueARN is the queue the router reads.
+	// CentralQueueARN and CentralQueueURL are the queue the router reads.
 	CentralQueueARN pulumi.StringInput
+	CentralQueueURL pulumi.StringInput
 	Env             awsenv.Env
 	Tags            pulumi.StringMap
 }
@@ -62,10 +63,15 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	parent := pulumi.Parent(r)
 	fnName := args.FunctionName
 	logGroupName := "/aws/lambda/" + fnName
-	environment := args.Settings.Environ()
-	if n := contract.EnvironSize(environment); n > contract.MaxEnvironSize {
-		return nil, fmt.Errorf("the router's environment is %d bytes, over Lambda's %d", n, contract.MaxEnvironSize)
-	}
+	environment := args.CentralQueueURL.ToStringOutput().ApplyT(func(url string) (map[string]string, error) {
+		s := args.Settings
+		s.CentralQueueURL = url
+		env := s.Environ()
+		if n := contract.EnvironSize(env); n > contract.MaxEnvironSize {
+			return nil, fmt.Errorf("the router's environment is %d bytes, over Lambda's %d", n, contract.MaxEnvironSize)
+		}
+		return env, nil
+	}).(pulumi.StringMapOutput)
 
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
 		Name:             pulumi.String(fnName),
@@ -104,7 +110,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		SourceCodeHash: pulumi.String(args.Artifact.SourceCodeHash),
 		MemorySize:     pulumi.Int(args.MemoryMB),
 		Timeout:        pulumi.Int(args.TimeoutSeconds),
-		Environment:    &lambda.FunctionEnvironmentArgs{Variables: pulumi.ToStringMap(environment)},
+		Environment:    &lambda.FunctionEnvironmentArgs{Variables: environment},
 		LoggingConfig: &lambda.FunctionLoggingConfigArgs{
 			LogFormat: pulumi.String("Text"), // EMF lines are extracted from the raw JSON lines
 			LogGroup:  logs.Name,
@@ -137,17 +143,21 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	return r, nil
 }
 
-// Policy is the router's permissions, and nothing more: read the central queue; send to and look up the cluster
-// queues, by their common prefix; describe instances (an action that takes no narrower resource than *); write
-// to its own log group.
+// Policy is the router's permissions, and nothing more: read the central queue (what Lambda's event source
+// mapping calls: receive, delete, get attributes; and change visibility, which brings a retried message back
+// sooner); send to and look up its stack's cluster queues, by their common prefix, which no shared queue or
+// other stack's queue starts with; describe instances in its region (an action that takes no narrower resource
+// than *); write to its own log group.
 func Policy(env awsenv.Env, queuePrefix, centralQueueARN, logGroupName string) policy.Document {
+	describe := policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"})
+	describe.Condition = map[string]map[string]any{"StringEquals": {"aws:RequestedRegion": env.Region}}
 	return policy.New(
 		policy.Allow("ReadCentralQueue",
 			[]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"},
 			[]string{centralQueueARN}),
 		policy.Allow("ForwardToClusterQueues", []string{"sqs:SendMessage", "sqs:GetQueueUrl"},
 			[]string{env.ARN("sqs", queuePrefix+"*")}),
-		policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"}),
+		describe,
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
 	)

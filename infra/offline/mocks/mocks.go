@@ -6,6 +6,7 @@ package mocks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,11 +14,10 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// The environment the mocks pretend to be.
+// The environment the mocks pretend to be unless told otherwise.
 const (
-	Partition = "aws"
-	Region    = "us-east-1"
-	Account   = "123456789012"
+	DefaultRegion  = "us-east-1"
+	DefaultAccount = "123456789012"
 )
 
 // Resource is one declared resource.
@@ -30,14 +30,60 @@ type Resource struct {
 	Inputs resource.PropertyMap
 	// RetainOnDelete: deleting the resource from the program leaves it in the cloud.
 	RetainOnDelete bool
+	// DeleteBeforeReplace: a replacement deletes (or, retained, forgets) the old resource first.
+	DeleteBeforeReplace bool
 }
 
-// Mocks records resources; it implements pulumi.MockResourceMonitor.
+// Mocks records resources; it implements pulumi.MockResourceMonitor. Its zero value is account 123456789012 in
+// us-east-1, on a stack's first update.
 type Mocks struct {
-	mu        sync.Mutex
-	resources []Resource
+	// Region and Account are where the stack deploys; the partition, DNS suffix and service principals follow
+	// from the region, as AWS's would.
+	Region, Account string
 	// Clusters answers aws:eks/getCluster lookups: name -> endpoint, CA and OIDC issuer (made up when absent).
 	Clusters map[string]EKSCluster
+	// Previous are the outputs of the stack's last update, which a stack reference to itself reads; nil on the
+	// first update.
+	Previous map[string]any
+
+	mu        sync.Mutex
+	resources []Resource
+}
+
+func (m *Mocks) region() string {
+	if m.Region == "" {
+		return DefaultRegion
+	}
+	return m.Region
+}
+
+func (m *Mocks) account() string {
+	if m.Account == "" {
+		return DefaultAccount
+	}
+	return m.Account
+}
+
+// Partition is the partition of region, and its DNS suffix.
+func Partition(region string) (partition, dnsSuffix string) {
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn", "amazonaws.com.cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov", "amazonaws.com"
+	default:
+		return "aws", "amazonaws.com"
+	}
+}
+
+// ServicePrincipal is what aws:index/getServicePrincipal answers for service in region: most services keep
+// "<service>.amazonaws.com" everywhere, a few take their partition's DNS suffix (the AWS provider's table).
+func ServicePrincipal(service, region string) string {
+	partition, suffix := Partition(region)
+	if partition == "aws-cn" && slices.Contains([]string{"codedeploy", "elasticmapreduce", "logs", "ec2", "s3"}, service) {
+		return service + "." + suffix
+	}
+	return service + ".amazonaws.com"
 }
 
 // EKSCluster is what aws:eks/getCluster returns for a cluster.
@@ -67,12 +113,23 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 	if rpc := args.RegisterRPC; rpc != nil {
 		r.Parent = nameOfURN(rpc.GetParent())
 		r.RetainOnDelete = rpc.GetRetainOnDelete()
+		r.DeleteBeforeReplace = rpc.GetDeleteBeforeReplace()
 	}
 	r.URN = fmt.Sprintf("urn:pulumi:stack::project::%s::%s", args.TypeToken, args.Name)
 	m.mu.Lock()
 	m.resources = append(m.resources, r)
 	m.mu.Unlock()
 
+	if args.TypeToken == "pulumi:pulumi:StackReference" { // read, not created
+		return args.Name, resource.NewPropertyMapFromMap(map[string]any{
+			"name": args.Inputs["name"], "outputs": m.Previous, "secretOutputNames": []any{},
+		}), nil
+	}
+	region, account := m.region(), m.account()
+	partition, suffix := Partition(region)
+	arn := func(svc, res string) string {
+		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", partition, svc, region, account, res)
+	}
 	outs := args.Inputs.Copy()
 	name := args.Name
 	if v, ok := args.Inputs["name"]; ok && v.IsString() {
@@ -85,12 +142,12 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 	switch args.TypeToken {
 	case "aws:sqs/queue:Queue":
 		set("arn", arn("sqs", name))
-		set("url", fmt.Sprintf("https://sqs.%s.amazonaws.com/%s/%s", Region, Account, name))
+		set("url", fmt.Sprintf("https://sqs.%s.%s/%s/%s", region, suffix, account, name))
 		id = outs["url"].StringValue()
 	case "aws:iam/role:Role":
-		set("arn", fmt.Sprintf("arn:%s:iam::%s:role/%s", Partition, Account, name))
+		set("arn", fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, name))
 	case "aws:iam/policy:Policy":
-		set("arn", fmt.Sprintf("arn:%s:iam::%s:policy/%s", Partition, Account, name))
+		set("arn", fmt.Sprintf("arn:%s:iam::%s:policy/%s", partition, account, name))
 	case "aws:lambda/function:Function":
 		set("arn", arn("lambda", "function:"+name))
 	case "aws:cloudwatch/eventRule:EventRule":
@@ -115,46 +172,49 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 
 // Call answers provider functions (invokes).
 func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	region, account := m.region(), m.account()
+	partition, suffix := Partition(region)
+	arn := func(svc, res string) string {
+		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", partition, svc, region, account, res)
+	}
 	switch args.Token {
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"accountId": Account, "arn": fmt.Sprintf("arn:%s:iam::%s:user/render", Partition, Account), "userId": "AIDRENDER", "id": Account,
+			"accountId": account, "arn": fmt.Sprintf("arn:%s:iam::%s:user/render", partition, account), "userId": "AIDRENDER", "id": account,
 		}), nil
 	case "aws:index/getPartition:getPartition":
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"partition": Partition, "dnsSuffix": "amazonaws.com", "id": Partition, "reverseDnsPrefix": "com.amazonaws",
+			"partition": partition, "dnsSuffix": suffix, "id": partition, "reverseDnsPrefix": "com.amazonaws",
 		}), nil
 	case "aws:index/getRegion:getRegion":
-		return resource.NewPropertyMapFromMap(map[string]any{"name": Region, "id": Region, "description": "US East (N. Virginia)", "endpoint": "ec2." + Region + ".amazonaws.com"}), nil
+		return resource.NewPropertyMapFromMap(map[string]any{"name": region, "id": region, "description": region, "endpoint": "ec2." + region + "." + suffix}), nil
 	case "aws:index/getServicePrincipal:getServicePrincipal":
 		svc := args.Args["serviceName"].StringValue()
+		name := ServicePrincipal(svc, region)
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"name": svc + ".amazonaws.com", "id": svc + "." + Region + ".amazonaws.com", "serviceName": svc, "region": Region, "suffix": "amazonaws.com",
+			"name": name, "id": svc + "." + region + "." + suffix, "serviceName": svc, "region": region,
+			"suffix": strings.TrimPrefix(name, svc+"."),
 		}), nil
 	case "aws:eks/getCluster:getCluster":
 		name := args.Args["name"].StringValue()
 		c, ok := m.Clusters[name]
 		if !ok {
 			c = EKSCluster{
-				Endpoint:             fmt.Sprintf("https://%s.gr7.%s.eks.amazonaws.com", strings.ToUpper(name), Region),
+				Endpoint:             fmt.Sprintf("https://%s.gr7.%s.eks.%s", strings.ToUpper(name), region, suffix),
 				CertificateAuthority: "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=",
-				OIDCIssuer:           fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%s", Region, strings.ToUpper(name)),
+				OIDCIssuer:           fmt.Sprintf("https://oidc.eks.%s.%s/id/%s", region, suffix, strings.ToUpper(name)),
 			}
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"name": name, "id": name, "arn": arn("eks", "cluster/"+name), "endpoint": c.Endpoint,
 			"certificateAuthorities": []any{map[string]any{"data": c.CertificateAuthority}},
 			"identities":             []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}},
-			"version":                "1.33", "status": "ACTIVE", "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", Partition, Account, name),
+			"version":                "1.33", "status": "ACTIVE", "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", partition, account, name),
 			"vpcConfig":     map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock-" + name},
 			"accessConfigs": []any{map[string]any{"authenticationMode": "API_AND_CONFIG_MAP"}},
 		}), nil
 	}
 	return nil, fmt.Errorf("mocks: no answer for %s", args.Token)
-}
-
-func arn(svc, res string) string {
-	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", Partition, svc, Region, Account, res)
 }
 
 // service is the AWS service of a type token such as aws:fis/experimentTemplate:ExperimentTemplate.

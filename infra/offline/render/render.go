@@ -36,17 +36,29 @@ func StubRouter(context.Context) (routerbuild.Artifact, error) {
 	return routerbuild.Artifact{Zip: "build/router/router.zip", SourceCodeHash: "(computed by pulumi up)"}, nil
 }
 
+// AnyCommand stands in for exec.LookPath: rendering runs no command, so it needs none.
+func AnyCommand(file string) (string, error) { return file, nil }
+
+// Offline are the program's options for rendering: the router is not built and no command is looked up.
+func Offline() infra.Options { return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand} }
+
+// Target is the account the render answers as; the region is the stack's aws:region.
+type Target struct {
+	Account string
+}
+
 // Stack runs the program with the configuration of stackFile for stack and returns what it declared.
-func Stack(stackFile, stack string, opts infra.Options) ([]Resource, error) {
+func Stack(stackFile, stack string, opts infra.Options, target Target) ([]Resource, error) {
 	cfg, err := stackconfig.Load(stackFile, config.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	return Config(cfg, stack, opts)
+	return Config(cfg, stack, opts, target)
 }
 
-// Config runs the program with cfg ("namespace:key" -> value) for stack.
-func Config(cfg map[string]string, stack string, opts infra.Options) ([]Resource, error) {
+// Config runs the program with cfg ("namespace:key" -> value) for stack, as a preview in the stack's region
+// (aws:region, us-east-1 when unset) and target's account.
+func Config(cfg map[string]string, stack string, opts infra.Options, target Target) ([]Resource, error) {
 	env, err := stackconfig.Env(cfg)
 	if err != nil {
 		return nil, err
@@ -61,7 +73,7 @@ func Config(cfg map[string]string, stack string, opts infra.Options) ([]Resource
 			os.Unsetenv("PULUMI_CONFIG")
 		}
 	}()
-	m, err := (&mocks.Mocks{}).Run(config.Namespace, stack, infra.Program(opts))
+	m, err := (&mocks.Mocks{Region: cfg["aws:region"], Account: target.Account}).Run(config.Namespace, stack, infra.Program(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 )
 
 func TestRenderDevStack(t *testing.T) {
-	rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
+	rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +50,7 @@ func TestRenderDevStack(t *testing.T) {
 
 func TestRenderIsDeterministic(t *testing.T) {
 	render := func() string {
-		rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", infra.Options{BuildRouter: StubRouter})
+		rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +71,7 @@ func TestRenderConfigError(t *testing.T) {
 	if err := os.WriteFile(path, []byte("config:\n  karpenter-interruption-bus:clusters:\n    - name: a\n    - name: a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Stack(path, "bad", infra.Options{BuildRouter: StubRouter})
+	_, err := Stack(path, "bad", Offline(), Target{})
 	if err == nil || !strings.Contains(err.Error(), "clusters[1].name: duplicate of clusters[0]") {
 		t.Fatalf("error = %v, want the duplicate named", err)
 	}
@@ -92,5 +90,35 @@ func TestTree(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "top,comp,child1,child2" {
 		t.Fatalf("tree order = %v", got)
+	}
+}
+
+// TestRenderIsInTheStacksRegionAndAccount: the offline render shows the ARNs pulumi up will create, in the stack's
+// aws:region and the account it is told, not the mocks' defaults.
+func TestRenderIsInTheStacksRegionAndAccount(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "Pulumi.eu.yaml")
+	stack := "config:\n  aws:region: eu-central-1\n  karpenter-interruption-bus:clusters:\n    - name: a\n"
+	if err := os.WriteFile(path, []byte(stack), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Stack(path, "eu", Offline(), Target{Account: "210987654321"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"arn:aws:sqs:eu-central-1:210987654321:kib-eu-central", "https://sqs.eu-central-1.amazonaws.com/210987654321/kib-eu_a",
+		"arn:aws:eks:eu-central-1:210987654321:cluster/a", `\"aws:RequestedRegion\":\"eu-central-1\"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the render does not show %s", want)
+		}
+	}
+	for _, wrong := range []string{"us-east-1", "123456789012"} {
+		if strings.Contains(out, wrong) {
+			t.Errorf("the render shows %s, which is not the stack's", wrong)
+		}
 	}
 }

@@ -1,0 +1,92 @@
+package bus
+
+import (
+	"fmt"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+)
+
+// CentralPolicy lets only the stack's rules (through EventBridge) and the redrive role send to the central
+// queue. The Deny makes that true inside the account too, where an identity policy alone would otherwise
+// suffice: a role allowed sqs:SendMessage on * cannot put a forged event on the bus.
+func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string) policy.Document {
+	return policy.New(
+		fromRules(env, queueARN, ruleARNs),
+		policy.Statement{
+			Sid: "RedriveFromTheDeadLetterQueue", Effect: "Allow", Principal: map[string]string{"AWS": redriveRoleARN},
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+		},
+		policy.Statement{
+			Sid: "OnlyTheRulesAndTheRedriveRoleSend", Effect: "Deny", Principal: "*",
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{"ArnNotEquals": {
+				"aws:SourceArn": ruleARNs, "aws:PrincipalArn": []string{redriveRoleARN},
+			}},
+		},
+		policy.DenyInsecureTransport(queueARN),
+	)
+}
+
+// DLQPolicy lets only the stack's rules send to the dead-letter queue (the events EventBridge could not
+// deliver). SQS moves the central queue's failed messages there itself; the central queue is in the Deny's
+// exceptions, in case that move is ever authorised as a request from it.
+func DLQPolicy(env awsenv.Env, queueARN, centralARN string, ruleARNs []string) policy.Document {
+	return policy.New(
+		fromRules(env, queueARN, ruleARNs),
+		policy.Statement{
+			Sid: "OnlyTheRulesSend", Effect: "Deny", Principal: "*",
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:SourceArn": append(append([]string{}, ruleARNs...), centralARN)}},
+		},
+		policy.DenyInsecureTransport(queueARN),
+	)
+}
+
+func fromRules(env awsenv.Env, queueARN string, ruleARNs []string) policy.Statement {
+	return policy.Statement{
+		Sid: "EventBridgeRules", Effect: "Allow", Principal: policy.Service(env.Principal("events")),
+		Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+		Condition: map[string]map[string]any{"ArnEquals": {"aws:SourceArn": ruleARNs}},
+	}
+}
+
+// RedrivePolicy is what moving the DLQ's messages back into the central queue takes (StartMessageMoveTask
+// reads and deletes from the source and sends to the destination as its caller), and nothing more.
+func RedrivePolicy(dlqARN, centralARN string) policy.Document {
+	return policy.New(
+		policy.Allow("ReadTheDeadLetterQueue", []string{
+			"sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask",
+			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+		}, []string{dlqARN}),
+		policy.Allow("SendToTheCentralQueue", []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}, []string{centralARN}),
+	)
+}
+
+// redriveRole declares the role operators assume to redrive the DLQ: the one principal besides the rules that
+// may send to the central queue. Any principal of the account whose own policy allows sts:AssumeRole on it may
+// assume it (the account's usual delegation).
+func redriveRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, dlqARN, centralARN string, tags pulumi.StringMap,
+	opts ...pulumi.ResourceOption,
+) (*iam.Role, error) {
+	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
+		Name:        pulumi.String(roleName),
+		Description: pulumi.String("Moves interruption events from the dead-letter queue back to the central queue"),
+		AssumeRolePolicy: pulumi.String(policy.New(policy.Statement{
+			Effect: "Allow", Principal: map[string]string{"AWS": env.IAMARN("root")}, Action: []string{"sts:AssumeRole"},
+		}).JSON()),
+		Tags: tags,
+	}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("declaring the redrive role: %w", err)
+	}
+	if _, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
+		Name: pulumi.String("redrive"), Role: role.Name, Policy: pulumi.String(RedrivePolicy(dlqARN, centralARN).JSON()),
+	}, opts...); err != nil {
+		return nil, fmt.Errorf("declaring the redrive policy: %w", err)
+	}
+	return role, nil
+}

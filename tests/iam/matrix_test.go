@@ -1,0 +1,296 @@
+package iam
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The stacks the matrix judges: every mode and identity in one stack, a single-cluster stack elsewhere, and a
+// second stack in the first one's account and region.
+const (
+	account      = "111122223333"
+	otherAccount = "444455556666"
+	providerARN  = "arn:aws:iam::" + account + ":oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABC123"
+	issuer       = "oidc.eks.eu-west-1.amazonaws.com/id/ABC123"
+)
+
+var (
+	devStack = `config:
+  aws:region: eu-west-1
+  karpenter-interruption-bus:clusters:
+    - name: pods
+    - name: irsa
+      identity: irsa
+      oidcProviderArn: ` + providerARN + `
+      karpenter: {namespace: karpenter, serviceAccount: karpenter-controller}
+      fis: {enabled: true}
+    - name: legacy
+      mode: existing-role
+      controllerRoleName: KarpenterControllerRole-legacy
+    - name: fresh
+      mode: create
+      create: {vpcId: vpc-0123456789abcdef0, subnetIds: [subnet-0aaaaaaaaaaaaaaa1, subnet-0aaaaaaaaaaaaaaa2]}
+`
+	prodStack = `config:
+  aws:region: eu-west-1
+  karpenter-interruption-bus:clusters:
+    - name: payments
+`
+	soloStack = `config:
+  aws:region: us-east-2
+  karpenter-interruption-bus:clusters:
+    - name: only
+`
+)
+
+// TestIAMMatrix evaluates, with an IAM evaluator this project did not write, who may do what to the bus: the
+// README's "Security" section states exactly these rows.
+func TestIAMMatrix(t *testing.T) {
+	dev := load(t, "dev", account, "eu-west-1", render(t, "dev", devStack, account))
+	prod := load(t, "prod", account, "eu-west-1", render(t, "prod", prodStack, account))
+	solo := load(t, "solo", otherAccount, "us-east-2", render(t, "solo", soloStack, otherAccount))
+
+	var rows []row
+	rows = append(rows, busRows(t, dev, prod)...)
+	rows = append(rows, busRows(t, prod, dev)...)
+	rows = append(rows, busRows(t, solo, dev)...)
+	rows = append(rows, routerRows(t, dev, prod)...)
+	rows = append(rows, routerRows(t, prod, dev)...)
+	rows = append(rows, routerRows(t, solo, prod)...)
+	rows = append(rows, controllerRows(t, dev, "pods", "irsa", "fresh")...)
+	rows = append(rows, controllerRows(t, prod, "payments")...)
+	rows = append(rows, controllerRows(t, solo, "only")...)
+	rows = append(rows, existingRoleRows(t, dev, "legacy", "KarpenterControllerRole-legacy")...)
+	rows = append(rows, trustRows(t, dev)...)
+	rows = append(rows, redriveRows(t, dev)...)
+	evaluate(t, rows)
+	t.Logf("%d requests evaluated", len(rows))
+}
+
+// send is a SendMessage row to q.
+func send(name string, who caller, q *Queue, acc string, want verdict) row {
+	return row{name: name, who: who, action: "sqs:SendMessage", resource: q.ARN, resourceAcc: acc, resourcePolicy: q.Policy, want: want}
+}
+
+// on is a row of action on q.
+func on(name string, who caller, action string, q *Queue, acc string, want verdict) row {
+	return row{name: name, who: who, action: action, resource: q.ARN, resourceAcc: acc, resourcePolicy: q.Policy, want: want}
+}
+
+// busRows: only the stack's own rules, through EventBridge and over TLS, may put events on its central queue and
+// its DLQ; another stack's rule, another account's, and anyone without TLS may not; and no role of the account,
+// even one allowed sqs:* on *, may send to any queue of the bus.
+func busRows(t *testing.T, s, other *Stack) []row {
+	var rows []row
+	events := func(rule string) caller {
+		return service("events.amazonaws.com", s.Account, map[string]any{
+			"aws:SourceArn": rule, "aws:SourceAccount": strings.Split(rule, ":")[4], "aws:SecureTransport": "true",
+		})
+	}
+	for _, q := range []*Queue{s.Central(), s.DLQ()} {
+		for _, rule := range s.RuleARNs {
+			rows = append(rows, send(fmt.Sprintf("%s: rule %s -> %s", s.Name, rule[strings.LastIndex(rule, "/")+1:], q.Name), events(rule), q, s.Account, allowed))
+		}
+		rows = append(rows,
+			send(s.Name+": another stack's rule -> "+q.Name, events(other.RuleARNs[0]), q, s.Account, explicitlyDenied),
+			send(s.Name+": a rule of another account -> "+q.Name, events(strings.Replace(s.RuleARNs[0], s.Account, "999999999999", 1)), q, s.Account, denied),
+			send(s.Name+": the stack's rule without TLS -> "+q.Name, events(s.RuleARNs[0]).with("aws:SecureTransport", "false"), q, s.Account, explicitlyDenied),
+			send(s.Name+": a role allowed sqs:* on * -> "+q.Name, s.admin("sqs:*"), q, s.Account, explicitlyDenied),
+			send(s.Name+": another account's role -> "+q.Name, outsider("999999999999", "sqs:*"), q, s.Account, denied),
+		)
+	}
+	for c := range s.ClusterQueues {
+		q := s.ClusterQueue(t, c)
+		rows = append(rows,
+			send(s.Name+": a role allowed sqs:* on * -> cluster queue "+q.Name, s.admin("sqs:*"), q, s.Account, explicitlyDenied),
+			send(s.Name+": another account's role -> cluster queue "+q.Name, outsider("999999999999", "sqs:*"), q, s.Account, denied),
+			on(s.Name+": another account's role reads cluster queue "+q.Name, outsider("999999999999", "sqs:*"), "sqs:ReceiveMessage", q, s.Account, denied),
+			send(s.Name+": the router without TLS -> "+q.Name, s.session(s.Role(t, s.RouterRole)).with("aws:SecureTransport", "false"), q, s.Account, explicitlyDenied),
+		)
+	}
+	return rows
+}
+
+// routerRows: the router may read its central queue and send to (and look up) its stack's cluster queues, and
+// describe instances in its region; nothing else: not its own shared queues, not another stack's queues, not
+// an unrelated queue, no mutating EC2 action.
+func routerRows(t *testing.T, s, other *Stack) []row {
+	router := s.session(s.Role(t, s.RouterRole))
+	var rows []row
+	for c := range s.ClusterQueues {
+		q := s.ClusterQueue(t, c)
+		rows = append(rows,
+			send(s.Name+": router -> cluster queue "+q.Name, router, q, s.Account, allowed),
+			on(s.Name+": router looks up cluster queue "+q.Name, router, "sqs:GetQueueUrl", q, s.Account, allowed),
+			on(s.Name+": router reads cluster queue "+q.Name, router, "sqs:ReceiveMessage", q, s.Account, denied),
+		)
+	}
+	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
+		rows = append(rows, on(s.Name+": router "+action+" central", router, action, s.Central(), s.Account, allowed))
+	}
+	unrelated := &Queue{Name: "orders", ARN: s.ARN("sqs", "orders")}
+	rows = append(rows,
+		send(s.Name+": router -> its own central queue", router, s.Central(), s.Account, explicitlyDenied),
+		send(s.Name+": router -> its own DLQ", router, s.DLQ(), s.Account, explicitlyDenied),
+		send(s.Name+": router -> an unrelated queue", router, unrelated, s.Account, denied),
+		on(s.Name+": router reads the DLQ", router, "sqs:ReceiveMessage", s.DLQ(), s.Account, denied),
+		row{name: s.Name + ": router describes instances in its region", who: router, action: "ec2:DescribeInstances", resource: "*", want: allowed},
+		row{name: s.Name + ": router describes instances elsewhere", who: router.with("aws:RequestedRegion", "ap-south-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
+	)
+	instance := s.ARN("ec2", "instance/i-0123456789abcdef0")
+	for _, action := range []string{"ec2:TerminateInstances", "ec2:StopInstances", "ec2:RunInstances", "ec2:CreateTags", "ec2:ModifyInstanceAttribute"} {
+		rows = append(rows, row{name: s.Name + ": router " + action, who: router, action: action, resource: instance, resourceAcc: s.Account, want: denied})
+	}
+	if other.Account == s.Account && other.Name != s.Name {
+		for c := range other.ClusterQueues {
+			q := other.ClusterQueue(t, c)
+			rows = append(rows, send(s.Name+": router -> "+other.Name+"'s cluster queue "+q.Name, router, q, other.Account, explicitlyDenied))
+		}
+		rows = append(rows, send(s.Name+": router -> "+other.Name+"'s central queue", router, other.Central(), other.Account, explicitlyDenied))
+	}
+	return rows
+}
+
+// controllerRows: each Karpenter controller may receive, delete and look up its own queue's messages, and may not
+// read another cluster's queue or the central queue, nor send anywhere on the bus.
+func controllerRows(t *testing.T, s *Stack, clusters ...string) []row {
+	var rows []row
+	for _, c := range clusters {
+		rows = append(rows, queueReaderRows(t, s, c, s.session(s.Role(t, s.ControllerRoles[c])))...)
+	}
+	return rows
+}
+
+// existingRoleRows: in existing-role mode the stack's policy on Karpenter's own role grants the same, and only
+// that.
+func existingRoleRows(t *testing.T, s *Stack, cluster, roleName string) []row {
+	r := s.Role(t, roleName)
+	if r.Trust != nil || len(r.Policies) != 1 {
+		t.Fatalf("the existing role %s: created %t, %d policies; want one policy on a role the stack does not create", roleName, r.Trust != nil, len(r.Policies))
+	}
+	return queueReaderRows(t, s, cluster, s.session(r))
+}
+
+func queueReaderRows(t *testing.T, s *Stack, cluster string, who caller) []row {
+	own := s.ClusterQueue(t, cluster)
+	var rows []row
+	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueUrl"} {
+		rows = append(rows, on(s.Name+": "+cluster+"'s Karpenter "+action+" its queue", who, action, own, s.Account, allowed))
+	}
+	rows = append(rows,
+		send(s.Name+": "+cluster+"'s Karpenter sends to its queue", who, own, s.Account, explicitlyDenied),
+		on(s.Name+": "+cluster+"'s Karpenter reads the central queue", who, "sqs:ReceiveMessage", s.Central(), s.Account, denied),
+		send(s.Name+": "+cluster+"'s Karpenter sends to the central queue", who, s.Central(), s.Account, explicitlyDenied),
+	)
+	for c := range s.ClusterQueues {
+		if c != cluster {
+			q := s.ClusterQueue(t, c)
+			rows = append(rows, on(s.Name+": "+cluster+"'s Karpenter reads "+c+"'s queue", who, "sqs:ReceiveMessage", q, s.Account, denied))
+		}
+	}
+	return rows
+}
+
+// assume is an sts action on role r, judged by its trust policy.
+func assume(name string, who caller, action string, r *Role, acc string, want verdict) row {
+	return row{name: name, who: who, action: action, resource: r.ARN, resourceAcc: acc, resourcePolicy: r.Trust, want: want}
+}
+
+// trustRows: only the intended principal may assume each role: the router's by Lambda; a Pod Identity
+// controller's by EKS Pod Identity for its cluster, namespace and service account; an IRSA controller's through
+// its cluster's OIDC provider for its service account; the node roles by EC2; the FIS role by FIS of this account.
+func trustRows(t *testing.T, s *Stack) []row {
+	router := s.Role(t, s.RouterRole)
+	rows := []row{
+		assume(s.Name+": Lambda assumes the router role", service("lambda.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", router, s.Account, allowed),
+		assume(s.Name+": EC2 assumes the router role", service("ec2.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", router, s.Account, denied),
+		assume(s.Name+": a role of the account assumes the router role", s.admin("sts:AssumeRole"), "sts:AssumeRole", router, s.Account, denied),
+	}
+
+	// EKS Pod Identity: the session tags it sets, for the association's cluster, namespace and service account.
+	pods := s.Role(t, s.ControllerRoles["pods"])
+	podIdentity := func(clusterName, namespace, sa, sourceAccount string) caller {
+		return service("pods.eks.amazonaws.com", s.Account, map[string]any{
+			"aws:SourceAccount":                         sourceAccount,
+			"aws:RequestTag/eks-cluster-arn":            s.ARN("eks", "cluster/"+clusterName),
+			"aws:RequestTag/eks-cluster-name":           clusterName,
+			"aws:RequestTag/kubernetes-namespace":       namespace,
+			"aws:RequestTag/kubernetes-service-account": sa,
+			"aws:TagKeys":                               []string{"eks-cluster-arn", "eks-cluster-name", "kubernetes-namespace", "kubernetes-service-account"},
+		})
+	}
+	for _, action := range []string{"sts:AssumeRole", "sts:TagSession"} {
+		rows = append(rows,
+			assume(s.Name+": Pod Identity for pods/kube-system/karpenter "+action, podIdentity("pods", "kube-system", "karpenter", s.Account), action, pods, s.Account, allowed),
+			assume(s.Name+": Pod Identity for another namespace "+action, podIdentity("pods", "default", "karpenter", s.Account), action, pods, s.Account, denied),
+			assume(s.Name+": Pod Identity for another service account "+action, podIdentity("pods", "kube-system", "default", s.Account), action, pods, s.Account, denied),
+			assume(s.Name+": Pod Identity for another cluster "+action, podIdentity("fresh", "kube-system", "karpenter", s.Account), action, pods, s.Account, denied),
+			assume(s.Name+": Pod Identity for another account "+action, podIdentity("pods", "kube-system", "karpenter", "999999999999"), action, pods, s.Account, denied),
+		)
+	}
+
+	// IRSA: the token's sub and aud, as the cluster's OIDC provider presents them.
+	irsa := s.Role(t, s.ControllerRoles["irsa"])
+	web := func(provider, sub, aud string) caller {
+		host := provider[strings.Index(provider, "oidc-provider/")+len("oidc-provider/"):]
+		return caller{principal: provider, account: s.Account, context: map[string]any{host + ":sub": sub, host + ":aud": aud}}
+	}
+	sa := "system:serviceaccount:karpenter:karpenter-controller"
+	otherProvider := strings.Replace(providerARN, "ABC123", "XYZ789", 1)
+	for _, r := range []struct {
+		name string
+		who  caller
+		want verdict
+	}{
+		{"IRSA for karpenter/karpenter-controller", web(providerARN, sa, "sts.amazonaws.com"), allowed},
+		{"IRSA for another service account", web(providerARN, "system:serviceaccount:karpenter:default", "sts.amazonaws.com"), denied},
+		{"IRSA for another namespace", web(providerARN, "system:serviceaccount:kube-system:karpenter-controller", "sts.amazonaws.com"), denied},
+		{"IRSA for another audience", web(providerARN, sa, "example.com"), denied},
+		{"IRSA through another cluster's provider", web(otherProvider, sa, "sts.amazonaws.com"), denied},
+	} {
+		row := assume(s.Name+": "+r.name, r.who, "sts:AssumeRoleWithWebIdentity", irsa, s.Account, r.want)
+		row.unsafe = true
+		rows = append(rows, row)
+	}
+	if _, ok := s.Roles[s.ControllerRoles["irsa"]]; !ok || irsa.Trust["Statement"].([]any)[0].(map[string]any)["Principal"].(map[string]any)["Federated"] != providerARN {
+		t.Fatalf("the IRSA controller's trust does not name the cluster's provider: %v", irsa.Trust)
+	}
+
+	for name, r := range s.Roles {
+		switch {
+		case strings.HasPrefix(name, "KarpenterNode-"), strings.HasPrefix(name, "KarpenterSystem-"):
+			rows = append(rows,
+				assume(s.Name+": EC2 assumes "+name, service("ec2.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", r, s.Account, allowed),
+				assume(s.Name+": Lambda assumes "+name, service("lambda.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", r, s.Account, denied),
+			)
+		case strings.HasPrefix(name, "KarpenterBusFIS-"):
+			rows = append(rows,
+				assume(s.Name+": FIS of the account assumes "+name, service("fis.amazonaws.com", s.Account, map[string]any{"aws:SourceAccount": s.Account}), "sts:AssumeRole", r, s.Account, allowed),
+				assume(s.Name+": FIS of another account assumes "+name, service("fis.amazonaws.com", s.Account, map[string]any{"aws:SourceAccount": "999999999999"}), "sts:AssumeRole", r, s.Account, denied),
+			)
+		}
+	}
+	return rows
+}
+
+// redriveRows: moving the DLQ's messages back takes the redrive role, which a principal of the account may
+// assume (with its own permission to) and another account's may not; the role may move messages from the DLQ
+// into the central queue, and send nowhere else.
+func redriveRows(t *testing.T, s *Stack) []row {
+	r := s.Role(t, s.RedriveRole)
+	redrive := s.session(r)
+	rows := []row{
+		assume(s.Name+": a role of the account allowed sts:AssumeRole assumes the redrive role", s.admin("sts:AssumeRole"), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": another account's role assumes the redrive role", outsider("999999999999", "sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
+		send(s.Name+": redrive role -> central", redrive, s.Central(), s.Account, allowed),
+		send(s.Name+": redrive role -> DLQ", redrive, s.DLQ(), s.Account, explicitlyDenied),
+	}
+	for _, action := range []string{"sqs:StartMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+		rows = append(rows, on(s.Name+": redrive role "+action+" DLQ", redrive, action, s.DLQ(), s.Account, allowed))
+	}
+	for c := range s.ClusterQueues {
+		rows = append(rows, send(s.Name+": redrive role -> cluster queue of "+c, redrive, s.ClusterQueue(t, c), s.Account, explicitlyDenied))
+	}
+	return rows
+}

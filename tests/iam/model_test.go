@@ -1,0 +1,206 @@
+// Package iam proves the stack's IAM policies with an implementation of AWS's policy logic this project did not
+// write: @cloud-copilot/iam-simulate (npm, pinned in evaluator/package-lock.json, installed by make test with npm
+// ci). The policies come from the offline render of several stacks, exactly as pulumi up would declare them; the
+// request context of each row holds the keys AWS would set for that request.
+package iam
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// declared is one resource of the offline render.
+type declared struct {
+	Type, Name, Parent string
+	Inputs             map[string]any
+}
+
+var (
+	buildOnce sync.Once
+	renderBin string
+	errBuild  error
+)
+
+// render renders the stack file text for stack, in account, with the project's own render command, built once.
+func render(t *testing.T, stack, text, account string) []declared {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kib-iam-render")
+		if err != nil {
+			errBuild = err
+			return
+		}
+		renderBin = filepath.Join(dir, "render")
+		cmd := exec.Command("go", "build", "-o", renderBin, "./cmd/render")
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			errBuild = fmt.Errorf("building cmd/render: %w\n%s", err, out)
+		}
+	})
+	if errBuild != nil {
+		t.Fatal(errBuild)
+	}
+	file := filepath.Join(t.TempDir(), "Pulumi."+stack+".yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(renderBin, "-stack", stack, "-file", file, "-format", "json", "-account", account)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("render %s: %v\n%s", stack, err, stderr.String())
+	}
+	var rs []declared
+	if err := json.Unmarshal(out, &rs); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// Stack is what the evaluator needs of a rendered stack: its roles with their trust and inline policies, its
+// queues with their policies, its rules.
+type Stack struct {
+	Name, Account, Region, Partition string
+	// Roles by name; a role the stack does not create (existing-role mode) has only the policies attached to it.
+	Roles map[string]*Role
+	// Queues by name.
+	Queues map[string]*Queue
+	// RuleARNs are the stack's EventBridge rules.
+	RuleARNs []string
+	// ClusterQueues maps a cluster to its queue's name.
+	ClusterQueues map[string]string
+	// ControllerRoles maps a cluster whose Karpenter the stack installs to its controller role's name.
+	ControllerRoles map[string]string
+	RouterRole      string
+	RedriveRole     string
+}
+
+// Role is one IAM role.
+type Role struct {
+	Name, ARN string
+	Trust     Policy // nil for a role the stack does not create
+	Policies  []Policy
+}
+
+// Queue is one SQS queue.
+type Queue struct {
+	Name, ARN string
+	Policy    Policy
+}
+
+// Policy is a policy document as JSON values.
+type Policy map[string]any
+
+// load reads the render of a stack into a Stack.
+func load(t *testing.T, name, account, region string, rs []declared) *Stack {
+	t.Helper()
+	partition := "aws"
+	if strings.HasPrefix(region, "cn-") {
+		partition = "aws-cn"
+	}
+	s := &Stack{
+		Name: name, Account: account, Region: region, Partition: partition,
+		Roles: map[string]*Role{}, Queues: map[string]*Queue{}, ClusterQueues: map[string]string{}, ControllerRoles: map[string]string{},
+	}
+	role := func(n string) *Role {
+		if s.Roles[n] == nil {
+			s.Roles[n] = &Role{Name: n, ARN: fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, n)}
+		}
+		return s.Roles[n]
+	}
+	doc := func(r declared, key string) Policy {
+		var p Policy
+		if err := json.Unmarshal([]byte(r.Inputs[key].(string)), &p); err != nil {
+			t.Fatalf("%s %s: %s: %v", r.Type, r.Name, key, err)
+		}
+		return p
+	}
+	for _, r := range rs {
+		switch r.Type {
+		case "aws:iam/role:Role":
+			n := r.Inputs["name"].(string)
+			role(n).Trust = doc(r, "assumeRolePolicy")
+			switch {
+			case strings.HasSuffix(n, "-router"):
+				s.RouterRole = n
+			case strings.HasSuffix(n, "-redrive"):
+				s.RedriveRole = n
+			case strings.HasPrefix(n, "KarpenterController-"):
+				s.ControllerRoles[r.Parent] = n
+			}
+		case "aws:iam/rolePolicy:RolePolicy":
+			rl := role(r.Inputs["role"].(string))
+			rl.Policies = append(rl.Policies, doc(r, "policy"))
+		case "aws:sqs/queue:Queue":
+			n := r.Inputs["name"].(string)
+			s.queue(n)
+			if r.Parent != "" && strings.Contains(n, "_") {
+				s.ClusterQueues[r.Parent] = n
+			}
+		case "aws:sqs/queuePolicy:QueuePolicy":
+			u, err := url.Parse(r.Inputs["queueUrl"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.queue(u.Path[strings.LastIndex(u.Path, "/")+1:]).Policy = doc(r, "policy")
+		case "aws:cloudwatch/eventRule:EventRule":
+			s.RuleARNs = append(s.RuleARNs, fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", partition, region, account, r.Inputs["name"]))
+		}
+	}
+	for q, v := range s.Queues {
+		if v.Policy == nil {
+			t.Fatalf("queue %s of stack %s has no policy", q, name)
+		}
+	}
+	if s.RouterRole == "" || s.RedriveRole == "" || len(s.RuleARNs) == 0 {
+		t.Fatalf("stack %s: router role %q, redrive role %q, %d rules", name, s.RouterRole, s.RedriveRole, len(s.RuleARNs))
+	}
+	return s
+}
+
+func (s *Stack) queue(name string) *Queue {
+	if s.Queues[name] == nil {
+		s.Queues[name] = &Queue{Name: name, ARN: fmt.Sprintf("arn:%s:sqs:%s:%s:%s", s.Partition, s.Region, s.Account, name)}
+	}
+	return s.Queues[name]
+}
+
+// ARN of a resource of service in the stack's partition, region and account.
+func (s *Stack) ARN(service, resource string) string {
+	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", s.Partition, service, s.Region, s.Account, resource)
+}
+
+// Central and DLQ are the bus's own queues.
+func (s *Stack) Central() *Queue { return s.Queues["kib-"+s.Name+"-central"] }
+
+// DLQ is the dead-letter queue.
+func (s *Stack) DLQ() *Queue { return s.Queues["kib-"+s.Name+"-dlq"] }
+
+// ClusterQueue is cluster's queue.
+func (s *Stack) ClusterQueue(t *testing.T, cluster string) *Queue {
+	t.Helper()
+	q := s.Queues[s.ClusterQueues[cluster]]
+	if q == nil {
+		t.Fatalf("stack %s has no queue for cluster %s", s.Name, cluster)
+	}
+	return q
+}
+
+// Role returns the role named n.
+func (s *Stack) Role(t *testing.T, n string) *Role {
+	t.Helper()
+	r := s.Roles[n]
+	if r == nil {
+		t.Fatalf("stack %s has no role %s", s.Name, n)
+	}
+	return r
+}
