@@ -6,6 +6,7 @@ package config
 
 import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
@@ -64,7 +65,7 @@ const (
 var Identities = []Identity{IdentityPodIdentity, IdentityIRSA}
 
 // DefaultKarpenterVersion is the chart installed when karpenter.version is not set.
-const DefaultKarpenterVersion = "1.6.3"
+const DefaultKarpenterVersion = karpenter.Default
 
 // Cluster is one entry of clusters.
 type Cluster struct {

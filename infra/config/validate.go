@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
@@ -19,7 +20,6 @@ const MaxNamePrefix = 40
 var (
 	namePrefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 	snsARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`)
-	semverRE     = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 	k8sNameRE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	roleNameRE   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
 	oidcARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider/.+$`)
@@ -95,8 +95,10 @@ func validateClusters(clusters []Cluster, p *problems) {
 }
 
 func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
-	if !semverRE.MatchString(k.Version) {
-		p.addf(at("karpenter.version"), "%q is not a chart version such as %s", k.Version, DefaultKarpenterVersion)
+	if v, err := karpenter.Parse(k.Version); err != nil {
+		p.addf(at("karpenter.version"), "%v", err)
+	} else if !v.Supported() {
+		p.addf(at("karpenter.version"), "%q is outside the supported range, %s (README, \"Karpenter versions\")", k.Version, karpenter.Range())
 	}
 	if !k8sNameRE.MatchString(k.Namespace) || len(k.Namespace) > 63 {
 		p.addf(at("karpenter.namespace"), "%q is not a Kubernetes namespace name", k.Namespace)

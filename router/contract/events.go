@@ -11,6 +11,8 @@ const (
 	KindRebalanceRecommendation Kind = "rebalance_recommendation"
 	KindStateChange             Kind = "state_change"
 	KindScheduledChange         Kind = "scheduled_change"
+	// KindCapacityReservationInterruption warns that an instance in a capacity reservation is interrupted.
+	KindCapacityReservationInterruption Kind = "capacity_reservation_interruption"
 	// KindOtherEC2 is any other aws.ec2 event naming an instance in detail.instance-id: forwarded, so a
 	// Karpenter newer than this table can act on it.
 	KindOtherEC2 Kind = "other_ec2"
@@ -74,7 +76,7 @@ var EventTypes = []EventType{
 	},
 	{
 		// Parsed by Karpenter v1.10 and later; older versions take it for a no-op and delete it.
-		Kind: KindOtherEC2, Rule: "capacity-reservation",
+		Kind: KindCapacityReservationInterruption, Rule: "capacity-reservation",
 		Description: "EC2 Capacity Reservation interruption warnings to the interruption bus",
 		Source:      SourceEC2, DetailType: "EC2 Capacity Reservation Instance Interruption Warning",
 	},

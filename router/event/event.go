@@ -174,7 +174,7 @@ func Parse(body []byte) (Event, error) {
 func parseEC2(t contract.EventType, d *detail) (contract.Kind, []string, error) {
 	var strs []*raw // the detail fields this kind's Karpenter parser decodes as strings
 	switch t.Kind {
-	case contract.KindSpotInterruption:
+	case contract.KindSpotInterruption, contract.KindCapacityReservationInterruption:
 		strs = []*raw{&d.InstanceID, &d.InstanceAction}
 	case contract.KindStateChange:
 		strs = []*raw{&d.InstanceID, &d.State}

@@ -43,7 +43,7 @@ func TestParseKinds(t *testing.T) {
 		{"state-change-terminated.json", contract.KindStateChange, []string{"i-0a1b2c3d4e5f60003"}},
 		{"state-change-stopping.json", contract.KindStateChange, []string{"i-0a1b2c3d4e5f60004"}},
 		{"health-scheduled-change.json", contract.KindScheduledChange, []string{"i-0a1b2c3d4e5f60005", "i-0a1b2c3d4e5f60006"}},
-		{"capacity-reservation-interruption.json", contract.KindOtherEC2, []string{"i-0a1b2c3d4e5f60007"}},
+		{"capacity-reservation-interruption.json", contract.KindCapacityReservationInterruption, []string{"i-0a1b2c3d4e5f60007"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

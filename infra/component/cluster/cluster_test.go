@@ -15,6 +15,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
 
 const (
@@ -138,7 +139,12 @@ func TestControllerPolicy(t *testing.T) {
 		!slices.Equal(q.Resource, []string{queueARN}) {
 		t.Errorf("interruption statement = %+v, want receive, delete, get-url on this cluster's queue only", q)
 	}
-	starOK := map[string]bool{"AllowRegionalReadActions": true, "AllowPricingReadActions": true}
+	// Read-only actions AWS scopes no further (the zonal shift read is limited to the cluster by its condition).
+	starOK := map[string]bool{
+		"AllowRegionalReadActions": true, "AllowPricingReadActions": true, "AllowUnscopedInstanceProfileListAction": true,
+		"AllowZonalShiftStatusReadOnly": true,
+	}
+	readOnly := map[string]bool{"pricing:GetProducts": true, "iam:ListInstanceProfiles": true, "arc-zonal-shift:GetManagedResource": true}
 	for _, s := range d.Statement {
 		if s.Effect != "Allow" {
 			t.Errorf("%s: effect %s", s.Sid, s.Effect)
@@ -153,7 +159,7 @@ func TestControllerPolicy(t *testing.T) {
 				t.Errorf("%s grants %v on *", s.Sid, s.Action)
 			}
 			for _, a := range s.Action {
-				if !strings.HasPrefix(a, "ec2:Describe") && a != "pricing:GetProducts" {
+				if !strings.HasPrefix(a, "ec2:Describe") && !readOnly[a] {
 					t.Errorf("%s: %s on * is not a describe-only action", s.Sid, a)
 				}
 			}
@@ -166,6 +172,43 @@ func TestControllerPolicy(t *testing.T) {
 	pass := stacktest.Statement(t, d, "AllowPassingInstanceRole")
 	if !slices.Equal(pass.Resource, []string{"arn:aws:iam::123456789012:role/KarpenterNode-a"}) {
 		t.Errorf("PassRole on %v, want only the node role", pass.Resource)
+	}
+}
+
+// TestControllerPolicyFollowsTheVersion: each version is granted what its source calls, from the version that
+// first calls it, and nothing a later version needs.
+func TestControllerPolicyFollowsTheVersion(t *testing.T) {
+	has := func(d policy.Document, action string) bool {
+		for _, s := range d.Statement {
+			if slices.Contains(s.Action, action) {
+				return true
+			}
+		}
+		return false
+	}
+	later := []string{"iam:ListInstanceProfiles", "ec2:DescribePlacementGroups", "ec2:DescribeInstanceStatus", "arc-zonal-shift:GetManagedResource"}
+	tests := []struct {
+		version string
+		want    []string // of later
+	}{
+		{"1.6.3", nil},
+		{"1.7.0", []string{"iam:ListInstanceProfiles"}},
+		{"1.10.2", []string{"iam:ListInstanceProfiles"}},
+		{"1.11.3", []string{"iam:ListInstanceProfiles", "ec2:DescribePlacementGroups"}},
+		{"1.12.0", later},
+		{"1.14.1", later},
+	}
+	for _, tt := range tests {
+		d := stacktest.Doc(t, declare(t, `{"name":"a","karpenter":{"version":"`+tt.version+`"}}`).One(t, "aws:iam/rolePolicy:RolePolicy"), "policy")
+		for _, a := range later {
+			if has(d, a) != slices.Contains(tt.want, a) {
+				t.Errorf("Karpenter %s: %s granted %t, want %t", tt.version, a, has(d, a), slices.Contains(tt.want, a))
+			}
+		}
+		placement := slices.Contains(stacktest.Statement(t, d, "AllowScopedEC2InstanceAccessActions").Resource, "arn:aws:ec2:us-east-1:*:placement-group/*")
+		if want := slices.Contains(tt.want, "ec2:DescribePlacementGroups"); placement != want {
+			t.Errorf("Karpenter %s: launching into placement groups %t, want %t", tt.version, placement, want)
+		}
 	}
 }
 

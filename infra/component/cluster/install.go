@@ -15,6 +15,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 )
 
 // Chart is Karpenter's Helm chart.
@@ -49,6 +50,10 @@ func (s scope) existingCluster(cl config.Cluster) target {
 // cluster off the bus never uninstalls Karpenter from a live cluster (README, "Removing a cluster").
 func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutput, queueARN string) (wiring, error) {
 	env := s.env
+	version, err := karpenter.Parse(cl.Karpenter.Version)
+	if err != nil {
+		return wiring{}, fmt.Errorf("cluster %s: %w", cl.Name, err) // config validation rules this out
+	}
 	retain := pulumi.RetainOnDelete(true)
 
 	nodeRole, err := iam.NewRole(s.ctx, s.name("node-role"), &iam.RoleArgs{
@@ -87,7 +92,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 		Name: pulumi.String("karpenter-controller"),
 		Role: controllerRole.Name,
 		Policy: nodeRole.Arn.ApplyT(func(nodeARN string) string {
-			return ControllerPolicy(env, cl.Name, nodeARN, queueARN).JSON()
+			return ControllerPolicy(env, cl.Name, nodeARN, queueARN, version).JSON()
 		}).(pulumi.StringOutput),
 	}, s.parent, retain)
 	if err != nil {
