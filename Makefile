@@ -6,18 +6,23 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: all test test-router test-infra test-e2e test-workflows lint router bench fuzz demo render scale tidy
+.PHONY: all test test-router test-infra test-e2e test-karpenter test-workflows lint router bench fuzz demo render scale tidy
 
 all: test
 
 TOOL := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 
+# The contract with Karpenter: the suite's module, and one module per Karpenter version it runs against, each
+# pinning its own (README, "Karpenter versions").
+KARPENTER_VERSIONS := $(patsubst %/go.mod,%,$(wildcard tests/karpenter/*/go.mod))
+KARPENTER_MODULES  := tests/karpenter $(KARPENTER_VERSIONS)
+
 # The IAM evaluator (tests/iam): @cloud-copilot/iam-simulate, pinned by its package-lock.json; needs Node.js.
 IAM_EVALUATOR := tests/iam/evaluator/node_modules/.package-lock.json
 
-## test: every test of the three modules (unit, fuzz seeds, end to end, contract, infra under mocks), and the
-## GitHub workflows checked by actionlint
-test: test-router test-infra test-e2e test-workflows
+## test: every test of the modules (unit, fuzz seeds, end to end, infra under mocks, the contract with each
+## Karpenter version), and the GitHub workflows checked by actionlint
+test: test-router test-infra test-e2e test-karpenter test-workflows
 
 test-router:
 	cd router && $(GO) vet ./... && $(GO) test -race -count=1 ./...
@@ -28,17 +33,21 @@ test-infra:
 test-e2e: $(IAM_EVALUATOR)
 	cd tests && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+test-karpenter:
+	@set -e; for m in $(KARPENTER_MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) test -count=1 ./...); done
+
 $(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-lock.json
 	cd tests/iam/evaluator && npm ci --no-audit --no-fund
 
 test-workflows:
 	$(TOOL) actionlint -color=false .github/workflows/*.yml
 
-## lint: golangci-lint (config .golangci.yml) over the three modules
+## lint: golangci-lint (config .golangci.yml) over every module
 lint:
 	$(TOOL) golangci-lint run ./...
 	cd router && $(TOOL) golangci-lint run ./...
 	cd tests && $(TOOL) golangci-lint run ./...
+	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(TOOL) golangci-lint run ./...); done
 
 ## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
 router:
@@ -50,10 +59,11 @@ bench:
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
 	cd tests && $(GO) test -run '^$$' -bench RetryLatency -benchtime 5x ./e2e/
 
-## fuzz: fuzz the event parser, then its agreement with Karpenter's parser, FUZZTIME each (seeds run in make test)
+## fuzz: fuzz the event parser, then its agreement with each Karpenter version's parser, FUZZTIME each (seeds
+## run in make test)
 fuzz:
 	cd router && $(GO) test -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME) ./event/
-	cd tests && $(GO) test -run '^$$' -fuzz FuzzAgreesWithKarpenter -fuzztime $(FUZZTIME) ./contract/
+	@set -e; for m in $(KARPENTER_VERSIONS); do (cd $$m && $(GO) test -run '^$$' -fuzz FuzzAgreesWithKarpenter -fuzztime $(FUZZTIME) .); done
 
 ## demo: the whole event path on an embedded SQS emulator; no AWS account needed
 demo:
@@ -61,6 +71,7 @@ demo:
 
 tidy:
 	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests && $(GO) mod tidy && cd ../tools && $(GO) mod tidy
+	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(GO) mod tidy); done
 
 ## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
 render:

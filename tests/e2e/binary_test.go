@@ -16,8 +16,8 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaruntime"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
 )
 
 // buildRouter compiles the router's main package for this machine, with the Lambda build tag.

@@ -14,9 +14,10 @@ import (
 	"text/tabwriter"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	kv "github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
 )
 
 const (
@@ -118,7 +119,8 @@ func run(ctx context.Context) error {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\n", ev.name, outcome, requests(b.SQS.Snapshot(), before), b.EC2.Calls()-ec2Before)
 	}
 
-	fmt.Fprintln(w, "\nWhat each cluster's Karpenter receives, read by Karpenter v1.6.3's own parser:")
+	fmt.Fprintf(w, "\nWhat each cluster's Karpenter receives, read by Karpenter v%s's own parser (the stack's default;\n"+
+		"versions before 1.10 take the capacity reservation warning for a no-op):\n", kv.Default)
 	var karpenterRequests []string
 	for _, c := range clusters {
 		before := b.SQS.Snapshot()
@@ -134,7 +136,7 @@ func run(ctx context.Context) error {
 			case err != nil:
 				fmt.Fprintf(w, "    %s\tKarpenter cannot parse it: %v\n", id, err)
 			case p.Kind == "no_op":
-				fmt.Fprintf(w, "    %s\tno_op in v1.6.3 (handled from v1.11)\n", id)
+				fmt.Fprintf(w, "    %s\tno_op: Karpenter ignores it\n", id)
 			default:
 				fmt.Fprintf(w, "    %s\t%s\t%v\n", id, p.Kind, p.InstanceIDs)
 			}
