@@ -38,3 +38,26 @@ func TestPattern(t *testing.T) {
 		}
 	}
 }
+
+func TestCanaryPattern(t *testing.T) {
+	var p struct {
+		Source     []string            `json:"source"`
+		DetailType []string            `json:"detail-type"`
+		Detail     map[string][]string `json:"detail"`
+	}
+	if err := json.Unmarshal([]byte(CanaryPattern("kib-dev")), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Source) != 1 || p.Source[0] != SourceCanary || len(p.DetailType) != 1 || p.DetailType[0] != DetailTypeCanary ||
+		len(p.Detail) != 1 || len(p.Detail["bus"]) != 1 || p.Detail["bus"][0] != "kib-dev" {
+		t.Errorf("canary pattern %s does not narrow to the bus's canaries", CanaryPattern("kib-dev"))
+	}
+	if _, ok := EventTypeOf(SourceCanary, DetailTypeCanary); ok {
+		t.Error("canaries are an event type of their own, not an interruption")
+	}
+	var d CanaryDetail
+	if err := json.Unmarshal([]byte(CanaryDetail{Bus: "kib-dev", Clusters: []string{"a", "b"}}.JSON()), &d); err != nil ||
+		d.Bus != "kib-dev" || len(d.Clusters) != 2 {
+		t.Errorf("canary detail does not round-trip: %+v %v", d, err)
+	}
+}

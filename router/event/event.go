@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
 const (
@@ -85,6 +86,10 @@ type Event struct {
 	Time    time.Time
 	// InstanceIDs holds each instance the event names, once, in order of first appearance.
 	InstanceIDs []string
+	// Bus and Clusters are a canary's (KindCanary): the bus it is for and the clusters it must reach, each
+	// once, in order.
+	Bus      string
+	Clusters []string
 }
 
 // envelope mirrors Karpenter's messages.Metadata plus the detail fields its parsers read, with the same JSON
@@ -115,6 +120,9 @@ type detail struct {
 	EndTime           raw `json:"endTime"`
 	EventDescription  raw `json:"eventDescription"`
 	AffectedEntities  raw `json:"affectedEntities"`
+	// A canary's (contract.CanaryDetail), which no Karpenter parser reads.
+	Bus      raw `json:"bus"`
+	Clusters raw `json:"clusters"`
 }
 
 // description and affectedEntity type the AWS Health detail's arrays as Karpenter's scheduledchange.Detail does.
@@ -151,6 +159,9 @@ func Parse(body []byte) (Event, error) {
 	var err error
 	t, known := contract.EventTypeOf(env.Source.String(), env.DetailType.String())
 	switch {
+	case !known && string(env.Source) == contract.SourceCanary && string(env.DetailType) == contract.DetailTypeCanary:
+		ev.Kind = contract.KindCanary
+		ev.Bus, ev.Clusters, err = parseCanary(&env.Detail)
 	case known && t.Source == contract.SourceHealth:
 		ev.Kind, ev.InstanceIDs, err = parseHealth(t, &env.Detail)
 	case known:
@@ -250,4 +261,30 @@ func parseHealth(t contract.EventType, d *detail) (contract.Kind, []string, erro
 		return "", nil, fmt.Errorf("%w: health event names no instance", ErrNotInterruption)
 	}
 	return t.Kind, ids, nil
+}
+
+// parseCanary reads a canary's detail: the bus, a string, and 1 to contract.MaxCanaryClusters cluster names,
+// each one a name a cluster queue can bear (queuename.ValidateCluster).
+func parseCanary(d *detail) (string, []string, error) {
+	bus, err := d.Bus.token()
+	if err != nil || len(bus) == 0 {
+		return "", nil, fmt.Errorf("%w: canary without detail.bus", ErrUnparseable)
+	}
+	var names []string
+	if err := d.Clusters.decode(&names); err != nil {
+		return "", nil, fmt.Errorf("%w: canary detail.clusters: %w", ErrUnparseable, err)
+	}
+	if len(names) == 0 || len(names) > contract.MaxCanaryClusters {
+		return "", nil, fmt.Errorf("%w: a canary names 1 to %d clusters, not %d", ErrUnparseable, contract.MaxCanaryClusters, len(names))
+	}
+	clusters := make([]string, 0, len(names))
+	for _, c := range names {
+		if err := queuename.ValidateCluster(c); err != nil {
+			return "", nil, fmt.Errorf("%w: canary cluster %w", ErrUnparseable, err)
+		}
+		if !slices.Contains(clusters, c) {
+			clusters = append(clusters, c)
+		}
+	}
+	return bus.String(), clusters, nil
 }

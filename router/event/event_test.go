@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -323,6 +324,17 @@ func FuzzParse(f *testing.F) {
 		if !json.Valid(body) {
 			t.Fatalf("accepted invalid JSON %q", body)
 		}
+		if ev.Kind == contract.KindCanary {
+			if ev.Bus == "" || len(ev.Clusters) == 0 || len(ev.InstanceIDs) != 0 || len(ev.Clusters) > contract.MaxCanaryClusters {
+				t.Fatalf("accepted an incomplete canary %+v", ev)
+			}
+			for i, c := range ev.Clusters {
+				if queuename.ValidateCluster(c) != nil || slices.Contains(ev.Clusters[:i], c) {
+					t.Fatalf("canary clusters %v: invalid or repeated %q", ev.Clusters, c)
+				}
+			}
+			return
+		}
 		if ev.Kind == "" || ev.Region == "" || ev.Account == "" || len(ev.InstanceIDs) == 0 {
 			t.Fatalf("accepted an incomplete event %+v", ev)
 		}
@@ -334,4 +346,41 @@ func FuzzParse(f *testing.F) {
 			seen[id] = true
 		}
 	})
+}
+
+func TestParseCanary(t *testing.T) {
+	ev, err := Parse(fixture(t, "canary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != contract.KindCanary || ev.Bus != "kib-test" || !slices.Equal(ev.Clusters, []string{"alpha", "beta"}) || ev.InstanceIDs != nil ||
+		ev.ID != "7f7a0a6e-5c1e-4b0b-9d55-1b2a6a8c0c01" || ev.Account != "123456789012" {
+		t.Fatalf("canary = %+v, want bus kib-test for alpha and beta, no instance", ev)
+	}
+	tests := []struct {
+		name, old, repl string
+		want            error
+		clusters        []string
+	}{
+		{"repeated cluster", `["alpha","beta"]`, `["alpha","beta","alpha"]`, nil, []string{"alpha", "beta"}},
+		{"no bus", `"bus":"kib-test",`, ``, ErrUnparseable, nil},
+		{"bus not a string", `"bus":"kib-test"`, `"bus":7`, ErrUnparseable, nil},
+		{"no clusters", `,"clusters":["alpha","beta"]`, ``, ErrUnparseable, nil},
+		{"empty clusters", `["alpha","beta"]`, `[]`, ErrUnparseable, nil},
+		{"clusters not strings", `["alpha","beta"]`, `[1]`, ErrUnparseable, nil},
+		{"a name no queue can bear", `["alpha","beta"]`, `["alpha","no/such"]`, ErrUnparseable, nil},
+		{"too many clusters", `["alpha","beta"]`, `["a"` + strings.Repeat(`,"a"`, contract.MaxCanaryClusters) + `]`, ErrUnparseable, nil},
+		{"another source", `"source":"karpenter-interruption-bus.canary"`, `"source":"someone.else"`, ErrNotInterruption, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := Parse(edit(t, "canary.json", tt.old, tt.repl))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Parse error = %v, want %v", err, tt.want)
+			}
+			if tt.want == nil && !slices.Equal(ev.Clusters, tt.clusters) {
+				t.Errorf("clusters = %v, want %v", ev.Clusters, tt.clusters)
+			}
+		})
+	}
 }

@@ -46,6 +46,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	})
 	opts := route.Options{
 		QueuePrefix:     cfg.ClusterQueuePrefix,
+		Bus:             cfg.BusName,
 		BusQueues:       cfg.BusQueues,
 		SendConcurrency: cfg.SendConcurrency,
 		Metrics:         metrics.NewWriter(out, cfg.MetricsNamespace, cfg.BusName),

@@ -71,8 +71,8 @@ var actsFrom = map[contract.Kind][2]int{
 // Acts reports whether Karpenter v acts on events of kind; otherwise its parser takes them for no-ops (and it
 // deletes them), as it does every kind it does not know, such as KindOtherEC2.
 func Acts(v Version, kind contract.Kind) bool {
-	if kind == contract.KindOtherEC2 || kind == contract.KindUnknown {
-		return false
+	if kind == contract.KindOtherEC2 || kind == contract.KindUnknown || kind == contract.KindCanary {
+		return false // no Karpenter has a parser for them (a canary is the bus's own)
 	}
 	from, ok := actsFrom[kind]
 	return !ok || v.AtLeast(from[0], from[1])

@@ -49,6 +49,8 @@ func TestActs(t *testing.T) {
 		{"1.10.0", contract.KindCapacityReservationInterruption, true},
 		{"1.14.1", contract.KindCapacityReservationInterruption, true},
 		{"1.14.1", contract.KindOtherEC2, false},
+		{"1.14.1", contract.KindCanary, false},
+		{"1.6.3", contract.KindCanary, false},
 	}
 	for _, tt := range tests {
 		if got := Acts(v(tt.version), tt.kind); got != tt.want {

@@ -22,6 +22,7 @@ const maxValues = 100
 type Batch struct {
 	received  map[string]int
 	forwarded map[string]int
+	canaries  map[string]int // canary deliveries per cluster
 	dropped   map[string]int
 	retried   int
 	lagMillis []float64
@@ -35,6 +36,9 @@ func (b *Batch) Receive(kind contract.Kind) { b.received = inc(b.received, strin
 
 // Forward counts a delivery to cluster.
 func (b *Batch) Forward(cluster string) { b.forwarded = inc(b.forwarded, cluster) }
+
+// Canary counts one canary delivered to cluster's queue.
+func (b *Batch) Canary(cluster string) { b.canaries = inc(b.canaries, cluster) }
 
 // Lag records a delivery's forward lag: now minus the event's time.
 func (b *Batch) Lag(lag time.Duration) {
@@ -73,7 +77,7 @@ type Writer struct {
 	record map[string]any // one line's members, reused
 	bus    string
 	// The directives never change: built once, shared by every record.
-	totals, byKind, byCluster, byReason, lag []directive
+	totals, byKind, byCluster, byReason, lag, canaries []directive
 }
 
 type directive struct {
@@ -117,6 +121,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		byKind:    dir(contract.DimKind, contract.MetricReceived),
 		byCluster: dir(contract.DimCluster, contract.MetricForwarded),
 		byReason:  dir(contract.DimReason, contract.MetricDropped),
+		canaries:  dir(contract.DimCluster, contract.MetricCanaryForwarded),
 		lag:       dir("", contract.MetricForwardLag),
 	}
 }
@@ -137,6 +142,7 @@ func (w *Writer) Flush(b *Batch, now time.Time) error {
 	counts(w.byKind, contract.DimKind, contract.MetricReceived, b.received)
 	counts(w.byCluster, contract.DimCluster, contract.MetricForwarded, b.forwarded)
 	counts(w.byReason, contract.DimReason, contract.MetricDropped, b.dropped)
+	counts(w.canaries, contract.DimCluster, contract.MetricCanaryForwarded, b.canaries)
 	for lags := b.lagMillis; len(lags) > 0; lags = lags[min(len(lags), maxValues):] {
 		err = errors.Join(err, w.encode(w.lag, ts, contract.MetricForwardLag, lags[:min(len(lags), maxValues)]))
 	}

@@ -78,6 +78,9 @@ func TestFlush(t *testing.T) {
 	b.Lag(time.Second)
 	b.Drop("no_owner")
 	b.Retry()
+	b.Receive(contract.KindCanary)
+	b.Canary("a")
+	b.Canary("a")
 
 	var buf bytes.Buffer
 	if err := NewWriter(&buf, "NS", "prod").Flush(&b, time.UnixMilli(1700000000000)); err != nil {
@@ -98,7 +101,7 @@ func TestFlush(t *testing.T) {
 		dim, val, metric string
 		want             any
 	}{
-		{"", "", contract.MetricReceived, 4.0},
+		{"", "", contract.MetricReceived, 5.0},
 		{"", "", contract.MetricForwarded, 3.0},
 		{"", "", contract.MetricDropped, 1.0},
 		{"", "", contract.MetricRetried, 1.0},
@@ -107,6 +110,9 @@ func TestFlush(t *testing.T) {
 		{contract.DimCluster, "a", contract.MetricForwarded, 2.0},
 		{contract.DimCluster, "b", contract.MetricForwarded, 1.0},
 		{contract.DimReason, "no_owner", contract.MetricDropped, 1.0},
+		{contract.DimKind, "canary", contract.MetricReceived, 1.0},
+		{contract.DimCluster, "a", contract.MetricCanaryForwarded, 2.0},
+		{contract.DimCluster, "b", contract.MetricCanaryForwarded, nil}, // no canary for b: no value
 	}
 	for _, c := range checks {
 		if got := find(c.dim, c.val, c.metric); got != c.want {

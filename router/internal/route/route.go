@@ -50,6 +50,7 @@ type Router struct {
 	sender      Sender
 	redeliverer Redeliverer
 	prefix      string
+	bus         string
 	busQueues   []string
 	concurrency int
 	metrics     *metrics.Writer
@@ -61,6 +62,8 @@ type Router struct {
 type Options struct {
 	// QueuePrefix starts every cluster queue's name; see queuename.For.
 	QueuePrefix string
+	// Bus is the bus's name (its Bus dimension): canaries for another bus are dropped.
+	Bus string
 	// BusQueues are never a destination: an event must not loop back into the bus.
 	BusQueues []string
 	// Redeliverer, when set, brings retried messages back after a backoff instead of the visibility timeout.
@@ -76,7 +79,7 @@ type Options struct {
 // New returns a Router.
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
-		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, busQueues: opts.BusQueues,
+		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, bus: opts.Bus, busQueues: opts.BusQueues,
 		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
 	if r.now == nil {
@@ -158,11 +161,11 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 		return events.SQSEventResponse{}, fmt.Errorf("batch of %d messages not started: %w", len(in.Records), err)
 	}
 	var stats metrics.Batch
-	msgs, idsByRegion := parse(in.Records, &stats)
+	msgs, idsByRegion := r.parse(in.Records, &stats)
 	deliveries := r.plan(msgs, r.resolve(ctx, idsByRegion))
 	r.send(ctx, deliveries)
 	now := r.now()
-	tally(deliveries, &stats, now)
+	r.tally(ctx, deliveries, &stats, now)
 	resp := r.respond(ctx, msgs, len(deliveries), &stats)
 	if r.metrics != nil {
 		if err := r.metrics.Flush(&stats, now); err != nil {
@@ -172,9 +175,9 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// parse decodes every record, drops what is not an interruption event, and returns the messages and the
-// instance ids to look up per region.
-func parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[string][]string) {
+// parse decodes every record, drops what is not an interruption event or a canary of this bus, and returns the
+// messages and the instance ids to look up per region (canaries name clusters, not instances).
+func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[string][]string) {
 	msgs := make([]message, len(recs))
 	idsByRegion := make(map[string][]string, 1)
 	for i := range recs {
@@ -187,9 +190,11 @@ func parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[strin
 			m.out = drop(contract.ReasonNotInterruption, err)
 		case err != nil:
 			m.out = drop(contract.ReasonUnparseable, err)
+		case ev.Kind == contract.KindCanary && ev.Bus != r.bus:
+			m.out = drop(contract.ReasonNotInterruption, fmt.Errorf("a canary for bus %q, this is %q", ev.Bus, r.bus))
 		}
 		stats.Receive(ev.Kind)
-		if err == nil {
+		if err == nil && ev.Kind != contract.KindCanary {
 			if len(idsByRegion) == 0 { // sized for the usual batch: one region, one instance a message
 				idsByRegion[ev.Region] = make([]string, 0, len(recs))
 			}
@@ -227,7 +232,9 @@ func (r *Router) plan(msgs []message, ownersByRegion map[string]map[string]owner
 			continue
 		}
 		var err error
-		if clusters, err = owners(ownersByRegion[m.ev.Region], m.ev.InstanceIDs, clusters[:0]); err != nil {
+		if m.ev.Kind == contract.KindCanary {
+			clusters = append(clusters[:0], m.ev.Clusters...) // named, not looked up
+		} else if clusters, err = owners(ownersByRegion[m.ev.Region], m.ev.InstanceIDs, clusters[:0]); err != nil {
 			m.out = retry(err) // deliver nothing now, all on redelivery
 			continue
 		}
@@ -306,11 +313,17 @@ func (r *Router) send(ctx context.Context, deliveries []*delivery) {
 	})
 }
 
-// tally records each delivery's result in its messages, and counts the forwarded ones with their lag.
-func tally(deliveries []*delivery, stats *metrics.Batch, now time.Time) {
+// tally records each delivery's result in its messages, and counts the forwarded ones with their lag; each
+// canary delivered is counted and logged (verify reads those lines).
+func (r *Router) tally(ctx context.Context, deliveries []*delivery, stats *metrics.Batch, now time.Time) {
 	for _, d := range deliveries {
 		for i, m := range d.msgs {
 			switch err := d.errs[i]; {
+			case err == nil && m.ev.Kind == contract.KindCanary:
+				m.sent++
+				stats.Canary(d.cluster)
+				r.log.InfoContext(ctx, contract.LogCanaryForwarded, contract.LogEventID, m.ev.ID, contract.LogCluster, d.cluster,
+					"queue", d.queue.Name, "lagSeconds", now.Sub(m.ev.Time).Seconds())
 			case err == nil:
 				m.sent++
 				stats.Forward(d.cluster)

@@ -146,7 +146,7 @@ func newHarness(owners map[string]string, clustersWithQueues ...string) *harness
 		owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}),
 		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{
-			QueuePrefix: qprefix, SendConcurrency: 4, BusQueues: []string{queuename.For(qprefix, "central")},
+			QueuePrefix: qprefix, Bus: "kib-test", SendConcurrency: 4, BusQueues: []string{queuename.For(qprefix, "central")},
 			Redeliverer: h.redeliver,
 			Metrics:     metrics.NewWriter(h.emf, "NS", "test"),
 			Log:         slog.New(slog.NewJSONHandler(h.logs, nil)),
@@ -481,5 +481,86 @@ func TestEmptyBatch(t *testing.T) {
 	h := newHarness(nil)
 	if resp := h.handle(t); len(resp.BatchItemFailures) != 0 || h.ec2.calls != 0 || h.sqs.sends != 0 {
 		t.Fatalf("empty batch made calls or failed: %+v", resp)
+	}
+}
+
+// canaryLogs returns the clusters of the "canary forwarded" log lines, by event id.
+func (h *harness) canaryLogs(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] == contract.LogCanaryForwarded {
+			id := rec[contract.LogEventID].(string)
+			out[id] = append(out[id], rec[contract.LogCluster].(string))
+		}
+	}
+	return out
+}
+
+func TestCanaryReachesTheNamedClustersWithoutLookup(t *testing.T) {
+	h := newHarness(map[string]string{}, "alpha", "beta", "gamma")
+	canary := fixture(t, "canary.json") // for alpha and beta
+	if resp := h.handle(t, canary); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures = %v", failedIDs(resp))
+	}
+	for cluster, want := range map[string]int{"alpha": 1, "beta": 1, "gamma": 0} {
+		got := h.received(cluster)
+		if len(got) != want || (want == 1 && got[0] != canary) {
+			t.Errorf("%s received %q, want %d unchanged canary", cluster, got, want)
+		}
+		if m := h.metric(t, contract.DimCluster, cluster, contract.MetricCanaryForwarded); m != float64(want) {
+			t.Errorf("CanaryForwarded{Cluster=%s} = %v, want %d", cluster, m, want)
+		}
+		if m := h.metric(t, contract.DimCluster, cluster, contract.MetricForwarded); m != 0 {
+			t.Errorf("Forwarded{Cluster=%s} = %v: a canary is not an interruption", cluster, m)
+		}
+	}
+	if h.ec2.calls != 0 {
+		t.Errorf("%d DescribeInstances calls for a canary, want none", h.ec2.calls)
+	}
+	if got := h.canaryLogs(t)["7f7a0a6e-5c1e-4b0b-9d55-1b2a6a8c0c01"]; !slices.Equal(got, []string{"alpha", "beta"}) && !slices.Equal(got, []string{"beta", "alpha"}) {
+		t.Errorf("canary log lines for %v, want one for alpha and one for beta", got)
+	}
+	if m := h.metric(t, contract.DimKind, string(contract.KindCanary), contract.MetricReceived); m != 1 {
+		t.Errorf("Received{Kind=canary} = %v, want 1", m)
+	}
+}
+
+func TestCanaryDrops(t *testing.T) {
+	canary := fixture(t, "canary.json")
+	tests := []struct {
+		name, body string
+		reason     contract.Reason // "" when forwarded
+		received   int             // by alpha
+	}{
+		{"a cluster not on the bus", strings.Replace(canary, `["alpha","beta"]`, `["gamma"]`, 1), contract.ReasonNoQueue, 0},
+		{"one cluster on the bus, one not", strings.Replace(canary, `["alpha","beta"]`, `["gamma","alpha"]`, 1), "", 1},
+		{"another bus's", strings.Replace(canary, `"bus":"kib-test"`, `"bus":"kib-other"`, 1), contract.ReasonNotInterruption, 0},
+		{"a name no queue can bear", strings.Replace(canary, `["alpha","beta"]`, `["a b"]`, 1), contract.ReasonUnparseable, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(map[string]string{}, "alpha")
+			if resp := h.handle(t, tt.body); len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("failures = %v, want none: a canary is never retried for want of a queue", failedIDs(resp))
+			}
+			want := map[string][]string{}
+			if tt.reason != "" {
+				want["m0"] = []string{string(tt.reason)}
+			}
+			if got := h.dropLogs(t); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("drop logs = %v, want %v", got, want)
+			}
+			if got := h.received("alpha"); len(got) != tt.received {
+				t.Errorf("alpha received %d canaries, want %d", len(got), tt.received)
+			}
+			if h.ec2.calls != 0 {
+				t.Errorf("%d DescribeInstances calls for a canary, want none", h.ec2.calls)
+			}
+		})
 	}
 }

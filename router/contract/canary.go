@@ -1,0 +1,59 @@
+package contract
+
+import "encoding/json"
+
+// Canary events are the bus's own heartbeat: put on the default event bus (by the heartbeat schedules and by
+// verify), matched by the bus's canary rule, routed by the router to the clusters they name without any EC2
+// lookup, and read by each cluster's Karpenter, which parses them as a no-op and deletes them. Their passage
+// proves the whole path, from the rule to Karpenter's deletes (README, "Heartbeat").
+const (
+	// SourceCanary and DetailTypeCanary identify a canary; no AWS service uses them.
+	SourceCanary     = "karpenter-interruption-bus.canary"
+	DetailTypeCanary = "Interruption Bus Canary"
+	// KindCanary is the Kind dimension of canaries.
+	KindCanary Kind = "canary"
+	// RuleCanary names the canary rule: "<namePrefix>-canary".
+	RuleCanary = "canary"
+	// MaxCanaryClusters bounds the clusters one canary names.
+	MaxCanaryClusters = 100
+)
+
+// MetricCanaryForwarded counts canaries delivered to a cluster queue (dimensions Bus and Cluster); canaries are
+// not counted in Forwarded.
+const MetricCanaryForwarded = "CanaryForwarded"
+
+// LogCanaryForwarded is the message of the router's log line for each canary delivered to a cluster queue, with
+// the attributes LogEventID and LogCluster: what verify looks for in the router's log group.
+const (
+	LogCanaryForwarded = "canary forwarded"
+	LogEventID         = "eventId"
+	LogCluster         = "cluster"
+)
+
+// CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix) and the
+// clusters it must reach.
+type CanaryDetail struct {
+	Bus      string   `json:"bus"`
+	Clusters []string `json:"clusters"`
+}
+
+// JSON is the detail as EventBridge takes it (PutEvents' Detail, a schedule target's Input).
+func (d CanaryDetail) JSON() string {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic(err) // plain data
+	}
+	return string(b)
+}
+
+// CanaryPattern is the canary rule's event pattern for bus: canaries naming that bus, and no other event.
+func CanaryPattern(bus string) string {
+	b, err := json.Marshal(map[string]any{
+		"source": []string{SourceCanary}, "detail-type": []string{DetailTypeCanary},
+		"detail": map[string][]string{"bus": {bus}},
+	})
+	if err != nil {
+		panic(err) // plain data
+	}
+	return string(b)
+}
