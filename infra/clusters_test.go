@@ -1,6 +1,7 @@
 package infra_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -77,13 +78,15 @@ func TestExistingRoleOutputs(t *testing.T) {
 func identity(x mocks.Resource) string { return x.Type + "::" + x.Parent + "::" + x.Name }
 
 // TestAddingAClusterChangesNoSharedResource: the second cluster adds only its own resources; every shared
-// resource keeps its inputs, and the first cluster's too.
+// resource keeps its inputs, and the first cluster's too. The one exception is the dashboard's body, which
+// gains b's row and nothing else.
 func TestAddingAClusterChangesNoSharedResource(t *testing.T) {
-	one := mustRun(t, "dev", clusters(`{"name":"a"}`))
-	two := mustRun(t, "dev", clusters(`{"name":"a"}`, `{"name":"b","identity":"irsa","oidcProviderArn":"`+oidcARN+`"}`))
-	before := map[string]string{}
+	withDashboard := func(cfg map[string]string) map[string]string { cfg["dashboard"] = "true"; return cfg }
+	one := mustRun(t, "dev", withDashboard(clusters(`{"name":"a"}`)))
+	two := mustRun(t, "dev", withDashboard(clusters(`{"name":"a"}`, `{"name":"b","identity":"irsa","oidcProviderArn":"`+oidcARN+`"}`)))
+	before := map[string]mocks.Resource{}
 	for _, x := range one.resources {
-		before[identity(x)] = stacktest.InputsJSON(x)
+		before[identity(x)] = x
 	}
 	for _, x := range two.resources {
 		id := identity(x)
@@ -91,10 +94,45 @@ func TestAddingAClusterChangesNoSharedResource(t *testing.T) {
 		switch {
 		case !existed && x.Parent != "b" && (x.Type != cluster.Type || x.Name != "b"):
 			t.Errorf("adding b added %s outside b's component", id)
-		case existed && was != stacktest.InputsJSON(x):
+		case existed && x.Type == "aws:cloudwatch/dashboard:Dashboard":
+			if added := addedWidgets(t, was, x); len(added) != 1 || !strings.Contains(added[0], `"title":"Cluster b"`) {
+				t.Errorf("adding b changed the dashboard by %v, want b's row only", added)
+			}
+		case existed && stacktest.InputsJSON(was) != stacktest.InputsJSON(x):
 			t.Errorf("adding b changed the inputs of %s", id)
 		}
 	}
+}
+
+// addedWidgets are the widgets of after's dashboard body that before's has not, and fails if after lost any;
+// positions are left out, rows being ordered by cluster name.
+func addedWidgets(t *testing.T, before, after mocks.Resource) []string {
+	t.Helper()
+	widgets := func(r mocks.Resource) map[string]bool {
+		var body struct{ Widgets []map[string]any }
+		if err := json.Unmarshal([]byte(stacktest.Str(t, r, "dashboardBody")), &body); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, w := range body.Widgets {
+			delete(w, "x")
+			delete(w, "y")
+			b, _ := json.Marshal(w)
+			out[string(b)] = true
+		}
+		return out
+	}
+	old, added := widgets(before), []string{}
+	for w := range widgets(after) {
+		if !old[w] {
+			added = append(added, w)
+		}
+		delete(old, w)
+	}
+	if len(old) > 0 {
+		t.Errorf("the dashboard lost widgets %v", old)
+	}
+	return added
 }
 
 func TestReorderingClustersChangesNoURN(t *testing.T) {

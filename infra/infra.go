@@ -22,6 +22,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
@@ -148,24 +149,38 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
+	var beat *heartbeat.Heartbeat
+	if cfg.Heartbeat.Enabled {
+		if beat, err = heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Dashboard {
 		if _, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
 			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region,
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
+			Clusters: dashboardRows(cfg),
 		}); err != nil {
 			return nil, err
 		}
 	}
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
-		c, err := cluster.New(ctx, &cluster.Args{
+		args := &cluster.Args{
 			Cluster:       cl,
 			QueueName:     queuename.For(cfg.QueuePrefix, cl.Name),
 			PolicyName:    cfg.NamePrefix + "-interruption-queue",
 			Env:           env,
 			Tags:          tags,
 			RouterRoleARN: r.RoleARN,
-		})
+		}
+		if beat != nil {
+			args.Heartbeat = &heartbeat.Cluster{
+				Bus: cfg.NamePrefix, Group: beat.GroupName, RoleARN: beat.RoleARN, Rate: cfg.Heartbeat.Interval(),
+				AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg), Env: env,
+			}
+		}
+		c, err := cluster.New(ctx, args)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +192,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		clusters[cl.Name] = pulumi.Map{
 			"mode": pulumi.String(cl.Mode), "queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
 			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
-			"karpenterNamespace": pulumi.String(namespace),
+			"karpenterNamespace": pulumi.String(namespace), "heartbeatAlarmArn": c.HeartbeatAlarmARN,
 		}
 	}
 	return map[string]pulumi.Input{
@@ -191,9 +206,32 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		"ruleArns":           b.RuleARNs,
 		"alarmArns":          a.ARNs,
 		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
+		"busName":            pulumi.String(cfg.NamePrefix),
+		"region":             pulumi.String(env.Region),
+		"routerLogGroupName": r.LogGroupName,
 		"clusterQueueNames":  queueNames,
 		"clusters":           clusters,
 	}, nil
+}
+
+func dashboardRows(cfg config.Config) []dashboard.Cluster {
+	rows := make([]dashboard.Cluster, len(cfg.Clusters))
+	for i, cl := range cfg.Clusters {
+		rows[i] = dashboard.Cluster{Name: cl.Name, Queue: queuename.For(cfg.QueuePrefix, cl.Name)}
+	}
+	return rows
+}
+
+// HeartbeatAlarmName names a cluster's heartbeat alarm.
+func HeartbeatAlarmName(namePrefix, cluster string) string {
+	return namePrefix + "-" + cluster + "-karpenter-not-reading"
+}
+
+func alarmActions(cfg config.Config) []string {
+	if cfg.Alarms.TopicARN == "" {
+		return nil
+	}
+	return []string{cfg.Alarms.TopicARN}
 }
 
 // RouterSettings are the router's settings for cfg: what becomes its environment, besides the central queue's

@@ -155,12 +155,14 @@ func TestSharedInventory(t *testing.T) {
 		"karpenter-interruption-bus:index:Bus":             1,
 		"karpenter-interruption-bus:index:Router":          1,
 		"karpenter-interruption-bus:index:Alarms":          1,
+		"karpenter-interruption-bus:index:Heartbeat":       1,
+		"aws:scheduler/scheduleGroup:ScheduleGroup":        1,
 		"aws:sqs/queue:Queue":                              2,
 		"aws:sqs/queuePolicy:QueuePolicy":                  2,
-		"aws:cloudwatch/eventRule:EventRule":               5,
-		"aws:cloudwatch/eventTarget:EventTarget":           5,
-		"aws:iam/role:Role":                                2, // the router's, the redrive role
-		"aws:iam/rolePolicy:RolePolicy":                    2,
+		"aws:cloudwatch/eventRule:EventRule":               6, // one per event type, and the canary rule
+		"aws:cloudwatch/eventTarget:EventTarget":           6,
+		"aws:iam/role:Role":                                3, // the router's, the redrive role, the heartbeat's
+		"aws:iam/rolePolicy:RolePolicy":                    3,
 		"aws:cloudwatch/logGroup:LogGroup":                 1,
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
@@ -456,6 +458,9 @@ func TestOutputs(t *testing.T) {
 		"routerFunctionName": "kib-dev-router",
 		"clusterQueuePrefix": "kib-dev_",
 		"redriveRoleArn":     "arn:aws:iam::123456789012:role/kib-dev-redrive",
+		"busName":            "kib-dev",
+		"region":             "eu-west-1",
+		"routerLogGroupName": "/aws/lambda/kib-dev-router",
 	}
 	for k, v := range want {
 		if r.outputs[k] != v {
@@ -463,7 +468,7 @@ func TestOutputs(t *testing.T) {
 		}
 	}
 	rules, _ := r.outputs["ruleArns"].(map[string]string)
-	if len(rules) != 5 || rules["spot-interruption"] != "arn:aws:events:eu-west-1:123456789012:rule/kib-dev-spot-interruption" {
+	if len(rules) != 6 || rules["canary"] != "arn:aws:events:eu-west-1:123456789012:rule/kib-dev-canary" || rules["spot-interruption"] != "arn:aws:events:eu-west-1:123456789012:rule/kib-dev-spot-interruption" {
 		t.Errorf("ruleArns = %v", r.outputs["ruleArns"])
 	}
 }
@@ -587,5 +592,44 @@ func TestDashboard(t *testing.T) {
 	}
 	if len(body.Widgets) != 7 {
 		t.Errorf("%d widgets, want a title and 6 graphs", len(body.Widgets))
+	}
+}
+
+// TestDashboardClusterRows: a row per cluster, by name whatever the configuration's order, with its canaries,
+// its interruptions, and its queue's deletes and age; past CloudWatch's 500 widgets, a note says how many have
+// no row.
+func TestDashboardClusterRows(t *testing.T) {
+	cfg := clusters(`{"name":"zeta"}`, `{"name":"alpha","mode":"existing-role","controllerRoleName":"k"}`)
+	cfg["dashboard"] = "true"
+	r := mustRun(t, "dev", cfg)
+	var body dashboard.Body
+	if err := json.Unmarshal([]byte(stacktest.Str(t, r.resources.One(t, "aws:cloudwatch/dashboard:Dashboard"), "dashboardBody")), &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Widgets) != 9 {
+		t.Fatalf("%d widgets, want the bus's 7 and a row for each of 2 clusters", len(body.Widgets))
+	}
+	for i, c := range []string{"alpha", "zeta"} {
+		w := body.Widgets[7+i]
+		text, _ := json.Marshal(w)
+		for _, want := range []string{
+			`"CanaryForwarded","Bus","kib-dev","Cluster","` + c + `"`, `"Forwarded","Bus","kib-dev","Cluster","` + c + `"`,
+			`"NumberOfMessagesDeleted","QueueName","kib-dev_` + c + `"`, `"ApproximateAgeOfOldestMessage","QueueName","kib-dev_` + c + `"`,
+		} {
+			if w.Properties.Title != "Cluster "+c || !strings.Contains(string(text), want) {
+				t.Errorf("row %d = %s, want %s's with %s", i, text, c, want)
+			}
+		}
+		if w.Y < body.Widgets[6].Y+body.Widgets[6].Height {
+			t.Errorf("row %s at y=%d overlaps the bus's widgets", c, w.Y)
+		}
+	}
+	many := make([]dashboard.Cluster, dashboard.MaxClusterRows+3)
+	for i := range many {
+		many[i] = dashboard.Cluster{Name: fmt.Sprintf("c%04d", i), Queue: fmt.Sprintf("q%04d", i)}
+	}
+	big := dashboard.NewBody(dashboard.Names{Bus: "b", Clusters: many})
+	if n := len(big.Widgets); n != 500 || !strings.Contains(big.Widgets[n-1].Properties.Markdown, "3 more clusters") {
+		t.Errorf("%d widgets for %d clusters, the last %+v; want 500 with a note on the 3 without a row", n, len(many), big.Widgets[n-1])
 	}
 }

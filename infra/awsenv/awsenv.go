@@ -16,7 +16,7 @@ type Env struct {
 }
 
 // services whose principals the stack's policies name.
-var services = []string{"events", "lambda", "pods.eks", "ec2", "fis"}
+var services = []string{"events", "lambda", "pods.eks", "ec2", "fis", "scheduler"}
 
 // Lookup asks the AWS provider.
 func Lookup(ctx *pulumi.Context) (Env, error) {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLoadDefaults(t *testing.T) {
@@ -15,7 +16,8 @@ func TestLoadDefaults(t *testing.T) {
 	if c.NamePrefix != "kib-dev" || c.QueuePrefix != "kib-dev_" || len(c.Clusters) != 0 {
 		t.Errorf("defaults = %+v", c)
 	}
-	if !reflect.DeepEqual(c.Router, DefaultRouter) || c.CentralQueue != DefaultCentralQueue || c.Alarms != DefaultAlarms {
+	if !reflect.DeepEqual(c.Router, DefaultRouter) || c.CentralQueue != DefaultCentralQueue || c.Alarms != DefaultAlarms ||
+		!c.Heartbeat.Enabled || c.Heartbeat.Interval() != 5*time.Minute {
 		t.Errorf("defaults = %+v", c)
 	}
 	if got := c.Router.VisibilityTimeout(); got != 181 || c.CentralQueue.MaxReceiveCount != 10 {
@@ -29,6 +31,7 @@ func TestLoadValues(t *testing.T) {
 		"router":       `{"batchSize":10,"maximumBatchingWindowSeconds":0,"maximumConcurrency":2,"memoryMb":512,"timeoutSeconds":60,"logRetentionDays":90,"logLevel":"debug","ownerTagKeys":["team/cluster"]}`,
 		"centralQueue": `{"messageRetentionSeconds":600,"maxReceiveCount":3,"eventMaxAgeSeconds":120}`,
 		"alarms":       `{"topicArn":"arn:aws:sns:eu-west-1:123456789012:oncall","oldestMessageAgeSeconds":30}`,
+		"heartbeat":    `{"enabled":false,"rate":"15m"}`,
 		"tags":         `{"team":"platform"}`,
 		"dashboard":    "true",
 	})
@@ -37,7 +40,7 @@ func TestLoadValues(t *testing.T) {
 	}
 	if len(c.Clusters) != 2 || c.Clusters[1].Name != "beta" || c.Router.BatchSize != 10 || c.Router.OwnerTagKeys[0] != "team/cluster" ||
 		c.CentralQueue.MaxReceiveCount != 3 || c.Alarms.TopicARN == "" || c.Tags["team"] != "platform" ||
-		c.QueuePrefix != "kib-prod_" || !c.Dashboard {
+		c.QueuePrefix != "kib-prod_" || !c.Dashboard || c.Heartbeat.Enabled || c.Heartbeat.Interval() != 15*time.Minute {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -103,6 +106,11 @@ func TestLoadErrors(t *testing.T) {
 		{"max receive", map[string]string{"centralQueue": `{"maxReceiveCount":0}`}, []string{"centralQueue.maxReceiveCount: 0 is out of range"}},
 		{"reserved tag", map[string]string{"tags": `{"aws:owner":"x"}`}, []string{"tags.aws:owner: keys starting with aws: are reserved"}},
 		{"dashboard", map[string]string{"dashboard": `"yes"`}, []string{"dashboard: must be true or false, not a JSON string"}},
+		{"heartbeat rate not a duration", map[string]string{"heartbeat": `{"rate":"often"}`}, []string{`heartbeat.rate: "often" is not a whole number of minutes from 1m to 60m, such as 5m`}},
+		{"heartbeat rate in seconds", map[string]string{"heartbeat": `{"rate":"90s"}`}, []string{`heartbeat.rate: "90s" is not a whole number of minutes`}},
+		{"heartbeat rate too slow", map[string]string{"heartbeat": `{"rate":"2h"}`}, []string{`heartbeat.rate: "2h" is not`}},
+		{"heartbeat rate a number", map[string]string{"heartbeat": `{"rate":5}`}, []string{`heartbeat.rate: must be a string, not a JSON number`}},
+		{"heartbeat key", map[string]string{"heartbeat": `{"enable":true}`}, []string{`heartbeat: unknown key "enable"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

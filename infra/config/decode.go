@@ -20,7 +20,7 @@ func (p *problems) addf(path, format string, args ...any) {
 
 // keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
 var (
-	keys    = []string{"namePrefix", "clusters", "router", "centralQueue", "alarms", "tags", "dashboard"}
+	keys    = []string{"namePrefix", "clusters", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard"}
 	removed = map[string]string{
 		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
 	}
@@ -51,7 +51,8 @@ func decode(c *Config, values map[string]string, p *problems) {
 		}
 	}
 	for key, v := range map[string]any{
-		"router": &c.Router, "centralQueue": &c.CentralQueue, "alarms": &c.Alarms, "tags": &c.Tags, "dashboard": &c.Dashboard,
+		"router": &c.Router, "centralQueue": &c.CentralQueue, "alarms": &c.Alarms, "heartbeat": &c.Heartbeat, "tags": &c.Tags,
+		"dashboard": &c.Dashboard,
 	} {
 		if text := get(key); text != "" {
 			p.decode(key, text, v)

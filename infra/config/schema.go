@@ -5,6 +5,8 @@
 package config
 
 import (
+	"time"
+
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -27,6 +29,7 @@ type Config struct {
 	Router       Router
 	CentralQueue CentralQueue
 	Alarms       Alarms
+	Heartbeat    Heartbeat
 	Dashboard    bool
 	Tags         map[string]string
 }
@@ -150,6 +153,28 @@ type Alarms struct {
 	OldestMessageAgeSeconds int `json:"oldestMessageAgeSeconds"`
 }
 
+// Heartbeat configures the canaries the bus puts on a schedule for every cluster, and each cluster's alarm on
+// them (key heartbeat; README, "Heartbeat").
+type Heartbeat struct {
+	Enabled bool `json:"enabled"`
+	// Rate is how often a canary is put for each cluster: a duration of whole minutes ("5m", "1h"), from
+	// MinHeartbeatRate to MaxHeartbeatRate; Interval reads it once validated.
+	Rate string `json:"rate"`
+}
+
+// The bounds of heartbeat.rate: EventBridge Scheduler's finest rate, and the longest a cluster may go without
+// anyone knowing that its Karpenter no longer reads its queue (an alarm takes two beats).
+const (
+	MinHeartbeatRate = time.Minute
+	MaxHeartbeatRate = time.Hour
+)
+
+// Interval is the heartbeat's rate; zero if Rate is not a duration (validation reports it).
+func (h Heartbeat) Interval() time.Duration {
+	d, _ := time.ParseDuration(h.Rate)
+	return d
+}
+
 // Defaults of the objects whose keys are all optional. A key absent from the stack keeps its default; decoding
 // starts from these.
 var (
@@ -161,6 +186,7 @@ var (
 	// backoff (contract.DefaultSettings: 2 s doubling to 60 s).
 	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 10, EventMaxAgeSeconds: 300}
 	DefaultAlarms       = Alarms{OldestMessageAgeSeconds: 60}
+	DefaultHeartbeat    = Heartbeat{Enabled: true, Rate: "5m"}
 	DefaultSystemNodes  = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
 )
 
@@ -172,7 +198,7 @@ const (
 
 // defaults returns a new configuration of stack with every default.
 func defaults(stack string) Config {
-	return Config{Stack: stack, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms}
+	return Config{Stack: stack, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat}
 }
 
 // applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's

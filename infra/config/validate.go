@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
@@ -38,6 +39,7 @@ func validate(c Config, p *problems) {
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
 	validateAlarms(c.Alarms, p)
+	validateHeartbeat(c.Heartbeat, p)
 	validateTags(c.Tags, p)
 }
 
@@ -48,6 +50,14 @@ func oneOf[S ~string](values []S) string {
 		s[i] = string(v)
 	}
 	return strings.Join(s, ", ")
+}
+
+func validateHeartbeat(h Heartbeat, p *problems) {
+	d, err := time.ParseDuration(h.Rate)
+	if err != nil || d%time.Minute != 0 || d < MinHeartbeatRate || d > MaxHeartbeatRate {
+		p.addf("heartbeat.rate", "%q is not a whole number of minutes from %dm to %dm, such as %s", h.Rate,
+			int(MinHeartbeatRate.Minutes()), int(MaxHeartbeatRate.Minutes()), DefaultHeartbeat.Rate)
+	}
 }
 
 func validateClusters(clusters []Cluster, p *problems) {

@@ -54,6 +54,25 @@ func CentralQueueName(namePrefix string) string { return namePrefix + "-central"
 // DLQName names the dead-letter queue.
 func DLQName(namePrefix string) string { return namePrefix + "-dlq" }
 
+// Rule is one of the bus's EventBridge rules, each named "<namePrefix>-<Key>" and targeting the central queue.
+type Rule struct {
+	Key, Description, Pattern string
+}
+
+// Rules are the bus's rules, all on the default event bus (AWS service events arrive only there): one per event
+// type the bus carries (contract.EventTypes), and the canary rule, which takes only this bus's canaries. Their
+// count does not depend on the clusters.
+func Rules(namePrefix string) []Rule {
+	var out []Rule
+	for _, t := range contract.EventTypes {
+		out = append(out, Rule{Key: t.Rule, Description: t.Description, Pattern: t.Pattern()})
+	}
+	return append(out, Rule{
+		Key: contract.RuleCanary, Description: "The interruption bus's own canaries (heartbeat, verify) to the central queue",
+		Pattern: contract.CanaryPattern(namePrefix),
+	})
+}
+
 // New declares the bus.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Bus, error) {
 	b := &Bus{}
@@ -94,21 +113,20 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 
 	ruleARNs := pulumi.StringMap{}
 	var ruleARNList []string
-	// One rule per event type the bus carries, on the default bus (AWS service events arrive only there).
-	for _, t := range contract.EventTypes {
-		ruleName := np + "-" + t.Rule
+	for _, t := range Rules(np) {
+		ruleName := np + "-" + t.Key
 		ruleARN := env.ARN("events", "rule/"+ruleName)
 		ruleARNList = append(ruleARNList, ruleARN)
-		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+t.Rule, &cloudwatch.EventRuleArgs{
+		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+t.Key, &cloudwatch.EventRuleArgs{
 			Name:         pulumi.String(ruleName),
 			Description:  pulumi.String(t.Description),
-			EventPattern: pulumi.String(t.Pattern()),
+			EventPattern: pulumi.String(t.Pattern),
 			Tags:         args.Tags,
 		}, parent)
 		if err != nil {
-			return nil, fmt.Errorf("declaring rule %s: %w", t.Rule, err)
+			return nil, fmt.Errorf("declaring rule %s: %w", t.Key, err)
 		}
-		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+t.Rule, &cloudwatch.EventTargetArgs{
+		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+t.Key, &cloudwatch.EventTargetArgs{
 			Rule:     rule.Name,
 			TargetId: pulumi.String("central-queue"),
 			Arn:      central.Arn,
@@ -118,9 +136,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			},
 			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
 		}, parent); err != nil {
-			return nil, fmt.Errorf("declaring the target of rule %s: %w", t.Rule, err)
+			return nil, fmt.Errorf("declaring the target of rule %s: %w", t.Key, err)
 		}
-		ruleARNs[t.Rule] = rule.Arn
+		ruleARNs[t.Key] = rule.Arn
 	}
 
 	redriveRoleName := iamname.Role(np + "-redrive")

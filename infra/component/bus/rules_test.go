@@ -29,15 +29,16 @@ func event(t *testing.T, fixture string, edits ...string) []byte {
 }
 
 // TestRulePatterns runs the rules' patterns in quamina, an EventBridge pattern matcher, against sample events:
-// each interruption matches its own rule only; what Karpenter ignores matches none.
+// each interruption matches its own rule only, a canary of this bus the canary rule only; what Karpenter ignores,
+// and another bus's canaries, match none.
 func TestRulePatterns(t *testing.T) {
 	q, err := quamina.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, et := range contract.EventTypes {
-		if err := q.AddPattern(et.Rule, et.Pattern()); err != nil {
-			t.Fatalf("rule %s: quamina rejects its pattern: %v", et.Rule, err)
+	for _, r := range Rules("kib-test") {
+		if err := q.AddPattern(r.Key, r.Pattern); err != nil {
+			t.Fatalf("rule %s: quamina rejects its pattern: %v", r.Key, err)
 		}
 	}
 	tests := []struct {
@@ -60,6 +61,9 @@ func TestRulePatterns(t *testing.T) {
 		{"health account notification", event(t, "health-scheduled-change.json", `"scheduledChange"`, `"accountNotification"`), nil},
 		{"other source", event(t, "spot-interruption.json", `"aws.ec2"`, `"custom.app"`), nil},
 		{"EBS event", event(t, "spot-interruption.json", `"EC2 Spot Instance Interruption Warning"`, `"EBS Volume Notification"`), nil},
+		{"canary", event(t, "canary.json"), []string{contract.RuleCanary}},
+		{"another bus's canary", event(t, "canary.json", `"bus":"kib-test"`, `"bus":"kib-prod"`), nil},
+		{"canary detail-type from another source", event(t, "canary.json", `"karpenter-interruption-bus.canary"`, `"custom.app"`), nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
@@ -31,6 +32,8 @@ type Args struct {
 	Tags       pulumi.StringMap
 	// RouterRoleARN is the only principal the queue policy lets send.
 	RouterRoleARN pulumi.StringInput
+	// Heartbeat, when set, gives the cluster a heartbeat schedule and the alarm on it (README, "Heartbeat").
+	Heartbeat *heartbeat.Cluster
 }
 
 // ClusterInterruption is one cluster on the bus.
@@ -45,6 +48,8 @@ type ClusterInterruption struct {
 	NodeRoleName pulumi.StringOutput `pulumi:"nodeRoleName"`
 	// ChartValue is what Karpenter's chart must be given to read the queue.
 	ChartValue pulumi.StringOutput `pulumi:"chartValue"`
+	// HeartbeatAlarmARN is the alarm on the cluster's heartbeat ("" without one).
+	HeartbeatAlarmARN pulumi.StringOutput `pulumi:"heartbeatAlarmArn"`
 }
 
 // wiring is what connecting a Karpenter to its queue yields, whatever the mode.
@@ -90,6 +95,19 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 			return nil, err
 		}
 	}
+	c.HeartbeatAlarmARN = pulumi.String("").ToStringOutput()
+	if args.Heartbeat != nil {
+		h := *args.Heartbeat
+		h.Tags = s.tags
+		if _, err := heartbeat.Schedule(ctx, s.name("heartbeat"), cl.Name, h, s.parent); err != nil {
+			return nil, err
+		}
+		alarm, err := heartbeat.Alarm(ctx, s.name("karpenter-not-reading"), cl.Name, queue.Name, h, s.parent)
+		if err != nil {
+			return nil, err
+		}
+		c.HeartbeatAlarmARN = alarm.Arn
+	}
 
 	c.QueueName, c.QueueURL, c.QueueARN = queue.Name, queue.Url, queue.Arn
 	c.ChartValue = pulumi.Sprintf("settings.interruptionQueue=%s", queue.Name)
@@ -97,6 +115,7 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
 		"queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
 		"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
+		"heartbeatAlarmArn": c.HeartbeatAlarmARN,
 	}); err != nil {
 		return nil, err
 	}

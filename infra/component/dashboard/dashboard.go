@@ -5,6 +5,8 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -22,7 +24,12 @@ type Args struct {
 	CentralQueueName             pulumi.StringInput
 	DLQName                      pulumi.StringInput
 	FunctionName                 pulumi.StringInput
+	// Clusters each get a row: their canaries and interruptions forwarded, and their queue's deletes and age.
+	Clusters []Cluster
 }
+
+// Cluster is one cluster's row: its name and its queue's.
+type Cluster struct{ Name, Queue string }
 
 // Dashboard is the declared dashboard.
 type Dashboard struct {
@@ -40,7 +47,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {
 		return NewBody(Names{
 			Namespace: args.Namespace, Bus: args.Bus, Region: args.Region,
-			CentralQueue: v[0].(string), DLQ: v[1].(string), Function: v[2].(string),
+			CentralQueue: v[0].(string), DLQ: v[1].(string), Function: v[2].(string), Clusters: args.Clusters,
 		}).JSON()
 	}).(pulumi.StringOutput)
 	db, err := cloudwatch.NewDashboard(ctx, name, &cloudwatch.DashboardArgs{
@@ -59,7 +66,12 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // Names are what the dashboard's body shows.
 type Names struct {
 	Namespace, Bus, Region, CentralQueue, DLQ, Function string
+	Clusters                                            []Cluster
 }
+
+// MaxClusterRows is how many clusters get a row: CloudWatch takes 500 widgets per dashboard, and the bus's own
+// take 7, one more says how many clusters have no row.
+const MaxClusterRows = 500 - 8
 
 // Body is a dashboard body (the CloudWatch dashboard body structure).
 type Body struct {
@@ -125,6 +137,27 @@ func NewBody(n Names) Body {
 	}}}}
 	for i, p := range widgets {
 		b.Widgets = append(b.Widgets, Widget{Type: "metric", X: (i % 2) * 12, Y: 2 + (i/2)*6, Width: 12, Height: 6, Properties: p})
+	}
+	// A row per cluster, by name, so the order of the configuration changes nothing.
+	clusters := slices.SortedFunc(slices.Values(n.Clusters), func(a, b Cluster) int { return strings.Compare(a.Name, b.Name) })
+	y := 2 + (len(widgets)+1)/2*6
+	for i, c := range clusters {
+		if i == MaxClusterRows {
+			b.Widgets = append(b.Widgets, Widget{Type: "text", Y: y, Width: 24, Height: 2, Properties: Properties{
+				Markdown: fmt.Sprintf("%d more clusters have no row: CloudWatch takes 500 widgets per dashboard.", len(clusters)-i),
+			}})
+			break
+		}
+		clusterMetric := func(name, label string) []any {
+			return []any{n.Namespace, name, contract.DimBus, n.Bus, contract.DimCluster, c.Name, map[string]any{"stat": "Sum", "label": label}}
+		}
+		b.Widgets = append(b.Widgets, Widget{Type: "metric", Y: y, Width: 24, Height: 5, Properties: metric("Cluster "+c.Name, "Sum", [][]any{
+			clusterMetric(contract.MetricCanaryForwarded, "canaries forwarded"),
+			clusterMetric(contract.MetricForwarded, "interruptions forwarded"),
+			{"AWS/SQS", "NumberOfMessagesDeleted", "QueueName", c.Queue, map[string]any{"stat": "Sum", "label": "deleted by Karpenter"}},
+			{"AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", c.Queue, map[string]any{"stat": "Maximum", "label": "oldest message (s)", "yAxis": "right"}},
+		})})
+		y += 5
 	}
 	return b
 }

@@ -156,6 +156,14 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		set("arn", arn("logs", "log-group:"+name))
 	case "aws:cloudwatch/metricAlarm:MetricAlarm":
 		set("arn", arn("cloudwatch", "alarm:"+name))
+	case "aws:scheduler/scheduleGroup:ScheduleGroup":
+		set("arn", arn("scheduler", "schedule-group/"+name))
+	case "aws:scheduler/schedule:Schedule":
+		group := "default"
+		if g, ok := args.Inputs["groupName"]; ok && g.IsString() {
+			group = g.StringValue()
+		}
+		set("arn", arn("scheduler", "schedule/"+group+"/"+name))
 	case "eks:index:Cluster":
 		// pulumi-eks's outputs refer to the resources it creates inside its component, which a mock cannot
 		// create: they stay unknown, as in a preview of a new cluster.
