@@ -6,7 +6,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: all test test-router test-infra test-e2e test-karpenter test-workflows lint router bench fuzz demo render scale tidy
+.PHONY: all test test-router test-infra test-e2e test-karpenter test-workflows lint router bench fuzz demo render scale tidy verify
 
 all: test
 
@@ -76,6 +76,13 @@ tidy:
 ## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
 render:
 	@$(GO) run ./cmd/render -stack $(STACK) -format $(FORMAT) $(if $(ACCOUNT),-account $(ACCOUNT))
+
+## verify: a canary for every cluster of STACK (or CLUSTER=a,b), reported forwarded and consumed by Karpenter, or
+## exit 1 naming the clusters whose Karpenter did not read it; needs the pulumi CLI and AWS credentials, or
+## OUTPUTS=<file> holding the stack's outputs (pulumi stack output --json)
+verify:
+	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
+	  $(GO) run ./cmd/verify $(if $(CLUSTER),-cluster $(CLUSTER)) $(if $(TIMEOUT),-timeout $(TIMEOUT))
 
 ## scale: render a generated 200-cluster stack offline; prints the time and the resource count
 scale:

@@ -1,0 +1,320 @@
+// Package verify proves, on demand, that each cluster's Karpenter reads its interruption queue (make verify,
+// README "Heartbeat"): it puts one canary per cluster on the default event bus, as the heartbeat schedules do,
+// then reports when the router forwarded it (its "canary forwarded" log line, read from the router's log group)
+// and when the cluster's queue was seen empty again (Karpenter received and deleted it). It touches no
+// instance: a canary is a no-op for every Karpenter.
+package verify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// Events puts canaries on the default event bus.
+type Events interface {
+	PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, optFns ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error)
+}
+
+// Logs reads the router's log group.
+type Logs interface {
+	FilterLogEvents(ctx context.Context, in *cloudwatchlogs.FilterLogEventsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error)
+}
+
+// Queues reads a cluster queue's message counts.
+type Queues interface {
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+var (
+	_ Events = (*eventbridge.Client)(nil)
+	_ Logs   = (*cloudwatchlogs.Client)(nil)
+	_ Queues = (*sqs.Client)(nil)
+)
+
+// Clients are the AWS APIs verify calls.
+type Clients struct {
+	Events Events
+	Logs   Logs
+	Queues Queues
+}
+
+// Outputs are what verify reads of a stack's outputs (pulumi stack output --json).
+type Outputs struct {
+	BusName            string `json:"busName"`
+	Region             string `json:"region"`
+	RouterLogGroupName string `json:"routerLogGroupName"`
+	Clusters           map[string]struct {
+		QueueURL string `json:"queueUrl"`
+	} `json:"clusters"`
+}
+
+// ReadOutputs decodes a stack's outputs and checks verify has what it needs.
+func ReadOutputs(r io.Reader) (Outputs, error) {
+	var o Outputs
+	if err := json.NewDecoder(r).Decode(&o); err != nil {
+		return Outputs{}, fmt.Errorf("reading the stack's outputs (pulumi stack output --json): %w", err)
+	}
+	var missing []string
+	for k, v := range map[string]string{"busName": o.BusName, "region": o.Region, "routerLogGroupName": o.RouterLogGroupName} {
+		if v == "" {
+			missing = append(missing, k)
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(o.Clusters)) {
+		if o.Clusters[c].QueueURL == "" {
+			missing = append(missing, "clusters."+c+".queueUrl")
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return Outputs{}, fmt.Errorf("the stack's outputs lack %s: run pulumi up with this version first", strings.Join(missing, ", "))
+	}
+	return o, nil
+}
+
+// Options shape a run.
+type Options struct {
+	// Clusters to verify; every cluster of the outputs when empty.
+	Clusters []string
+	// Timeout is how long to wait for every canary to be forwarded and consumed (default 2 minutes).
+	Timeout time.Duration
+	// Poll is how often the log group and the queues are read (default 1 s): the precision of the times.
+	Poll time.Duration
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Result is one cluster's: how long its canary took to be forwarded by the router (from the put), and then to
+// be consumed by its Karpenter (from the forwarding), or why verify could not see it.
+type Result struct {
+	Cluster   string
+	EventID   string
+	Forwarded time.Duration
+	Consumed  time.Duration
+	// Err says what did not happen within the timeout; nil when the canary was consumed.
+	Err error
+}
+
+// ErrNotForwarded and ErrNotConsumed are the two ways a canary fails.
+var (
+	ErrNotForwarded = errors.New("not forwarded")
+	ErrNotConsumed  = errors.New("not consumed")
+)
+
+// Run puts a canary for each cluster and follows it until every one is consumed or the timeout passes. The error
+// is for what stops the run itself (a cluster not in the outputs, PutEvents refused); each cluster's outcome is
+// in its Result.
+func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, error) {
+	if opts.Timeout == 0 {
+		opts.Timeout = 2 * time.Minute
+	}
+	if opts.Poll == 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	clusters := opts.Clusters
+	if len(clusters) == 0 {
+		clusters = slices.Sorted(maps.Keys(out.Clusters))
+	}
+	for _, cl := range clusters {
+		if _, ok := out.Clusters[cl]; !ok {
+			return nil, fmt.Errorf("cluster %q is not on the bus %s (its outputs' clusters: %s)", cl, out.BusName,
+				strings.Join(slices.Sorted(maps.Keys(out.Clusters)), ", "))
+		}
+	}
+	if len(clusters) == 0 {
+		return nil, fmt.Errorf("the bus %s has no cluster to verify", out.BusName)
+	}
+	start := opts.Now()
+	results, err := put(ctx, c.Events, out.BusName, clusters)
+	if err != nil {
+		return nil, err
+	}
+	byEvent := map[string]*Result{}
+	for i := range results {
+		byEvent[results[i].EventID] = &results[i]
+	}
+	forwardedAt := map[string]time.Time{}
+	deadline := start.Add(opts.Timeout)
+	for {
+		if err := forwarded(ctx, c.Logs, out.RouterLogGroupName, start, byEvent, forwardedAt); err != nil {
+			return nil, err
+		}
+		pending := 0
+		for i := range results {
+			r := &results[i]
+			at, ok := forwardedAt[r.EventID]
+			switch {
+			case r.Consumed > 0 || r.Err != nil:
+			case !ok:
+				pending++
+			default:
+				r.Forwarded = max(at.Sub(start), time.Millisecond)
+				empty, err := emptyQueue(ctx, c.Queues, out.Clusters[r.Cluster].QueueURL)
+				if err != nil {
+					return nil, fmt.Errorf("reading the queue of %s: %w", r.Cluster, err)
+				}
+				if empty {
+					r.Consumed = max(opts.Now().Sub(at), time.Millisecond)
+				} else {
+					pending++
+				}
+			}
+		}
+		if pending == 0 || !opts.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(opts.Poll):
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		switch {
+		case r.Consumed > 0:
+		case r.Forwarded == 0:
+			r.Err = fmt.Errorf("%w within %s: no \"%s\" line in %s (check the canary rule, the central queue and the router)",
+				ErrNotForwarded, seconds(opts.Timeout), contract.LogCanaryForwarded, out.RouterLogGroupName)
+		default:
+			r.Err = fmt.Errorf("%w within %s: its queue still holds messages (check Karpenter's settings.interruptionQueue, its logs and its role)",
+				ErrNotConsumed, seconds(opts.Timeout))
+		}
+	}
+	return results, nil
+}
+
+// put puts one canary per cluster, ten per PutEvents call (its limit).
+func put(ctx context.Context, events Events, bus string, clusters []string) ([]Result, error) {
+	var results []Result
+	for chunk := range slices.Chunk(clusters, 10) {
+		entries := make([]ebtypes.PutEventsRequestEntry, len(chunk))
+		for i, cl := range chunk {
+			entries[i] = ebtypes.PutEventsRequestEntry{
+				EventBusName: aws.String("default"), Source: aws.String(contract.SourceCanary),
+				DetailType: aws.String(contract.DetailTypeCanary),
+				Detail:     aws.String(contract.CanaryDetail{Bus: bus, Clusters: []string{cl}}.JSON()),
+			}
+		}
+		resp, err := events.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})
+		if err != nil {
+			return nil, fmt.Errorf("putting canaries: %w", err)
+		}
+		if len(resp.Entries) != len(chunk) {
+			return nil, fmt.Errorf("putting canaries: %d entries answered for %d", len(resp.Entries), len(chunk))
+		}
+		for i, e := range resp.Entries {
+			if e.EventId == nil {
+				return nil, fmt.Errorf("putting the canary of %s: %s %s", chunk[i], aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))
+			}
+			results = append(results, Result{Cluster: chunk[i], EventID: *e.EventId})
+		}
+	}
+	return results, nil
+}
+
+// forwarded reads the router's "canary forwarded" lines since start and records when each of the run's
+// canaries was forwarded to the cluster it is for.
+func forwarded(ctx context.Context, logs Logs, group string, start time.Time, byEvent map[string]*Result, at map[string]time.Time) error {
+	in := &cloudwatchlogs.FilterLogEventsInput{
+		LogGroupName:  aws.String(group),
+		StartTime:     aws.Int64(start.Add(-time.Minute).UnixMilli()), // the router's clock may lag ours
+		FilterPattern: aws.String(fmt.Sprintf(`{ $.msg = %q }`, contract.LogCanaryForwarded)),
+	}
+	for p := cloudwatchlogs.NewFilterLogEventsPaginator(logs, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the router's log group %s: %w", group, err)
+		}
+		for _, e := range page.Events {
+			var line map[string]any
+			if json.Unmarshal([]byte(aws.ToString(e.Message)), &line) != nil {
+				continue
+			}
+			id, _ := line[contract.LogEventID].(string)
+			cluster, _ := line[contract.LogCluster].(string)
+			if r, ok := byEvent[id]; ok && r.Cluster == cluster && e.Timestamp != nil {
+				if _, seen := at[id]; !seen {
+					at[id] = time.UnixMilli(*e.Timestamp)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// emptyQueue reports whether the queue holds no message, visible, in flight or delayed: once the canary was
+// sent there, its Karpenter received and deleted it. SQS's counts are approximate, settling within seconds.
+func emptyQueue(ctx context.Context, queues Queues, url string) (bool, error) {
+	out, err := queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{
+		sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+	}})
+	if err != nil {
+		return false, err
+	}
+	for k, v := range out.Attributes {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return false, fmt.Errorf("attribute %s is %q, not a count", k, v)
+		}
+		if n != 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Report writes one line per cluster and returns the clusters whose canary failed.
+func Report(w io.Writer, results []Result) []string {
+	var failed []string
+	width := 0
+	for _, r := range results {
+		width = max(width, len(r.Cluster))
+	}
+	for _, r := range results {
+		var line string
+		switch {
+		case r.Err == nil:
+			line = fmt.Sprintf("forwarded in %s, consumed by Karpenter in %s", seconds(r.Forwarded), seconds(r.Consumed))
+		case errors.Is(r.Err, ErrNotConsumed):
+			line = fmt.Sprintf("forwarded in %s, %v", seconds(r.Forwarded), r.Err)
+		default:
+			line = r.Err.Error()
+		}
+		if r.Err != nil {
+			failed = append(failed, r.Cluster)
+		}
+		fmt.Fprintf(w, "%-*s  %s\n", width, r.Cluster, line)
+	}
+	return failed
+}
+
+// seconds formats d to the tenth of a second, or the hundredth below one second.
+func seconds(d time.Duration) string {
+	digits := 1
+	if d < time.Second {
+		digits = 2
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', digits, 64) + " s"
+}

@@ -1,0 +1,193 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	logtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// fakeAWS plays EventBridge, the router's log group and the cluster queues: a canary put for a cluster in
+// forwards is logged as forwarded; queues in full keep a message.
+type fakeAWS struct {
+	mu       sync.Mutex
+	forwards map[string]bool
+	full     map[string]bool
+	refuse   string // a cluster whose canary PutEvents refuses
+	puts     int
+	put      map[string]string // event id -> cluster
+	pattern  string
+}
+
+func (f *fakeAWS) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.puts++
+	out := &eventbridge.PutEventsOutput{}
+	for _, e := range in.Entries {
+		detail := aws.ToString(e.Detail)
+		cluster := detail[strings.Index(detail, `"clusters":["`)+13 : strings.LastIndex(detail, `"]`)]
+		if aws.ToString(e.Source) != contract.SourceCanary || aws.ToString(e.DetailType) != contract.DetailTypeCanary ||
+			aws.ToString(e.EventBusName) != "default" || !strings.Contains(detail, `"bus":"kib-test"`) || cluster == f.refuse {
+			out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{ErrorCode: aws.String("AccessDeniedException"), ErrorMessage: aws.String("no")})
+			continue
+		}
+		id := fmt.Sprintf("ev-%d-%s", f.puts, cluster)
+		f.put[id] = cluster
+		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String(id)})
+	}
+	return out, nil
+}
+
+func (f *fakeAWS) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pattern = aws.ToString(in.FilterPattern)
+	out := &cloudwatchlogs.FilterLogEventsOutput{}
+	for id, cluster := range f.put {
+		if f.forwards[cluster] {
+			msg := fmt.Sprintf(`{"msg":%q,"eventId":%q,"cluster":%q}`, contract.LogCanaryForwarded, id, cluster)
+			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: aws.Int64(time.Unix(1000, 0).Add(1500 * time.Millisecond).UnixMilli())})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeAWS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	n := "0"
+	if f.full[strings.TrimPrefix(aws.ToString(in.QueueUrl), "https://sqs/")] {
+		n = "1"
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": n}}, nil
+}
+
+func outputs(clusters ...string) Outputs {
+	o := Outputs{BusName: "kib-test", Region: "us-east-1", RouterLogGroupName: "/aws/lambda/kib-test-router", Clusters: map[string]struct {
+		QueueURL string `json:"queueUrl"`
+	}{}}
+	for _, c := range clusters {
+		o.Clusters[c] = struct {
+			QueueURL string `json:"queueUrl"`
+		}{"https://sqs/" + c}
+	}
+	return o
+}
+
+// clock starts at 1000 s and moves a second each time it is read.
+func clock() func() time.Time {
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Second)
+		return now
+	}
+}
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name             string
+		forwards, full   []string
+		wantErr          map[string]error
+		wantReportFailed []string
+	}{
+		{"all consumed", []string{"a", "b"}, nil, map[string]error{"a": nil, "b": nil}, nil},
+		{"b not consumed", []string{"a", "b"}, []string{"b"}, map[string]error{"a": nil, "b": ErrNotConsumed}, []string{"b"}},
+		{"b not forwarded", []string{"a"}, nil, map[string]error{"a": nil, "b": ErrNotForwarded}, []string{"b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}}
+			for _, c := range tt.forwards {
+				f.forwards[c] = true
+			}
+			for _, c := range tt.full {
+				f.full[c] = true
+			}
+			results, err := Run(context.Background(), Clients{f, f, f}, outputs("a", "b"), Options{Timeout: 10 * time.Second, Poll: time.Millisecond, Now: clock()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(results) != 2 {
+				t.Fatalf("%d results for 2 clusters", len(results))
+			}
+			for _, r := range results {
+				want := tt.wantErr[r.Cluster]
+				if !errors.Is(r.Err, want) || (want == nil) != (r.Err == nil) {
+					t.Errorf("%s: error %v, want %v", r.Cluster, r.Err, want)
+				}
+				if want == nil && (r.Forwarded <= 0 || r.Consumed <= 0) {
+					t.Errorf("%s consumed without times: %+v", r.Cluster, r)
+				}
+			}
+			var out bytes.Buffer
+			if failed := Report(&out, results); fmt.Sprint(failed) != fmt.Sprint(tt.wantReportFailed) {
+				t.Errorf("failed = %v, want %v\n%s", failed, tt.wantReportFailed, out.String())
+			}
+			if !strings.Contains(out.String(), "a  forwarded in 0.50 s, consumed by Karpenter in ") {
+				t.Errorf("report:\n%s", out.String())
+			}
+			if f.pattern != `{ $.msg = "canary forwarded" }` {
+				t.Errorf("filter pattern = %s", f.pattern)
+			}
+		})
+	}
+}
+
+func TestRunPutsTenPerCall(t *testing.T) {
+	var names []string
+	for i := range 25 {
+		names = append(names, fmt.Sprintf("c%02d", i))
+	}
+	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}}
+	for _, c := range names {
+		f.forwards[c] = true
+	}
+	results, err := Run(context.Background(), Clients{f, f, f}, outputs(names...), Options{Timeout: 10 * time.Second, Poll: time.Millisecond, Now: clock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.puts != 3 || len(results) != 25 {
+		t.Errorf("%d PutEvents calls, %d results for 25 clusters; want 3 and 25", f.puts, len(results))
+	}
+}
+
+func TestRunRefusals(t *testing.T) {
+	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}, refuse: "b"}
+	if _, err := Run(context.Background(), Clients{f, f, f}, outputs("a", "b"), Options{Now: clock()}); err == nil ||
+		!strings.Contains(err.Error(), "putting the canary of b: AccessDeniedException") {
+		t.Errorf("error = %v, want the refused canary named", err)
+	}
+	if _, err := Run(context.Background(), Clients{f, f, f}, outputs("a"), Options{Clusters: []string{"zz"}}); err == nil ||
+		!strings.Contains(err.Error(), `cluster "zz" is not on the bus kib-test (its outputs' clusters: a)`) {
+		t.Errorf("error = %v, want the unknown cluster named", err)
+	}
+}
+
+func TestReadOutputs(t *testing.T) {
+	if _, err := ReadOutputs(strings.NewReader(`{"busName":"b","clusters":{"a":{}}}`)); err == nil ||
+		!strings.Contains(err.Error(), "lack clusters.a.queueUrl, region, routerLogGroupName") {
+		t.Errorf("error = %v, want every missing output named", err)
+	}
+	o, err := ReadOutputs(strings.NewReader(`{"busName":"b","region":"r","routerLogGroupName":"g","clusters":{"a":{"queueUrl":"u","mode":"install"}},"other":1}`))
+	if err != nil || o.Clusters["a"].QueueURL != "u" {
+		t.Errorf("outputs = %+v, %v", o, err)
+	}
+	if _, err := ReadOutputs(strings.NewReader(``)); err == nil {
+		t.Error("empty outputs accepted")
+	}
+}
