@@ -15,7 +15,7 @@ require (
 
 require (
 	github.com/aws/aws-sdk-go-v2/config v1.33.15 // indirect
-	github.com/aws/aws-sdk-go-v2/credentials v1.20.15 // indirect
+	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/feature/ec2/imds v1.20.7 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/configsources v1.5.10 // indirect
 	github.com/aws/aws-sdk-go-v2/internal/endpoints/v2 v2.8.10 // indirect
@@ -120,7 +120,18 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-require github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter v0.0.0-00010101000000-000000000000
+require (
+	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter v0.0.0-00010101000000-000000000000
+	quamina.net/go/quamina v1.5.1
+)
+
+require (
+	github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs v1.92.0
+	github.com/aws/aws-sdk-go-v2/service/eventbridge v1.55.9
+	github.com/karpenter-interruption-bus/karpenter-interruption-bus v0.0.0-00010101000000-000000000000
+)
+
+require github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.26 // indirect
 
 replace (
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus => ../

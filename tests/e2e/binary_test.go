@@ -33,9 +33,11 @@ func buildRouter(t *testing.T) string {
 	return bin
 }
 
-// TestRouterBinaryUnderLambdaRuntime runs the real bootstrap as Lambda does, polling the Runtime API, configured
-// only by environment variables (the SDK's AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_EC2 among them).
-func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
+// routerBinary starts a bus whose router is the real bootstrap, run as Lambda does, polling the Runtime API,
+// configured only by environment variables (the SDK's AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_EC2 among them).
+// Its stderr is returned for failure messages.
+func routerBinary(t *testing.T, clusters ...string) (*bus, *bytes.Buffer) {
+	t.Helper()
 	bin := buildRouter(t)
 	rt := lambdaruntime.Start()
 	t.Cleanup(rt.Close)
@@ -53,7 +55,7 @@ func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
 		var resp events.SQSEventResponse
 		return resp, json.Unmarshal(body, &resp)
 	}
-	hb, err := harness.New(context.Background(), harness.Options{Clusters: []string{"alpha", "beta"}, Handler: invoke})
+	hb, err := harness.New(context.Background(), harness.Options{Clusters: clusters, Handler: invoke})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,12 @@ func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return b, &stderr
+}
 
+// TestRouterBinaryUnderLambdaRuntime runs the real bootstrap as Lambda does.
+func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {
+	b, stderr := routerBinary(t, "alpha", "beta")
 	b.EC2.Put("i-0a1b2c3d4e5f60001", map[string]string{"eks:eks-cluster-name": "alpha"})
 	b.EC2.Put("i-0a1b2c3d4e5f60002", map[string]string{"eks:eks-cluster-name": "beta"})
 	spot, rebalance := fixture(t, "spot-interruption.json"), fixture(t, "rebalance-recommendation.json")

@@ -5,7 +5,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ebstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 )
 
 // TestCostModel counts, at the emulator, the requests an interruption event costs with the bus and with
@@ -33,5 +41,55 @@ func TestCostModel(t *testing.T) {
 				t.Errorf("bus: %d SendMessage for %d events, want one each (EventBridge to the central queue)", c.Bus["SendMessage"], c.Events)
 			}
 		})
+	}
+}
+
+// TestHeartbeatCost counts the requests a canary costs, from its PutEvents to its Karpenter's delete, when each
+// one travels alone (the worst case). The README's heartbeat cost comes from this test's log
+// (go test -run HeartbeatCost -v).
+func TestHeartbeatCost(t *testing.T) {
+	const clusters, beats = 3, 4
+	var names []string
+	for i := range clusters {
+		names = append(names, fmt.Sprintf("cluster-%03d", i))
+	}
+	b := newBus(t, names...)
+	eb, err := ebstub.Start(b.SQS.Client(), sqsemu.Account, sqsemu.Region,
+		ebstub.Rule{Name: contract.RuleCanary, Pattern: contract.CanaryPattern(b.Settings.BusName), QueueURL: b.Central})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eb.Close)
+	events := eventbridge.New(eventbridge.Options{
+		Region: sqsemu.Region, BaseEndpoint: aws.String(eb.URL), Credentials: credentials.NewStaticCredentialsProvider("test", "test", ""),
+	})
+	put := func(ctx context.Context, cluster string) error {
+		out, err := events.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+			Source: aws.String(contract.SourceCanary), DetailType: aws.String(contract.DetailTypeCanary),
+			Detail: aws.String(contract.CanaryDetail{Bus: b.Settings.BusName, Clusters: []string{cluster}}.JSON()),
+		}}})
+		if err == nil && out.FailedEntryCount != 0 {
+			err = fmt.Errorf("PutEvents refused the canary of %s: %s", cluster, aws.ToString(out.Entries[0].ErrorMessage))
+		}
+		return err
+	}
+	c, err := harness.MeasureHeartbeat(context.Background(), clusters, beats, put, b.Bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("per canary: 1 PutEvents (%d for %d canaries), %.2f SQS requests %v", c.PutEvents, c.Canaries, c.SQSPerCanary(), c.SQS)
+	// EventBridge's send to the central queue; the router's receive and batch delete (Lambda's); its forward;
+	// Karpenter's receive and delete.
+	want := map[string]int{"SendMessage": 1, "ReceiveMessage": 2, "DeleteMessageBatch": 1, "SendMessageBatch": 1, "DeleteMessage": 1}
+	for action, n := range want {
+		if c.SQS[action] != n*c.Canaries {
+			t.Errorf("%s: %d for %d canaries, want %d each", action, c.SQS[action], c.Canaries, n)
+		}
+	}
+	if c.PutEvents != c.Canaries || harness.Total(c.SQS) != 6*c.Canaries {
+		t.Errorf("%d PutEvents and %d SQS requests for %d canaries, want 1 and 6 each: %v", c.PutEvents, harness.Total(c.SQS), c.Canaries, c.SQS)
+	}
+	if got := b.Metric(contract.MetricCanaryForwarded, contract.DimCluster, names[0]); got != 1+beats {
+		t.Errorf("CanaryForwarded{Cluster=%s} = %v, want %d", names[0], got, 1+beats)
 	}
 }

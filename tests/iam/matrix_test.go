@@ -64,6 +64,8 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, existingRoleRows(t, dev, "legacy", "KarpenterControllerRole-legacy")...)
 	rows = append(rows, trustRows(t, dev)...)
 	rows = append(rows, redriveRows(t, dev)...)
+	rows = append(rows, heartbeatRows(t, dev, prod)...)
+	rows = append(rows, heartbeatRows(t, solo, dev)...)
 	evaluate(t, rows)
 	t.Logf("%d requests evaluated", len(rows))
 }
@@ -293,4 +295,47 @@ func redriveRows(t *testing.T, s *Stack) []row {
 		rows = append(rows, send(s.Name+": redrive role -> cluster queue of "+c, redrive, s.ClusterQueue(t, c), s.Account, explicitlyDenied))
 	}
 	return rows
+}
+
+// heartbeatRows: the heartbeat's schedules put canaries with a role only EventBridge Scheduler may take, for the
+// stack's schedule group in its account; the role may put canaries, and only canaries, on the default event
+// bus (no forged interruption, no other bus), and may send to no queue: canaries reach the central queue
+// through the canary rule, which busRows judges with the other rules.
+func heartbeatRows(t *testing.T, s, other *Stack) []row {
+	r := s.Role(t, s.HeartbeatRole)
+	beat := s.session(r)
+	defaultBus, otherBus := s.ARN("events", "event-bus/default"), s.ARN("events", "event-bus/orders")
+	// events:source and events:detail-type hold one value per entry of the PutEvents call.
+	puts := func(name string, who caller, bus string, sources, detailTypes []string, want verdict) row {
+		ctx := who.with("events:source", nil).with("events:detail-type", nil)
+		if sources != nil {
+			ctx = ctx.with("events:source", sources).with("events:detail-type", detailTypes)
+		}
+		return row{name: s.Name + ": heartbeat role puts " + name, who: ctx,
+			action: "events:PutEvents", resource: bus, resourceAcc: s.Account, want: want}
+	}
+	put := func(name string, who caller, bus, source, detailType string, want verdict) row {
+		return puts(name, who, bus, []string{source}, []string{detailType}, want)
+	}
+	const canarySource, canaryType = "karpenter-interruption-bus.canary", "Interruption Bus Canary"
+	scheduler := func(account, group string) caller {
+		return service("scheduler.amazonaws.com", s.Account, map[string]any{
+			"aws:SourceAccount": account, "aws:SourceArn": fmt.Sprintf("arn:%s:scheduler:%s:%s:schedule-group/%s", s.Partition, s.Region, account, group),
+		})
+	}
+	return []row{
+		put("a canary on the default bus", beat, defaultBus, canarySource, canaryType, allowed),
+		put("a spot interruption warning", beat, defaultBus, "aws.ec2", "EC2 Spot Instance Interruption Warning", denied),
+		put("a canary-sourced spot warning", beat, defaultBus, canarySource, "EC2 Spot Instance Interruption Warning", denied),
+		put("a canary on another bus", beat, otherBus, canarySource, canaryType, denied),
+		puts("an event without source nor detail-type", beat, defaultBus, nil, nil, denied),
+		puts("a canary and a spot warning in one call", beat, defaultBus, []string{canarySource, "aws.ec2"},
+			[]string{canaryType, "EC2 Spot Instance Interruption Warning"}, denied),
+		send(s.Name+": heartbeat role -> central", beat, s.Central(), s.Account, explicitlyDenied),
+		assume(s.Name+": Scheduler assumes the heartbeat role for the stack's group", scheduler(s.Account, s.HeartbeatRole), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": Scheduler assumes it for another group", scheduler(s.Account, other.HeartbeatRole), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": Scheduler assumes it for another account", scheduler("999999999999", s.HeartbeatRole), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": EventBridge assumes the heartbeat role", service("events.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": a role of the account assumes the heartbeat role", s.admin("sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
+	}
 }

@@ -82,6 +82,7 @@ type Stack struct {
 	ControllerRoles map[string]string
 	RouterRole      string
 	RedriveRole     string
+	HeartbeatRole   string
 }
 
 // Role is one IAM role.
@@ -134,6 +135,8 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 				s.RouterRole = n
 			case strings.HasSuffix(n, "-redrive"):
 				s.RedriveRole = n
+			case strings.HasSuffix(n, "-heartbeat"):
+				s.HeartbeatRole = n
 			case strings.HasPrefix(n, "KarpenterController-"):
 				s.ControllerRoles[r.Parent] = n
 			}

@@ -11,13 +11,24 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	kv "github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ebstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/logstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/verify"
 )
 
 const (
@@ -154,6 +165,59 @@ func run(ctx context.Context) error {
 	}
 	fmt.Fprintf(w, "\nRouter metrics (EMF): received %.0f, forwarded %.0f deliveries, dropped %.0f, retried %.0f\n",
 		b.Metric(contract.MetricReceived, "", ""), b.Metric(contract.MetricForwarded, "", ""), b.Metric(contract.MetricDropped, "", ""), b.Metric(contract.MetricRetried, "", ""))
+	return heartbeat(ctx, b, w)
+}
+
+// heartbeat runs make verify's code against this bus, with the Karpenters of two clusters reading their queues
+// and batch-spot's stopped: EventBridge's canary rule (a stub), the router's log group (a stub), goaws.
+func heartbeat(ctx context.Context, b *harness.Bus, w *tabwriter.Writer) error {
+	eb, err := ebstub.Start(b.SQS.Client(), account, region,
+		ebstub.Rule{Name: contract.RuleCanary, Pattern: contract.CanaryPattern(b.Settings.BusName), QueueURL: b.Central})
+	if err != nil {
+		return err
+	}
+	defer eb.Close()
+	logGroup := "/aws/lambda/" + harness.NamePrefix + "-router"
+	logs := logstub.Start(logGroup, b.Out.Text)
+	defer logs.Close()
+	run, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { stop(); wg.Wait() }()
+	wg.Go(func() { b.Serve(run) })
+	for _, c := range clusters[:2] { // batch-spot's Karpenter is stopped
+		wg.Go(func() { _ = b.Karpenter(run, c, func(string) {}) })
+	}
+
+	out := verify.Outputs{BusName: b.Settings.BusName, Region: region, RouterLogGroupName: logGroup}
+	out.Clusters = map[string]struct {
+		QueueURL string `json:"queueUrl"`
+	}{}
+	for _, c := range clusters {
+		u, err := b.SQS.Client().GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(harness.QueueOf(c))})
+		if err != nil {
+			return err
+		}
+		out.Clusters[c] = struct {
+			QueueURL string `json:"queueUrl"`
+		}{aws.ToString(u.QueueUrl)}
+	}
+	creds := credentials.NewStaticCredentialsProvider("demo", "demo", "")
+	results, err := verify.Run(ctx, verify.Clients{
+		Events: eventbridge.New(eventbridge.Options{Region: region, BaseEndpoint: aws.String(eb.URL), Credentials: creds}),
+		Logs:   cloudwatchlogs.New(cloudwatchlogs.Options{Region: region, BaseEndpoint: aws.String(logs.URL), Credentials: creds}),
+		Queues: b.SQS.Client(),
+	}, out, verify.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nHeartbeat: make verify on this bus, batch-spot's Karpenter stopped (a canary per cluster, a no-op for Karpenter):")
+	w.Flush()
+	var report strings.Builder
+	failed := verify.Report(&report, results)
+	for _, line := range strings.Split(strings.TrimSpace(report.String()), "\n") {
+		fmt.Fprintln(w, "  "+line)
+	}
+	fmt.Fprintf(w, "  exit 1: the canary of %s was not consumed\n", strings.Join(failed, ", "))
 	return nil
 }
 

@@ -156,3 +156,58 @@ func SpotEvent(id string) string {
 		`","resources":["arn:aws:ec2:` + sqsemu.Region + `:` + sqsemu.Account + `:instance/` + id + `"],` +
 		`"detail":{"instance-id":"` + id + `","instance-action":"terminate"}}`
 }
+
+// HeartbeatCost is what the heartbeat's canaries cost in AWS requests, counted at the emulator and the
+// EventBridge stub.
+type HeartbeatCost struct {
+	Canaries int
+	// PutEvents calls (one per canary, as each schedule puts one), and SQS requests by action (idle polling
+	// left out, as in Cost).
+	PutEvents int
+	SQS       map[string]int
+}
+
+// SQSPerCanary is the SQS requests per canary.
+func (c HeartbeatCost) SQSPerCanary() float64 { return float64(Total(c.SQS)) / float64(c.Canaries) }
+
+// MeasureHeartbeat puts beats canaries for each of clusters through the whole path, in the worst case for cost:
+// each canary alone in its router invocation and in its Karpenter's receive (schedules fire at unrelated
+// times). The steady state: every queue URL is already resolved.
+func MeasureHeartbeat(ctx context.Context, clusters, beats int, put func(ctx context.Context, cluster string) error, b *Bus) (HeartbeatCost, error) {
+	names := make([]string, clusters)
+	for i := range names {
+		names[i] = fmt.Sprintf("cluster-%03d", i)
+	}
+	cost := HeartbeatCost{Canaries: clusters * beats}
+	beat := func() error {
+		for _, c := range names {
+			if err := put(ctx, c); err != nil {
+				return err
+			}
+			cost.PutEvents++
+			if _, err := b.Drain(ctx); err != nil {
+				return err
+			}
+			msgs, err := b.Consume(ctx, QueueOf(c))
+			if err != nil {
+				return err
+			}
+			if len(msgs) != 1 {
+				return fmt.Errorf("cluster %s received %d canaries, want 1", c, len(msgs))
+			}
+		}
+		return nil
+	}
+	if err := beat(); err != nil { // warm-up: queue URLs resolved
+		return cost, err
+	}
+	cost.PutEvents = 0
+	before := b.SQS.Snapshot()
+	for range beats {
+		if err := beat(); err != nil {
+			return cost, err
+		}
+	}
+	cost.SQS = diff(b.SQS.Snapshot(), before)
+	return cost, nil
+}

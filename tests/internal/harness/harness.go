@@ -81,7 +81,7 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		return nil, err
 	}
 	b.Settings = contract.Settings{
-		ClusterQueuePrefix: Prefix, BusName: "e2e", BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
+		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
 		RetryDelay: opts.RetryDelay,
 	}
 	for _, c := range opts.Clusters {
@@ -172,6 +172,40 @@ func (b *Bus) Consume(ctx context.Context, queue string) ([]string, error) {
 	}
 }
 
+// Serve runs the event source mapping until ctx ends, as Lambda's pollers do: an invocation whenever the
+// central queue holds messages.
+func (b *Bus) Serve(ctx context.Context) {
+	for ctx.Err() == nil {
+		if r, err := b.ESM.PollOnce(ctx); err != nil || r.Received == 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// Karpenter reads the queue of cluster until ctx ends, as Karpenter's interruption controller does: receives of
+// up to 10 messages (long polls), each handed to handle, then deleted.
+func (b *Bus) Karpenter(ctx context.Context, cluster string, handle func(body string)) error {
+	c := b.SQS.Client()
+	u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(QueueOf(cluster))})
+	if err != nil {
+		return fmt.Errorf("queue of %s: %w", cluster, err)
+	}
+	for ctx.Err() == nil {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: u.QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
+		if err != nil {
+			continue // ctx ended, or a transient error Karpenter would retry
+		}
+		for _, m := range out.Messages {
+			handle(aws.ToString(m.Body))
+			_, _ = c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: u.QueueUrl, ReceiptHandle: m.ReceiptHandle})
+		}
+	}
+	return nil
+}
+
 // DeleteQueue deletes queue, as an operator removing a cluster would.
 func (b *Bus) DeleteQueue(ctx context.Context, queue string) error {
 	c := b.SQS.Client()
@@ -239,6 +273,13 @@ func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
+}
+
+// Text is every line written so far, as written.
+func (s *SyncBuffer) Text() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
 }
 
 // Lines decodes every JSON line written so far.

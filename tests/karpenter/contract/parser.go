@@ -112,6 +112,14 @@ func parserAgrees(t *testing.T, v karpenter.Version) {
 	if theirs.Kind != want {
 		t.Errorf("Karpenter %s reads the capacity reservation warning as %s, want %s", v, theirs.Kind, want)
 	}
+	// The bus's canary, as EventBridge delivers it, is a no-op for every version: parsed, counted and deleted.
+	canary := Fixtures(t)["canary.json"]
+	if ours, err := event.Parse(canary); err != nil || ours.Kind != contract.KindCanary {
+		t.Fatalf("the router reads its canary fixture as %v, %v", ours.Kind, err)
+	}
+	if theirs, err := kp.Parse(string(canary)); err != nil || theirs.Kind != "no_op" {
+		t.Errorf("Karpenter %s reads the canary as %+v, %v; want a no-op", v, theirs, err)
+	}
 }
 
 // everyParserCarried: every event Karpenter has a parser for is one the bus carries, as a kind of its own (not

@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ebstub"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/logstub"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+)
+
+// routerLogGroup is where Lambda writes the router's lines, as the stack names it.
+const routerLogGroup = "/aws/lambda/" + harness.NamePrefix + "-router"
+
+// loopback is the whole canary path: EventBridge's rules (the stub) into the central queue (goaws), the router
+// binary under the Lambda Runtime API, the cluster queues, and a Karpenter reading each running cluster's queue,
+// with its parser, until the test ends; plus the router's log group (the stub) and the stack's outputs.
+type loopback struct {
+	*bus
+	eventsURL, logsURL string
+	outputs            []byte
+	verifyBin          string
+
+	// startKarpenter starts the Karpenter of a cluster, until the test ends.
+	startKarpenter func(cluster string)
+
+	mu   sync.Mutex
+	read map[string][]string // cluster -> Karpenter's kinds of what it read
+}
+
+func newLoopback(t *testing.T, clusters ...string) *loopback {
+	b, stderr := routerBinary(t, clusters...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("router stderr: %s", stderr.String())
+		}
+	})
+	// The stack's rules: one per event type, and the canary rule of this bus, all into the central queue.
+	rules := []ebstub.Rule{{Name: contract.RuleCanary, Pattern: contract.CanaryPattern(b.Settings.BusName), QueueURL: b.Central}}
+	for _, et := range contract.EventTypes {
+		rules = append(rules, ebstub.Rule{Name: et.Rule, Pattern: et.Pattern(), QueueURL: b.Central})
+	}
+	eb, err := ebstub.Start(b.SQS.Client(), sqsemu.Account, sqsemu.Region, rules...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(eb.Close)
+	logs := logstub.Start(routerLogGroup, b.Out.Text)
+	t.Cleanup(logs.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	wg.Go(func() { b.Serve(ctx) })
+
+	out := map[string]any{"busName": b.Settings.BusName, "region": sqsemu.Region, "routerLogGroupName": routerLogGroup}
+	queues := map[string]any{}
+	for _, c := range clusters {
+		u, err := b.SQS.Client().GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(harness.QueueOf(c))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		queues[c] = map[string]any{"queueUrl": aws.ToString(u.QueueUrl), "mode": "install"}
+	}
+	out["clusters"] = queues
+	l := &loopback{bus: b, eventsURL: eb.URL, logsURL: logs.URL, read: map[string][]string{}}
+	l.outputs, _ = json.Marshal(out)
+	l.startKarpenter = func(cluster string) {
+		wg.Go(func() {
+			_ = b.Karpenter(ctx, cluster, func(body string) {
+				p, err := karpenter.Parse(body)
+				kind := p.Kind
+				if err != nil {
+					kind = "error: " + err.Error()
+				}
+				l.mu.Lock()
+				l.read[cluster] = append(l.read[cluster], kind)
+				l.mu.Unlock()
+			})
+		})
+	}
+	return l
+}
+
+// verify runs cmd/verify, built from the repository, on the stack's outputs, against the stubs and goaws.
+func (l *loopback) verify(t *testing.T, args ...string) (stdout, stderr string, exit int) {
+	t.Helper()
+	if l.verifyBin == "" {
+		l.verifyBin = filepath.Join(t.TempDir(), "verify")
+		build := exec.Command("go", "build", "-o", l.verifyBin, "./cmd/verify")
+		build.Dir = filepath.Join("..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building cmd/verify: %v\n%s", err, out)
+		}
+	}
+	cmd := exec.Command(l.verifyBin, append([]string{"-timeout", "8s"}, args...)...)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL_EVENTBRIDGE="+l.eventsURL, "AWS_ENDPOINT_URL_CLOUDWATCH_LOGS="+l.logsURL)
+	cmd.Stdin = bytes.NewReader(l.outputs)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		exit = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), exit
+}
+
+// TestVerifyOnLoopback: verify puts a canary per cluster; each running Karpenter reads its own, as a no-op,
+// and verify reports it forwarded and consumed; the cluster whose Karpenter is stopped is reported not consumed,
+// by name, with exit 1. Once that Karpenter runs again, verifying it alone passes.
+func TestVerifyOnLoopback(t *testing.T) {
+	l := newLoopback(t, "alpha", "beta", "gamma")
+	l.startKarpenter("alpha")
+	l.startKarpenter("beta") // gamma's Karpenter is stopped
+
+	stdout, stderr, exit := l.verify(t)
+	t.Logf("make verify:\n%s%s", stdout, stderr)
+	if exit != 1 || !strings.Contains(stderr, "the canary of gamma was not consumed") {
+		t.Fatalf("exit %d, stderr %q: want 1 naming gamma\n%s", exit, stderr, stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("report:\n%s\nwant one line per cluster", stdout)
+	}
+	for i, c := range []string{"alpha", "beta"} {
+		if !strings.HasPrefix(lines[i], c+" ") || !strings.Contains(lines[i], " forwarded in ") || !strings.Contains(lines[i], ", consumed by Karpenter in ") {
+			t.Errorf("line %q, want %s forwarded and consumed", lines[i], c)
+		}
+	}
+	if !strings.HasPrefix(lines[2], "gamma ") || !strings.Contains(lines[2], "forwarded in ") || !strings.Contains(lines[2], "not consumed within 8.0 s") {
+		t.Errorf("line %q, want gamma forwarded and not consumed", lines[2])
+	}
+	l.mu.Lock()
+	for _, c := range []string{"alpha", "beta"} {
+		if got := l.read[c]; len(got) != 1 || got[0] != "no_op" {
+			t.Errorf("%s's Karpenter read %v, want its one canary, a no-op", c, got)
+		}
+	}
+	l.mu.Unlock()
+	if got := l.Metric(contract.MetricCanaryForwarded, contract.DimCluster, "gamma"); got != 1 {
+		t.Errorf("CanaryForwarded{Cluster=gamma} = %v, want 1", got)
+	}
+
+	l.startKarpenter("gamma")
+	stdout, stderr, exit = l.verify(t, "-cluster", "gamma")
+	if exit != 0 || !strings.Contains(stdout, "gamma  forwarded in ") || !strings.Contains(stdout, "consumed by Karpenter in ") {
+		t.Errorf("verifying gamma once its Karpenter runs: exit %d\n%s%s", exit, stdout, stderr)
+	}
+	if exit, _ := l.verifyUnknown(t); exit != 1 {
+		t.Errorf("verifying a cluster not on the bus exited %d, want 1", exit)
+	}
+}
+
+func (l *loopback) verifyUnknown(t *testing.T) (int, string) {
+	_, stderr, exit := l.verify(t, "-cluster", "delta")
+	if !strings.Contains(stderr, `cluster "delta" is not on the bus`) {
+		t.Errorf("stderr %q does not name delta", stderr)
+	}
+	return exit, stderr
+}
