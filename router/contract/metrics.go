@@ -39,10 +39,12 @@ const (
 	ReasonNoOwner Reason = "no_owner"
 	// ReasonNoQueue: the owning cluster has no queue on this bus.
 	ReasonNoQueue Reason = "no_queue"
+	// ReasonUnknownAccount: the event comes from an account that is neither the bus's nor one of its members.
+	ReasonUnknownAccount Reason = "unknown_account"
 )
 
 // Reasons lists every Reason.
-var Reasons = []Reason{ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue}
+var Reasons = []Reason{ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount}
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
 const KindUnknown Kind = "unknown"

@@ -33,6 +33,8 @@ const (
 	EnvCentralQueueURL    = "CENTRAL_QUEUE_URL"
 	EnvRetryDelay         = "RETRY_DELAY"
 	EnvRetryMaxDelay      = "RETRY_MAX_DELAY"
+	EnvAccount            = "ACCOUNT"
+	EnvMemberReaderRoles  = "MEMBER_READER_ROLES"
 )
 
 // Settings configure the router. The infrastructure renders them into the function's environment (Environ) and
@@ -70,6 +72,44 @@ type Settings struct {
 	// doubles it, up to RetryMaxDelay.
 	RetryDelay    time.Duration
 	RetryMaxDelay time.Duration
+	// Account is the router's own account (the hub's): its events are looked up with the router's own
+	// credentials. Empty: every account is taken for the router's own (a bus of one account).
+	Account string
+	// MemberReaderRoles are the reader roles of the member accounts, one per account: an event of a member
+	// account is looked up in EC2 with that account's role; an event of an account neither Account nor a
+	// member is dropped as unknown_account.
+	MemberReaderRoles []string
+}
+
+// MemberAccounts are the accounts of MemberReaderRoles, in order.
+func (s Settings) MemberAccounts() []string {
+	out := make([]string, 0, len(s.MemberReaderRoles))
+	for _, arn := range s.MemberReaderRoles {
+		out = append(out, AccountOfRole(arn))
+	}
+	return out
+}
+
+// AccountOfRole is the account of an IAM role ARN ("" when arn is not one).
+func AccountOfRole(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "iam" || !strings.HasPrefix(parts[5], "role/") || !IsAccount(parts[4]) {
+		return ""
+	}
+	return parts[4]
+}
+
+// IsAccount reports whether a is a 12-digit AWS account ID.
+func IsAccount(a string) bool {
+	if len(a) != 12 {
+		return false
+	}
+	for _, c := range a {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultSettings are the values a zero field takes.
@@ -156,6 +196,8 @@ func (s Settings) Environ() map[string]string {
 	set(EnvCentralQueueURL, s.CentralQueueURL)
 	setDur(EnvRetryDelay, s.RetryDelay)
 	setDur(EnvRetryMaxDelay, s.RetryMaxDelay)
+	set(EnvAccount, s.Account)
+	set(EnvMemberReaderRoles, strings.Join(s.MemberReaderRoles, ","))
 	return env
 }
 
@@ -184,6 +226,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.OwnerTagKeys = list(getenv(EnvOwnerTagKeys))
 	s.BusQueues = list(getenv(EnvBusQueues))
 	s.CentralQueueURL = getenv(EnvCentralQueueURL)
+	s.Account = getenv(EnvAccount)
+	s.MemberReaderRoles = list(getenv(EnvMemberReaderRoles))
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -221,6 +265,23 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	if err := queuename.ValidatePrefix(s.ClusterQueuePrefix); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", EnvClusterQueuePrefix, err))
+	}
+	if s.Account != "" && !IsAccount(s.Account) {
+		errs = append(errs, fmt.Errorf("%s: %q is not a 12-digit account ID", EnvAccount, s.Account))
+	}
+	if len(s.MemberReaderRoles) > 0 && s.Account == "" {
+		errs = append(errs, fmt.Errorf("%s: needs %s, the router's own account", EnvMemberReaderRoles, EnvAccount))
+	}
+	seen := map[string]bool{s.Account: true}
+	for _, arn := range s.MemberReaderRoles {
+		switch a := AccountOfRole(arn); {
+		case a == "":
+			errs = append(errs, fmt.Errorf("%s: %q is not an IAM role ARN", EnvMemberReaderRoles, arn))
+		case seen[a]:
+			errs = append(errs, fmt.Errorf("%s: account %s appears twice, or is the router's own", EnvMemberReaderRoles, a))
+		default:
+			seen[a] = true
+		}
 	}
 	if s.LogLevel != "" && !slices.Contains(LogLevels, s.LogLevel) {
 		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvLogLevel, s.LogLevel, strings.Join(LogLevels, ", ")))

@@ -38,6 +38,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 			LogLevel: "debug", BusQueues: []string{"kib-prod-central", "kib-prod-dlq"},
 			CentralQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-central",
 			RetryDelay:      time.Second, RetryMaxDelay: 30 * time.Second,
+			Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/kib-prod-reader", "arn:aws-cn:iam::333333333333:role/r"},
 		}},
 	}
 	for _, tt := range tests {
@@ -59,6 +60,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		ClusterQueuePrefix: "p_", OwnerTagKeys: []string{"k"}, CacheSize: 1, OwnerTTL: 1, NoOwnerTTL: 1, QueueURLTTL: 1,
 		MissingQueueTTL: 1, SendConcurrency: 1, MetricsNamespace: "n", BusName: "b", LogLevel: "warn",
 		BusQueues: []string{"q"}, CentralQueueURL: "u", RetryDelay: 1, RetryMaxDelay: 1,
+		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"},
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -93,5 +95,35 @@ func TestLoadSettingsTrimsOwnerTagKeys(t *testing.T) {
 	}
 	if strings.Join(s.OwnerTagKeys, "|") != "team/cluster|cluster" {
 		t.Fatalf("owner tag keys = %q", s.OwnerTagKeys)
+	}
+}
+
+func TestLoadSettingsAccounts(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string // "" when valid
+	}{
+		{"hub with members", map[string]string{EnvAccount: "111111111111", EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/r,arn:aws:iam::333333333333:role/r"}, ""},
+		{"members without the hub's account", map[string]string{EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/r"}, EnvMemberReaderRoles + ": needs " + EnvAccount},
+		{"bad account", map[string]string{EnvAccount: "12345"}, EnvAccount + `: "12345" is not a 12-digit account ID`},
+		{"not a role", map[string]string{EnvAccount: "111111111111", EnvMemberReaderRoles: "arn:aws:iam::222222222222:user/u"}, `is not an IAM role ARN`},
+		{"the hub as a member", map[string]string{EnvAccount: "111111111111", EnvMemberReaderRoles: "arn:aws:iam::111111111111:role/r"}, "account 111111111111 appears twice, or is the router's own"},
+		{"a member twice", map[string]string{EnvAccount: "111111111111", EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/r,arn:aws:iam::222222222222:role/s"}, "account 222222222222 appears twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.env[EnvClusterQueuePrefix] = "kib_"
+			s, err := LoadSettings(getenv(tt.env))
+			if tt.want == "" {
+				if err != nil || strings.Join(s.MemberAccounts(), ",") != "222222222222,333333333333" {
+					t.Fatalf("settings %v, %v", s.MemberAccounts(), err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

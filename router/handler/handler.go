@@ -12,8 +12,10 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -37,9 +39,19 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	owners := owner.New(ec2.NewFromConfig(awsCfg), owner.Options{
-		ExtraTagKeys: cfg.OwnerTagKeys, CacheSize: cfg.CacheSize, OwnerTTL: cfg.OwnerTTL, NoOwnerTTL: cfg.NoOwnerTTL,
-	})
+	ownerOpts := owner.Options{ExtraTagKeys: cfg.OwnerTagKeys, CacheSize: cfg.CacheSize, OwnerTTL: cfg.OwnerTTL, NoOwnerTTL: cfg.NoOwnerTTL}
+	members := map[string]accounts.Resolver{}
+	if len(cfg.MemberReaderRoles) > 0 {
+		stsClient := sts.NewFromConfig(awsCfg)
+		for _, role := range cfg.MemberReaderRoles {
+			client, err := accounts.MemberEC2(awsCfg, stsClient, role)
+			if err != nil {
+				return nil, err
+			}
+			members[contract.AccountOfRole(role)] = owner.New(client, ownerOpts)
+		}
+	}
+	owners := accounts.New(owner.New(ec2.NewFromConfig(awsCfg), ownerOpts), members)
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	sender := forward.New(sqsClient, forward.Options{
 		CacheSize: cfg.CacheSize, URLTTL: cfg.QueueURLTTL, MissingTTL: cfg.MissingQueueTTL,
@@ -47,6 +59,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	opts := route.Options{
 		QueuePrefix:     cfg.ClusterQueuePrefix,
 		Bus:             cfg.BusName,
+		Accounts:        known(cfg),
 		BusQueues:       cfg.BusQueues,
 		SendConcurrency: cfg.SendConcurrency,
 		Metrics:         metrics.NewWriter(out, cfg.MetricsNamespace, cfg.BusName),
@@ -56,6 +69,16 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
 	}
 	r := route.New(owners, sender, opts)
-	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys)
+	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
+		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts())
 	return r.Handle, nil
+}
+
+// known are the accounts on the bus: the router's own and its members'; none (every account) when the router's
+// own is not set.
+func known(cfg contract.Settings) []string {
+	if cfg.Account == "" {
+		return nil
+	}
+	return append([]string{cfg.Account}, cfg.MemberAccounts()...)
 }

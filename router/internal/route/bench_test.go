@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -61,7 +62,7 @@ func warmRouter(tb testing.TB) (*Router, events.SQSEvent, *fakeEC2, *nullSQS) {
 	ec2 := &fakeEC2{owners: owners}
 	sqsAPI := &nullSQS{}
 	r := New(
-		owner.New(ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}),
+		accounts.New(owner.New(ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}), nil),
 		forward.New(sqsAPI, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{QueuePrefix: qprefix, SendConcurrency: 8, Metrics: metrics.NewWriter(io.Discard, "NS", "bench"),
 			Log: slog.New(slog.DiscardHandler)})

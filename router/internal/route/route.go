@@ -16,6 +16,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/event"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -23,9 +24,9 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
-// Resolver finds the owning cluster of instances.
+// Resolver finds the owning cluster of instances of an account in a region.
 type Resolver interface {
-	Resolve(ctx context.Context, region string, ids []string) map[string]owner.Owner
+	Resolve(ctx context.Context, account, region string, ids []string) map[string]owner.Owner
 }
 
 // Sender delivers bodies to one queue, returning one error per body.
@@ -39,7 +40,7 @@ type Redeliverer interface {
 }
 
 var (
-	_ Resolver    = (*owner.Resolver)(nil)
+	_ Resolver    = (*accounts.Owners)(nil)
 	_ Sender      = (*forward.Forwarder)(nil)
 	_ Redeliverer = (*redeliver.Scheduler)(nil)
 )
@@ -51,6 +52,7 @@ type Router struct {
 	redeliverer Redeliverer
 	prefix      string
 	bus         string
+	accounts    []string
 	busQueues   []string
 	concurrency int
 	metrics     *metrics.Writer
@@ -64,6 +66,9 @@ type Options struct {
 	QueuePrefix string
 	// Bus is the bus's name (its Bus dimension): canaries for another bus are dropped.
 	Bus string
+	// Accounts are the accounts on the bus (its own and its members'): an event of any other is dropped as
+	// unknown_account. Empty: every account is.
+	Accounts []string
 	// BusQueues are never a destination: an event must not loop back into the bus.
 	BusQueues []string
 	// Redeliverer, when set, brings retried messages back after a backoff instead of the visibility timeout.
@@ -79,7 +84,7 @@ type Options struct {
 // New returns a Router.
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
-		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, bus: opts.Bus, busQueues: opts.BusQueues,
+		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, bus: opts.Bus, accounts: opts.Accounts, busQueues: opts.BusQueues,
 		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
 	if r.now == nil {
@@ -161,8 +166,8 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 		return events.SQSEventResponse{}, fmt.Errorf("batch of %d messages not started: %w", len(in.Records), err)
 	}
 	var stats metrics.Batch
-	msgs, idsByRegion := r.parse(in.Records, &stats)
-	deliveries := r.plan(msgs, r.resolve(ctx, idsByRegion))
+	msgs, ids := r.parse(in.Records, &stats)
+	deliveries := r.plan(msgs, r.resolve(ctx, ids))
 	r.send(ctx, deliveries)
 	now := r.now()
 	r.tally(ctx, deliveries, &stats, now)
@@ -175,11 +180,15 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	return resp, nil
 }
 
-// parse decodes every record, drops what is not an interruption event or a canary of this bus, and returns the
-// messages and the instance ids to look up per region (canaries name clusters, not instances).
-func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[string][]string) {
+// where is an account and a region: the scope of an instance id.
+type where struct{ account, region string }
+
+// parse decodes every record, drops what is not an interruption event or a canary of this bus, or comes from an
+// account not on the bus, and returns the messages and the instance ids to look up per account and region
+// (canaries name clusters, not instances).
+func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[where][]string) {
 	msgs := make([]message, len(recs))
-	idsByRegion := make(map[string][]string, 1)
+	ids := make(map[where][]string, 1)
 	for i := range recs {
 		m := &msgs[i]
 		m.rec = &recs[i]
@@ -190,32 +199,44 @@ func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]messag
 			m.out = drop(contract.ReasonNotInterruption, err)
 		case err != nil:
 			m.out = drop(contract.ReasonUnparseable, err)
+		case len(r.accounts) > 0 && !slices.Contains(r.accounts, ev.Account):
+			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("account %s is not on the bus", ev.Account))
 		case ev.Kind == contract.KindCanary && ev.Bus != r.bus:
 			m.out = drop(contract.ReasonNotInterruption, fmt.Errorf("a canary for bus %q, this is %q", ev.Bus, r.bus))
 		}
 		stats.Receive(ev.Kind)
-		if err == nil && ev.Kind != contract.KindCanary {
-			if len(idsByRegion) == 0 { // sized for the usual batch: one region, one instance a message
-				idsByRegion[ev.Region] = make([]string, 0, len(recs))
+		if m.out.verdict == routing && ev.Kind != contract.KindCanary {
+			w := where{ev.Account, ev.Region}
+			if _, ok := ids[w]; !ok && len(ids) == 0 { // sized for the usual batch: one scope, one instance a message
+				ids[w] = make([]string, 0, len(recs))
 			}
-			idsByRegion[ev.Region] = append(idsByRegion[ev.Region], ev.InstanceIDs...)
+			ids[w] = append(ids[w], ev.InstanceIDs...)
 		}
 	}
-	return msgs, idsByRegion
+	return msgs, ids
 }
 
-// resolve finds the owners of the instances of each region.
-func (r *Router) resolve(ctx context.Context, idsByRegion map[string][]string) map[string]map[string]owner.Owner {
-	ownersByRegion := make(map[string]map[string]owner.Owner, len(idsByRegion))
-	for region, ids := range idsByRegion {
-		ownersByRegion[region] = r.owners.Resolve(ctx, region, ids)
+// resolve finds the owners of the instances of each account and region, the scopes in parallel, so one
+// account's slow or throttled EC2 does not hold up the others'.
+func (r *Router) resolve(ctx context.Context, ids map[where][]string) map[where]map[string]owner.Owner {
+	scopes := make([]where, 0, len(ids))
+	for w := range ids {
+		scopes = append(scopes, w)
 	}
-	return ownersByRegion
+	found := make([]map[string]owner.Owner, len(scopes))
+	parallel(r.concurrency, len(scopes), func(i int) {
+		found[i] = r.owners.Resolve(ctx, scopes[i].account, scopes[i].region, ids[scopes[i]])
+	})
+	out := make(map[where]map[string]owner.Owner, len(scopes))
+	for i, w := range scopes {
+		out[w] = found[i]
+	}
+	return out
 }
 
 // plan groups the routing messages by destination queue: an event naming instances of k clusters goes to each
 // of the k queues once. A message whose owners are not all known is retried; one without owner is dropped.
-func (r *Router) plan(msgs []message, ownersByRegion map[string]map[string]owner.Owner) []*delivery {
+func (r *Router) plan(msgs []message, ownersByScope map[where]map[string]owner.Owner) []*delivery {
 	var out []*delivery
 	byQueue := make(map[forward.Queue]*delivery)
 	queues := make(map[string]queueOf) // cluster -> its queue, worked out once a batch
@@ -234,7 +255,7 @@ func (r *Router) plan(msgs []message, ownersByRegion map[string]map[string]owner
 		var err error
 		if m.ev.Kind == contract.KindCanary {
 			clusters = append(clusters[:0], m.ev.Clusters...) // named, not looked up
-		} else if clusters, err = owners(ownersByRegion[m.ev.Region], m.ev.InstanceIDs, clusters[:0]); err != nil {
+		} else if clusters, err = owners(ownersByScope[where{m.ev.Account, m.ev.Region}], m.ev.InstanceIDs, clusters[:0]); err != nil {
 			m.out = retry(err) // deliver nothing now, all on redelivery
 			continue
 		}

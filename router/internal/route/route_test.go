@@ -25,6 +25,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -43,9 +44,14 @@ type fakeEC2 struct {
 	owners map[string]string // instance id -> eks:eks-cluster-name ("" for an untagged instance)
 	err    error
 	calls  int
+	// before, when set, runs before each call is answered, outside the lock.
+	before func()
 }
 
 func (f *fakeEC2) DescribeInstances(_ context.Context, in *ec2.DescribeInstancesInput, _ ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error) {
+	if f.before != nil {
+		f.before()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -75,6 +81,7 @@ type fakeSQS struct {
 	failEntry map[string]int      // queue name -> index of an entry to fail inside an HTTP 200
 	sends     int
 	urlCalls  int
+	byURL     map[string][]string // queue URL (account and name) -> bodies received
 }
 
 func newSQS(clusters ...string) *fakeSQS {
@@ -111,6 +118,10 @@ func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchIn
 			continue
 		}
 		f.queues[name] = append(f.queues[name], *e.MessageBody)
+		if f.byURL == nil {
+			f.byURL = map[string][]string{}
+		}
+		f.byURL[*in.QueueUrl] = append(f.byURL[*in.QueueUrl], *e.MessageBody)
 		out.Successful = append(out.Successful, sqstypes.SendMessageBatchResultEntry{Id: e.Id})
 	}
 	return out, nil
@@ -143,7 +154,7 @@ func newHarness(owners map[string]string, clustersWithQueues ...string) *harness
 	h := &harness{ec2: &fakeEC2{owners: owners}, sqs: newSQS(clustersWithQueues...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{},
 		redeliver: &fakeRedeliverer{later: map[string]int{}}}
 	h.r = New(
-		owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}),
+		accounts.New(owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}), nil),
 		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{
 			QueuePrefix: qprefix, Bus: "kib-test", SendConcurrency: 4, BusQueues: []string{queuename.For(qprefix, "central")},
@@ -562,5 +573,101 @@ func TestCanaryDrops(t *testing.T) {
 				t.Errorf("%d DescribeInstances calls for a canary, want none", h.ec2.calls)
 			}
 		})
+	}
+}
+
+const (
+	memberA = "222222222222"
+	memberB = "333333333333"
+	unknown = "444444444444"
+)
+
+func spotIn(acct, id string) string {
+	return strings.Replace(spot(id), `"account":"`+account+`"`, `"account":"`+acct+`"`, 1)
+}
+
+// accountsHarness is a router for the bus's account and two members, each with its own EC2.
+func accountsHarness(t *testing.T, hub, a, b *fakeEC2, clusters ...string) *harness {
+	t.Helper()
+	h := &harness{ec2: hub, sqs: newSQS(clusters...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{}, redeliver: &fakeRedeliverer{later: map[string]int{}}}
+	opts := owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}
+	h.r = New(
+		accounts.New(owner.New(hub, opts), map[string]accounts.Resolver{memberA: owner.New(a, opts), memberB: owner.New(b, opts)}),
+		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
+		Options{
+			QueuePrefix: qprefix, Bus: "kib-test", Accounts: []string{account, memberA, memberB}, SendConcurrency: 4,
+			Redeliverer: h.redeliver, Metrics: metrics.NewWriter(h.emf, "NS", "test"), Log: slog.New(slog.NewJSONHandler(h.logs, nil)),
+			Now: func() time.Time { return time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC) },
+		})
+	return h
+}
+
+// TestMemberAccounts: each event is looked up in its own account's EC2 and forwarded to the owning cluster's
+// queue in that account; a canary of a member reaches the queue in that member; an event of an account not on
+// the bus is dropped as unknown_account without any lookup.
+func TestMemberAccounts(t *testing.T) {
+	hub := &fakeEC2{owners: map[string]string{instance(1): "alpha"}}
+	a := &fakeEC2{owners: map[string]string{instance(2): "beta"}}
+	b := &fakeEC2{owners: map[string]string{instance(3): "gamma", instance(2): "wrong"}}
+	h := accountsHarness(t, hub, a, b, "alpha", "beta", "gamma")
+	canary := strings.Replace(fixture(t, "canary.json"), `"account":"`+account+`"`, `"account":"`+memberA+`"`, 1)
+	canary = strings.Replace(canary, `["alpha","beta"]`, `["beta"]`, 1)
+	bodies := []string{spotIn(account, instance(1)), spotIn(memberA, instance(2)), spotIn(memberB, instance(3)), spotIn(unknown, instance(4)), canary}
+	if resp := h.handle(t, bodies...); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures = %v", failedIDs(resp))
+	}
+	want := map[string][]string{
+		"https://sqs/" + account + "/" + queuename.For(qprefix, "alpha"): {bodies[0]},
+		"https://sqs/" + memberA + "/" + queuename.For(qprefix, "beta"):  {bodies[1], canary},
+		"https://sqs/" + memberB + "/" + queuename.For(qprefix, "gamma"): {bodies[2]},
+	}
+	if fmt.Sprint(h.sqs.byURL) != fmt.Sprint(want) {
+		t.Errorf("deliveries = %v\nwant %v", h.sqs.byURL, want)
+	}
+	for name, f := range map[string]*fakeEC2{"hub": hub, "member A": a, "member B": b} {
+		if f.calls != 1 {
+			t.Errorf("%s's EC2 answered %d calls, want 1", name, f.calls)
+		}
+	}
+	if got := h.dropLogs(t); fmt.Sprint(got) != fmt.Sprint(map[string][]string{"m3": {string(contract.ReasonUnknownAccount)}}) {
+		t.Errorf("drops = %v, want the unknown account's event only", got)
+	}
+	if got := h.metric(t, contract.DimReason, string(contract.ReasonUnknownAccount), contract.MetricDropped); got != 1 {
+		t.Errorf("Dropped{Reason=unknown_account} = %v", got)
+	}
+}
+
+// TestMemberFailuresStayTheirs: a member whose EC2 throttles (or whose role cannot be assumed) gets its events
+// retried, never dropped, while the other accounts' are forwarded; lookups run in parallel, so a slow account
+// does not hold up the others (member B's lookup waits for the hub's: run one after the other, B first, it
+// would wait out its guard and fail).
+func TestMemberFailuresStayTheirs(t *testing.T) {
+	hubDone := make(chan struct{})
+	hub := &fakeEC2{owners: map[string]string{instance(1): "alpha"}}
+	var once sync.Once
+	a := &fakeEC2{owners: map[string]string{instance(2): "beta"}, err: &smithy.GenericAPIError{Code: "RequestLimitExceeded"}}
+	b := &fakeEC2{owners: map[string]string{instance(3): "gamma"}}
+	b.before = func() {
+		select {
+		case <-hubDone:
+		case <-time.After(10 * time.Second):
+			b.mu.Lock()
+			b.err = errors.New("the hub's lookup never ran while member B's waited")
+			b.mu.Unlock()
+		}
+	}
+	hub.before = func() { once.Do(func() { close(hubDone) }) }
+	h := accountsHarness(t, hub, a, b, "alpha", "beta", "gamma")
+	resp := h.handle(t, spotIn(memberB, instance(3)), spotIn(memberA, instance(2)), spotIn(account, instance(1)))
+	if got := failedIDs(resp); !slices.Equal(got, []string{"m1"}) {
+		t.Fatalf("retried = %v, want member A's event only", got)
+	}
+	for _, c := range []string{"alpha", "gamma"} {
+		if len(h.received(c)) != 1 {
+			t.Errorf("%s received %d events, want 1", c, len(h.received(c)))
+		}
+	}
+	if len(h.dropLogs(t)) != 0 {
+		t.Errorf("drops = %v, want none: a failed lookup is retried", h.dropLogs(t))
 	}
 }
