@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
@@ -23,6 +24,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
@@ -75,7 +77,11 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(ctx.Stack(), config.Values(values, config.Namespace))
+	env, err := awsenv.Lookup(ctx) // provider lookups, no resource: the configuration names member accounts against it
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(ctx.Stack(), env.Account, config.Values(values, config.Namespace))
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +102,6 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err := config.CheckReleases(cfg, config.DeployedClusters(deployed)); err != nil {
 		return nil, err
 	}
-	env, err := awsenv.Lookup(ctx)
-	if err != nil {
-		return nil, err
-	}
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
 		return nil, fmt.Errorf("building the router: %w", err)
@@ -112,16 +114,17 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		VisibilityTimeoutSeconds: cfg.Router.VisibilityTimeout(),
 		MaxReceiveCount:          cfg.CentralQueue.MaxReceiveCount,
 		EventMaxAgeSeconds:       cfg.CentralQueue.EventMaxAgeSeconds,
+		ForwarderRoleARNs:        memberRoleARNs(cfg, env, member.ForwarderRoleName),
 		Env:                      env,
 		Tags:                     tags,
 	})
 	if err != nil {
 		return nil, err
 	}
-	r, err := routerfn.New(ctx, cfg.NamePrefix+"-router", &routerfn.Args{
-		FunctionName:                 cfg.NamePrefix + "-router",
+	r, err := routerfn.New(ctx, routerName(cfg), &routerfn.Args{
+		FunctionName:                 routerName(cfg),
 		RoleDescription:              "Runs the karpenter-interruption-bus router of stack " + cfg.Stack,
-		Settings:                     RouterSettings(cfg),
+		Settings:                     RouterSettings(cfg, env),
 		MemoryMB:                     cfg.Router.MemoryMB,
 		TimeoutSeconds:               cfg.Router.TimeoutSeconds,
 		LogRetentionDays:             cfg.Router.LogRetentionDays,
@@ -149,9 +152,15 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	var beat *heartbeat.Heartbeat
+	hub := account{env: env}
 	if cfg.Heartbeat.Enabled {
-		if beat, err = heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}); err != nil {
+		if hub.beat, err = heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}); err != nil {
+			return nil, err
+		}
+	}
+	accounts := map[string]account{env.Account: hub}
+	for _, id := range cfg.MemberAccounts() {
+		if accounts[id], err = declareMember(ctx, cfg, id, env, b, r, tags); err != nil {
 			return nil, err
 		}
 	}
@@ -166,21 +175,23 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	}
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
+		acc := accounts[cl.Account]
 		args := &cluster.Args{
 			Cluster:       cl,
 			QueueName:     queuename.For(cfg.QueuePrefix, cl.Name),
 			PolicyName:    cfg.NamePrefix + "-interruption-queue",
-			Env:           env,
+			Env:           acc.env,
 			Tags:          tags,
 			RouterRoleARN: r.RoleARN,
+			DeployRoleARN: acc.deployRole,
 		}
-		if beat != nil {
+		if acc.beat != nil {
 			args.Heartbeat = &heartbeat.Cluster{
-				Bus: cfg.NamePrefix, Group: beat.GroupName, RoleARN: beat.RoleARN, Rate: cfg.Heartbeat.Interval(),
-				AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg), Env: env,
+				Bus: cfg.NamePrefix, Group: acc.beat.GroupName, RoleARN: acc.beat.RoleARN, Rate: cfg.Heartbeat.Interval(),
+				AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg, cl.Account), Env: acc.env,
 			}
 		}
-		c, err := cluster.New(ctx, args)
+		c, err := cluster.New(ctx, args, acc.opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -193,6 +204,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 			"mode": pulumi.String(cl.Mode), "queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
 			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
 			"karpenterNamespace": pulumi.String(namespace), "heartbeatAlarmArn": c.HeartbeatAlarmARN,
+			"account": pulumi.String(cl.Account),
 		}
 	}
 	return map[string]pulumi.Input{
@@ -227,17 +239,77 @@ func HeartbeatAlarmName(namePrefix, cluster string) string {
 	return namePrefix + "-" + cluster + "-karpenter-not-reading"
 }
 
-func alarmActions(cfg config.Config) []string {
-	if cfg.Alarms.TopicARN == "" {
+// alarmActions are the topics an alarm in account notifies: CloudWatch notifies topics of the alarm's own
+// account, alarms.topicArn in the stack's, accounts.<id>.alarmTopicArn in a member's.
+func alarmActions(cfg config.Config, account string) []string {
+	topic := cfg.Alarms.TopicARN
+	if cfg.IsMember(account) {
+		topic = cfg.Accounts[account].AlarmTopicARN
+	}
+	if topic == "" {
 		return nil
 	}
-	return []string{cfg.Alarms.TopicARN}
+	return []string{topic}
+}
+
+// account is where a cluster's resources go: the account's environment, the provider declaring them there (a
+// member's; none for the stack's own), the heartbeat's shared part there, and, for a member, its deploy role.
+type account struct {
+	env        awsenv.Env
+	opts       []pulumi.ResourceOption
+	beat       *heartbeat.Heartbeat
+	deployRole string
+}
+
+// declareMember declares a member account's provider and, through it, the account's part of the bus and its
+// heartbeat's shared part.
+func declareMember(ctx *pulumi.Context, cfg config.Config, id string, hubEnv awsenv.Env, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap) (account, error) {
+	a := cfg.Accounts[id]
+	p, err := aws.NewProvider(ctx, "account-"+id, &aws.ProviderArgs{
+		Region:            pulumi.String(hubEnv.Region),
+		AllowedAccountIds: pulumi.StringArray{pulumi.String(id)},
+		AssumeRole:        &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(a.DeployRoleARN), SessionName: pulumi.String("karpenter-interruption-bus")},
+	})
+	if err != nil {
+		return account{}, fmt.Errorf("declaring the provider of account %s: %w", id, err)
+	}
+	env := hubEnv.In(id)
+	opts := []pulumi.ResourceOption{pulumi.Providers(p)}
+	centralARN := hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix))
+	routerRoleARN := hubEnv.IAMARN("role/" + routerName(cfg)) // the router's role is named as its function
+	if _, err := member.New(ctx, "account-"+id+"-bus", &member.Args{
+		NamePrefix: cfg.NamePrefix, Env: env, HubCentralQueueARN: centralARN, HubRouterRoleARN: routerRoleARN,
+		EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: alarmActions(cfg, id), Tags: tags,
+	}, append(opts, pulumi.DependsOn([]pulumi.Resource{b, r}))...); err != nil {
+		return account{}, err
+	}
+	acc := account{env: env, opts: opts, deployRole: a.DeployRoleARN}
+	if cfg.Heartbeat.Enabled {
+		if acc.beat, err = heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}, opts...); err != nil {
+			return account{}, err
+		}
+	}
+	return acc, nil
+}
+
+// routerName names the router's function and its role.
+func routerName(cfg config.Config) string { return cfg.NamePrefix + "-router" }
+
+// memberRoleARNs are the ARNs of the role name(namePrefix) in every member account.
+func memberRoleARNs(cfg config.Config, env awsenv.Env, name func(string) string) []string {
+	var out []string
+	for _, id := range cfg.MemberAccounts() {
+		out = append(out, env.In(id).IAMARN("role/"+name(cfg.NamePrefix)))
+	}
+	return out
 }
 
 // RouterSettings are the router's settings for cfg: what becomes its environment, besides the central queue's
 // URL, which the router component adds.
-func RouterSettings(cfg config.Config) contract.Settings {
+func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 	return contract.Settings{
+		Account:            env.Account,
+		MemberReaderRoles:  memberRoleARNs(cfg, env, member.ReaderRoleName),
 		ClusterQueuePrefix: cfg.QueuePrefix,
 		OwnerTagKeys:       cfg.Router.OwnerTagKeys,
 		MetricsNamespace:   contract.MetricsNamespace,

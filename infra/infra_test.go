@@ -19,6 +19,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
@@ -381,12 +382,12 @@ func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 		devConfig(t),
 	} {
 		r := mustRun(t, "dev", kv)
-		cfg, err := config.Load("dev", config.Values(namespaced(kv), config.Namespace))
+		cfg, err := config.Load("dev", mocks.DefaultAccount, config.Values(namespaced(kv), config.Namespace))
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function"))
-		want := infra.RouterSettings(cfg).WithDefaults()
+		want := infra.RouterSettings(cfg, awsenv.Env{Partition: "aws", Account: mocks.DefaultAccount}).WithDefaults()
 		want.CentralQueueURL = r.outputs["centralQueueUrl"].(string)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the router reads %+v\nthe program means %+v", got, want)

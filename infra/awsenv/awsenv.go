@@ -43,6 +43,13 @@ func Lookup(ctx *pulumi.Context) (Env, error) {
 	return env, nil
 }
 
+// In is the environment of another account of the same partition and region: a member account's, whose ID
+// comes from the configuration and whose provider allows no other.
+func (e Env) In(account string) Env {
+	e.Account = account
+	return e
+}
+
 // ARN builds an ARN in this environment: service, then the resource part.
 func (e Env) ARN(service, resource string) string {
 	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", e.Partition, service, e.Region, e.Account, resource)

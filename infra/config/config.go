@@ -25,11 +25,12 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("invalid stack configuration (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// Load reads the configuration of stack from values (the stack's keys in the project's namespace, without it;
-// structured values are JSON text): it decodes every key, fills in the defaults, then validates.
-func Load(stack string, values map[string]string) (Config, error) {
+// Load reads the configuration of stack, deployed in account (the provider's, looked up), from values (the
+// stack's keys in the project's namespace, without it; structured values are JSON text): it decodes every key,
+// fills in the defaults, then validates.
+func Load(stack, account string, values map[string]string) (Config, error) {
 	var p problems
-	c := defaults(stack)
+	c := defaults(stack, account)
 	decode(&c, values, &p)
 	applyDefaults(&c)
 	validate(c, &p)

@@ -8,8 +8,11 @@ import (
 	"time"
 )
 
+// testAccount is the stack's own account in these tests.
+const testAccount = "111111111111"
+
 func TestLoadDefaults(t *testing.T) {
-	c, err := Load("dev", nil)
+	c, err := Load("dev", testAccount, nil)
 	if err != nil {
 		t.Fatalf("a config with no keys (0 clusters) must be valid: %v", err)
 	}
@@ -26,7 +29,7 @@ func TestLoadDefaults(t *testing.T) {
 }
 
 func TestLoadValues(t *testing.T) {
-	c, err := Load("prod", map[string]string{
+	c, err := Load("prod", testAccount, map[string]string{
 		"clusters":     `[{"name":"alpha"},{"name":"beta"}]`,
 		"router":       `{"batchSize":10,"maximumBatchingWindowSeconds":0,"maximumConcurrency":2,"memoryMb":512,"timeoutSeconds":60,"logRetentionDays":90,"logLevel":"debug","ownerTagKeys":["team/cluster"]}`,
 		"centralQueue": `{"messageRetentionSeconds":600,"maxReceiveCount":3,"eventMaxAgeSeconds":120}`,
@@ -46,7 +49,7 @@ func TestLoadValues(t *testing.T) {
 }
 
 func TestLoadPartialObjectKeepsDefaults(t *testing.T) {
-	c, err := Load("dev", map[string]string{"router": `{"memoryMb":512}`})
+	c, err := Load("dev", testAccount, map[string]string{"router": `{"memoryMb":512}`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +117,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load("dev", tt.kv)
+			_, err := Load("dev", testAccount, tt.kv)
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -128,7 +131,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadClusterDefaults(t *testing.T) {
-	c, err := Load("dev", map[string]string{"clusters": `[{"name":"a"},{"name":"b","mode":"existing-role","controllerRoleName":"k"},` +
+	c, err := Load("dev", testAccount, map[string]string{"clusters": `[{"name":"a"},{"name":"b","mode":"existing-role","controllerRoleName":"k"},` +
 		`{"name":"c","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +150,7 @@ func TestLoadClusterDefaults(t *testing.T) {
 }
 
 func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
-	_, err := Load("dev", map[string]string{
+	_, err := Load("dev", testAccount, map[string]string{
 		"clusters": `[{"name":"a"},{"name":"a"},{"name":""}]`,
 		"router":   `{"memoryMb":1,"logLevel":"x"}`,
 		"alarms":   `{"topicArn":"nope"}`,
@@ -163,7 +166,7 @@ func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
 
 // TestValidateFillsNothingIn: validation checks what it is given; a field left empty is a problem, not a default.
 func TestValidateFillsNothingIn(t *testing.T) {
-	c := defaults("dev")
+	c := defaults("dev", testAccount)
 	c.NamePrefix, c.QueuePrefix = "kib-dev", "kib-dev-"
 	c.Clusters = []Cluster{{Name: "a"}}
 	var p problems
@@ -173,5 +176,41 @@ func TestValidateFillsNothingIn(t *testing.T) {
 	}
 	if c.Clusters[0].Mode != "" {
 		t.Fatal("validate filled in the mode")
+	}
+}
+
+func TestLoadAccounts(t *testing.T) {
+	c, err := Load("hub", testAccount, map[string]string{
+		"clusters": `[{"name":"a"},{"name":"b","account":"222222222222"},{"name":"c","account":"` + testAccount + `"}]`,
+		"accounts": `{"222222222222":{"deployRoleArn":"arn:aws:iam::222222222222:role/pulumi-deploy","alarmTopicArn":"arn:aws:sns:eu-west-1:222222222222:oncall"}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Clusters[0].Account != testAccount || c.Clusters[1].Account != "222222222222" || !c.IsMember("222222222222") || c.IsMember(testAccount) ||
+		len(c.MemberAccounts()) != 1 || c.Accounts["222222222222"].DeployRoleARN != "arn:aws:iam::222222222222:role/pulumi-deploy" {
+		t.Errorf("config = %+v", c)
+	}
+	_, err = Load("hub", testAccount, map[string]string{
+		"clusters": `[{"name":"a","account":"999999999999"},{"name":"b","account":"12"},{"name":"c","account":"222222222222"}]`,
+		"accounts": `{"222222222222":{"deployRoleArn":"arn:aws:iam::333333333333:role/d"},"333333333333":{"deployRoleArn":"role/d"},` +
+			`"` + testAccount + `":{"deployRoleArn":"arn:aws:iam::` + testAccount + `:role/d"},"44":{},` +
+			`"555555555555":{"deployRoleArn":"arn:aws:iam::555555555555:role/d","alarmTopicArn":"arn:aws:sns:eu-west-1:111111111111:t"},` +
+			`"666666666666":{"deployRolearn":"x"}}`,
+	})
+	for _, want := range []string{
+		`clusters[0].account: 999999999999 is neither the stack's account (111111111111) nor in accounts`,
+		`clusters[1].account: "12" is not a 12-digit account ID`,
+		`accounts.222222222222.deployRoleArn: "arn:aws:iam::333333333333:role/d" is a role of account 333333333333, not of 222222222222`,
+		`accounts.333333333333: has no cluster`,
+		`accounts.333333333333.deployRoleArn: "role/d" is not an IAM role ARN`,
+		`accounts.111111111111: is the stack's own account`,
+		`accounts.44: is not a 12-digit account ID`,
+		`accounts.555555555555.alarmTopicArn: "arn:aws:sns:eu-west-1:111111111111:t" is a topic of another account`,
+		`accounts.666666666666: unknown key "deployRolearn" (did you mean "deployRoleArn"?)`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error\n%v\ndoes not say %q", err, want)
+		}
 	}
 }

@@ -20,7 +20,7 @@ func (p *problems) addf(path, format string, args ...any) {
 
 // keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
 var (
-	keys    = []string{"namePrefix", "clusters", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard"}
+	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard"}
 	removed = map[string]string{
 		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
 	}
@@ -47,6 +47,17 @@ func decode(c *Config, values map[string]string, p *problems) {
 				// A failed entry stays, empty, so later checks keep the indexes of the stack file.
 				p.decode(fmt.Sprintf("clusters[%d]", i), string(r), &cl)
 				c.Clusters = append(c.Clusters, cl)
+			}
+		}
+	}
+	if text := get("accounts"); text != "" {
+		var raw map[string]json.RawMessage
+		if p.decode("accounts", text, &raw) {
+			c.Accounts = map[string]Account{}
+			for _, id := range slices.Sorted(maps.Keys(raw)) {
+				var a Account
+				p.decode("accounts."+id, string(raw[id]), &a)
+				c.Accounts[id] = a
 			}
 		}
 	}

@@ -5,6 +5,8 @@
 package config
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -19,6 +21,10 @@ const Namespace = "karpenter-interruption-bus"
 type Config struct {
 	// Stack is the Pulumi stack name.
 	Stack string
+	// Account is the stack's own account (the hub's), from the provider's lookup, not a key.
+	Account string
+	// Accounts are the member accounts whose clusters the bus also serves (key accounts), by account ID.
+	Accounts map[string]Account
 	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
 	// not collide. Key namePrefix; default "kib-<stack>".
 	NamePrefix string
@@ -51,6 +57,15 @@ const (
 // Modes are the values of Mode, the default first.
 var Modes = []Mode{ModeInstall, ModeExistingRole, ModeCreate}
 
+// IsMember reports whether account is one of the bus's member accounts, not the stack's own.
+func (c Config) IsMember(account string) bool {
+	_, ok := c.Accounts[account]
+	return ok && account != c.Account
+}
+
+// MemberAccounts are the member accounts, sorted.
+func (c Config) MemberAccounts() []string { return slices.Sorted(maps.Keys(c.Accounts)) }
+
 // InstallsKarpenter reports whether the stack installs Karpenter in this mode.
 func (m Mode) InstallsKarpenter() bool { return m == ModeInstall || m == ModeCreate }
 
@@ -70,9 +85,20 @@ var Identities = []Identity{IdentityPodIdentity, IdentityIRSA}
 // DefaultKarpenterVersion is the chart installed when karpenter.version is not set.
 const DefaultKarpenterVersion = karpenter.Default
 
+// Account is a member account of the bus (README, "One bus for an organization").
+type Account struct {
+	// DeployRoleARN is the role in the account that Pulumi assumes to declare the account's resources.
+	DeployRoleARN string `json:"deployRoleArn"`
+	// AlarmTopicARN, in the account, is notified by the alarms declared there (CloudWatch alarms notify topics
+	// of their own account); none when empty.
+	AlarmTopicARN string `json:"alarmTopicArn"`
+}
+
 // Cluster is one entry of clusters.
 type Cluster struct {
-	Name     string   `json:"name"`
+	Name string `json:"name"`
+	// Account is the account the cluster runs in: the stack's own (default) or a member's.
+	Account  string   `json:"account"`
 	Mode     Mode     `json:"mode"`
 	Identity Identity `json:"identity"`
 	// OIDCProviderARN is the cluster's IAM OIDC provider, for irsa in install mode.
@@ -197,8 +223,8 @@ const (
 )
 
 // defaults returns a new configuration of stack with every default.
-func defaults(stack string) Config {
-	return Config{Stack: stack, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat}
+func defaults(stack, account string) Config {
+	return Config{Stack: stack, Account: account, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat}
 }
 
 // applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's
@@ -210,6 +236,9 @@ func applyDefaults(c *Config) {
 	c.QueuePrefix = queuename.Prefix(c.NamePrefix)
 	for i := range c.Clusters {
 		c.Clusters[i].applyDefaults()
+		if c.Clusters[i].Account == "" {
+			c.Clusters[i].Account = c.Account
+		}
 	}
 }
 

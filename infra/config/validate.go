@@ -36,6 +36,7 @@ func validate(c Config, p *problems) {
 		p.addf("namePrefix", "%q must be 1 to %d letters, digits and '-', starting with a letter or digit (set namePrefix when the stack name does not fit)", c.NamePrefix, MaxNamePrefix)
 	}
 	validateClusters(c.Clusters, p)
+	validateAccounts(c, p)
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
 	validateAlarms(c.Alarms, p)
@@ -50,6 +51,54 @@ func oneOf[S ~string](values []S) string {
 		s[i] = string(v)
 	}
 	return strings.Join(s, ", ")
+}
+
+var roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::([0-9]{12}):role/[\w+=,.@/-]{1,512}$`)
+
+// validateAccounts checks the member accounts and the clusters' accounts: each member is a 12-digit ID, not the
+// stack's own, with a deploy role of its own and at least one cluster; each cluster's account is the stack's or
+// a member.
+func validateAccounts(c Config, p *problems) {
+	used := map[string]bool{}
+	for i, cl := range c.Clusters {
+		switch {
+		case cl.Account == "" || cl.Account == c.Account:
+		case !contract.IsAccount(cl.Account):
+			p.addf(fmt.Sprintf("clusters[%d].account", i), "%q is not a 12-digit account ID", cl.Account)
+		case !c.IsMember(cl.Account):
+			p.addf(fmt.Sprintf("clusters[%d].account", i), "%s is neither the stack's account (%s) nor in accounts", cl.Account, c.Account)
+		case cl.Mode == ModeCreate:
+			p.addf(fmt.Sprintf("clusters[%d].mode", i), "create is not supported in a member account: create the cluster with a stack there, then use install")
+		default:
+			used[cl.Account] = true
+		}
+	}
+	for _, id := range c.MemberAccounts() {
+		a := c.Accounts[id]
+		at := func(field string) string { return "accounts." + id + field }
+		switch {
+		case !contract.IsAccount(id):
+			p.addf(at(""), "is not a 12-digit account ID")
+			continue
+		case id == c.Account:
+			p.addf(at(""), "is the stack's own account: its clusters need no entry in accounts")
+			continue
+		case !used[id]:
+			p.addf(at(""), "has no cluster: give a cluster account: %s, or remove the entry", id)
+		}
+		if m := roleARNRE.FindStringSubmatch(a.DeployRoleARN); m == nil {
+			p.addf(at(".deployRoleArn"), "%q is not an IAM role ARN: the role Pulumi assumes in %s", a.DeployRoleARN, id)
+		} else if m[1] != id {
+			p.addf(at(".deployRoleArn"), "%q is a role of account %s, not of %s", a.DeployRoleARN, m[1], id)
+		}
+		if a.AlarmTopicARN != "" {
+			if !snsARNRE.MatchString(a.AlarmTopicARN) {
+				p.addf(at(".alarmTopicArn"), "%q is not an SNS topic ARN", a.AlarmTopicARN)
+			} else if strings.Split(a.AlarmTopicARN, ":")[4] != id {
+				p.addf(at(".alarmTopicArn"), "%q is a topic of another account: CloudWatch alarms notify topics of their own account", a.AlarmTopicARN)
+			}
+		}
+	}
 }
 
 func validateHeartbeat(h Heartbeat, p *problems) {

@@ -29,8 +29,10 @@ type Args struct {
 	MaxReceiveCount int
 	// EventMaxAgeSeconds bounds how long EventBridge retries delivering an event to the central queue.
 	EventMaxAgeSeconds int
-	Env                awsenv.Env
-	Tags               pulumi.StringMap
+	// ForwarderRoleARNs are the member accounts' forwarder roles, which may send to the central queue.
+	ForwarderRoleARNs []string
+	Env               awsenv.Env
+	Tags              pulumi.StringMap
 }
 
 // Bus is the shared plumbing.
@@ -148,7 +150,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, err
 	}
 	if _, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
-		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicy(env, centralARN, ruleARNList, redriveRoleARN).JSON()),
+		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicy(env, centralARN, ruleARNList, redriveRoleARN, args.ForwarderRoleARNs).JSON()),
 	}, parent); err != nil {
 		return nil, fmt.Errorf("declaring the central queue policy: %w", err)
 	}

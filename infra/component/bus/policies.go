@@ -10,37 +10,50 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
 
-// CentralPolicy lets only the stack's rules (through EventBridge) and the redrive role send to the central
-// queue. The Deny makes that true inside the account too, where an identity policy alone would otherwise
-// suffice: a role allowed sqs:SendMessage on * cannot put a forged event on the bus.
-func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string) policy.Document {
-	return policy.New(
+// CentralPolicy lets only the stack's rules (through EventBridge), the member accounts' forwarder roles (their
+// rules send as them) and the redrive role send to the central queue. The Deny makes that true inside the
+// account too, where an identity policy alone would otherwise suffice: a role allowed sqs:SendMessage on *
+// cannot put a forged event on the bus.
+func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string, forwarderRoleARNs []string) policy.Document {
+	statements := []policy.Statement{
 		fromRules(env, queueARN, ruleARNs),
-		policy.Statement{
+		{
 			Sid: "RedriveFromTheDeadLetterQueue", Effect: "Allow", Principal: map[string]string{"AWS": redriveRoleARN},
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
 		},
+	}
+	if len(forwarderRoleARNs) > 0 {
+		statements = append(statements, policy.Statement{
+			Sid: "MemberAccountsForward", Effect: "Allow", Principal: map[string]any{"AWS": forwarderRoleARNs},
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+		})
+	}
+	return policy.New(append(statements,
 		policy.Statement{
 			Sid: "OnlyTheRulesAndTheRedriveRoleSend", Effect: "Deny", Principal: "*",
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
 			Condition: map[string]map[string]any{"ArnNotEquals": {
-				"aws:SourceArn": ruleARNs, "aws:PrincipalArn": []string{redriveRoleARN},
+				"aws:SourceArn": ruleARNs, "aws:PrincipalArn": append([]string{redriveRoleARN}, forwarderRoleARNs...),
 			}},
 		},
 		policy.DenyInsecureTransport(queueARN),
-	)
+	)...)
 }
 
-// DLQPolicy lets only the stack's rules send to the dead-letter queue (the events EventBridge could not
-// deliver). SQS moves the central queue's failed messages there itself; the central queue is in the Deny's
+// DLQPolicy lets only the rules send to a dead-letter queue (the events EventBridge could not deliver). SQS
+// moves the central queue's failed messages there itself; the central queue, when given, is in the Deny's
 // exceptions, in case that move is ever authorised as a request from it.
 func DLQPolicy(env awsenv.Env, queueARN, centralARN string, ruleARNs []string) policy.Document {
+	sources := append([]string{}, ruleARNs...)
+	if centralARN != "" {
+		sources = append(sources, centralARN)
+	}
 	return policy.New(
 		fromRules(env, queueARN, ruleARNs),
 		policy.Statement{
 			Sid: "OnlyTheRulesSend", Effect: "Deny", Principal: "*",
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:SourceArn": append(append([]string{}, ruleARNs...), centralARN)}},
+			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:SourceArn": sources}},
 		},
 		policy.DenyInsecureTransport(queueARN),
 	)

@@ -34,6 +34,9 @@ type Args struct {
 	RouterRoleARN pulumi.StringInput
 	// Heartbeat, when set, gives the cluster a heartbeat schedule and the alarm on it (README, "Heartbeat").
 	Heartbeat *heartbeat.Cluster
+	// DeployRoleARN, for a cluster of a member account, is the role Pulumi takes there: the Kubernetes provider
+	// signs in to the cluster as it. Env is then the member account's.
+	DeployRoleARN string
 }
 
 // ClusterInterruption is one cluster on the bus.
@@ -66,7 +69,7 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 	if err := ctx.RegisterComponentResource(Type, cl.Name, c, opts...); err != nil {
 		return nil, err
 	}
-	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(c), tags: withCluster(args.Tags, cl.Name), env: args.Env}
+	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(c), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN}
 	queueARN := args.Env.ARN("sqs", args.QueueName)
 	queue, err := s.queue(args.QueueName, queueARN, args.RouterRoleARN)
 	if err != nil {
@@ -126,9 +129,12 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 type scope struct {
 	ctx     *pulumi.Context
 	cluster string
-	parent  pulumi.ResourceOption
-	tags    pulumi.StringMap
-	env     awsenv.Env
+	// parent makes the component its children's parent, and, for resources and lookups alike, gives them its
+	// provider (a member account's, for a cluster there).
+	parent     pulumi.ResourceOrInvokeOption
+	deployRole string
+	tags       pulumi.StringMap
+	env        awsenv.Env
 }
 
 // name is a child's logical name: the cluster's, then what it is.
@@ -158,8 +164,9 @@ func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput) (*sqs.Q
 func QueuePolicy(queueARN, routerRoleARN string) policy.Document {
 	return policy.New(
 		policy.Statement{
+			// GetQueueUrl too: a router in another account (a hub) may look the queue up only if the queue says so.
 			Sid: "RouterForwards", Effect: "Allow", Principal: map[string]string{"AWS": routerRoleARN},
-			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Action: []string{"sqs:SendMessage", "sqs:GetQueueUrl"}, Resource: []string{queueARN},
 		},
 		policy.Statement{
 			Sid: "OnlyTheRouterSends", Effect: "Deny", Principal: "*",

@@ -27,7 +27,7 @@ const (
 // entry is the cluster entry of the stack configuration clusters: [<entryJSON>], defaults applied.
 func entry(t *testing.T, entryJSON string) config.Cluster {
 	t.Helper()
-	cfg, err := config.Load("test", map[string]string{"clusters": "[" + entryJSON + "]"})
+	cfg, err := config.Load("test", mocks.DefaultAccount, map[string]string{"clusters": "[" + entryJSON + "]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestQueue(t *testing.T) {
 	}
 	d := stacktest.Doc(t, rs.One(t, "aws:sqs/queuePolicy:QueuePolicy"), "policy")
 	send := stacktest.Statement(t, d, "RouterForwards")
-	if fmt.Sprint(send.Principal) != "map[AWS:"+routerRole+"]" || !slices.Equal(send.Action, []string{"sqs:SendMessage"}) ||
+	if fmt.Sprint(send.Principal) != "map[AWS:"+routerRole+"]" || !slices.Equal(send.Action, []string{"sqs:SendMessage", "sqs:GetQueueUrl"}) ||
 		!slices.Equal(send.Resource, []string{queueARN}) {
 		t.Errorf("send statement = %+v, want only the router role to send to this queue", send)
 	}

@@ -108,7 +108,7 @@ func (s scope) createCluster(cl config.Cluster) (target, error) {
 	}
 	eksCluster := cluster.EksCluster
 	return target{
-		kubeconfig: Kubeconfig(cl.Name, env.Region, eksCluster.Endpoint(), eksCluster.CertificateAuthority().Data().Elem()),
+		kubeconfig: Kubeconfig(cl.Name, env.Region, "", eksCluster.Endpoint(), eksCluster.CertificateAuthority().Data().Elem()),
 		// pulumi-eks made the provider for the cluster's issuer: its ARN follows from the issuer.
 		oidcProviderARN: eksCluster.Identities().Index(pulumi.Int(0)).Oidcs().Index(pulumi.Int(0)).Issuer().Elem().ApplyT(
 			func(issuer string) string {

@@ -38,9 +38,9 @@ type target struct {
 
 // existingCluster is the target of install mode: a cluster that exists, read with a lookup.
 func (s scope) existingCluster(cl config.Cluster) target {
-	c := eks.LookupClusterOutput(s.ctx, eks.LookupClusterOutputArgs{Name: pulumi.String(cl.Name)})
+	c := eks.LookupClusterOutput(s.ctx, eks.LookupClusterOutputArgs{Name: pulumi.String(cl.Name)}, s.parent)
 	return target{
-		kubeconfig:      Kubeconfig(cl.Name, s.env.Region, c.Endpoint(), c.CertificateAuthorities().Index(pulumi.Int(0)).Data()),
+		kubeconfig:      Kubeconfig(cl.Name, s.env.Region, s.deployRole, c.Endpoint(), c.CertificateAuthorities().Index(pulumi.Int(0)).Data()),
 		oidcProviderARN: pulumi.String(cl.OIDCProviderARN).ToStringOutput(),
 	}
 }

@@ -48,7 +48,8 @@ type execConfig struct {
 
 // Kubeconfig is a kubeconfig for cluster whose credentials come from `aws eks get-token`, so no token is stored
 // in the state and the identity running `pulumi up` is the one Kubernetes sees.
-func Kubeconfig(cluster, region string, endpoint, caData pulumi.StringOutput) pulumi.StringOutput {
+// With roleARN (a member account's deploy role), the token is that role's: the cluster is another account's.
+func Kubeconfig(cluster, region, roleARN string, endpoint, caData pulumi.StringOutput) pulumi.StringOutput {
 	return pulumi.All(endpoint, caData).ApplyT(func(v []any) (string, error) {
 		k := kubeconfig{APIVersion: "v1", Kind: "Config", CurrentContext: cluster}
 		var c namedCluster
@@ -62,6 +63,9 @@ func Kubeconfig(cluster, region string, endpoint, caData pulumi.StringOutput) pu
 		u.User.Exec = execConfig{
 			APIVersion: "client.authentication.k8s.io/v1beta1", Command: "aws", InteractiveMode: "Never",
 			Args: []string{"eks", "get-token", "--cluster-name", cluster, "--region", region, "--output", "json"},
+		}
+		if roleARN != "" {
+			u.User.Exec.Args = append(u.User.Exec.Args, "--role-arn", roleARN)
 		}
 		k.Clusters, k.Contexts, k.Users = []namedCluster{c}, []namedContext{ctx}, []namedUser{u}
 		b, err := json.Marshal(k)

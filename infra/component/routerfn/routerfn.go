@@ -83,7 +83,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, fmt.Errorf("declaring the router role: %w", err)
 	}
 	rolePolicy := args.CentralQueueARN.ToStringOutput().ApplyT(func(central string) string {
-		return Policy(env, args.Settings.ClusterQueuePrefix, central, logGroupName).JSON()
+		return Policy(env, args.Settings, central, logGroupName).JSON()
 	}).(pulumi.StringOutput)
 	inline, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
 		Name: pulumi.String("router"), Role: role.Name, Policy: rolePolicy,
@@ -148,17 +148,28 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // sooner); send to and look up its stack's cluster queues, by their common prefix, which no shared queue or
 // other stack's queue starts with; describe instances in its region (an action that takes no narrower resource
 // than *); write to its own log group.
-func Policy(env awsenv.Env, queuePrefix, centralQueueARN, logGroupName string) policy.Document {
+// With member accounts, it also sends to and looks up their cluster queues (by the same prefix, in each member
+// account), and takes each member's reader role.
+func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, logGroupName string) policy.Document {
 	describe := policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"})
 	describe.Condition = map[string]map[string]any{"StringEquals": {"aws:RequestedRegion": env.Region}}
-	return policy.New(
+	queues := []string{env.ARN("sqs", s.ClusterQueuePrefix+"*")}
+	for _, account := range s.MemberAccounts() {
+		member := env
+		member.Account = account
+		queues = append(queues, member.ARN("sqs", s.ClusterQueuePrefix+"*"))
+	}
+	statements := []policy.Statement{
 		policy.Allow("ReadCentralQueue",
 			[]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"},
 			[]string{centralQueueARN}),
-		policy.Allow("ForwardToClusterQueues", []string{"sqs:SendMessage", "sqs:GetQueueUrl"},
-			[]string{env.ARN("sqs", queuePrefix+"*")}),
+		policy.Allow("ForwardToClusterQueues", []string{"sqs:SendMessage", "sqs:GetQueueUrl"}, queues),
 		describe,
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
-	)
+	}
+	if len(s.MemberReaderRoles) > 0 {
+		statements = append(statements, policy.Allow("ReadMemberAccounts", []string{"sts:AssumeRole"}, s.MemberReaderRoles))
+	}
+	return policy.New(statements...)
 }

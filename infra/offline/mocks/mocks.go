@@ -32,6 +32,9 @@ type Resource struct {
 	RetainOnDelete bool
 	// DeleteBeforeReplace: a replacement deletes (or, retained, forgets) the old resource first.
 	DeleteBeforeReplace bool
+	// Account is the account the resource is declared in: its provider's (an AWS provider's allowed account),
+	// the stack's for the default provider.
+	Account string
 }
 
 // Mocks records resources; it implements pulumi.MockResourceMonitor. Its zero value is account 123456789012 in
@@ -48,6 +51,7 @@ type Mocks struct {
 
 	mu        sync.Mutex
 	resources []Resource
+	providers map[string]string // AWS provider name -> its account
 }
 
 func (m *Mocks) region() string {
@@ -116,6 +120,19 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		r.DeleteBeforeReplace = rpc.GetDeleteBeforeReplace()
 	}
 	r.URN = fmt.Sprintf("urn:pulumi:stack::project::%s::%s", args.TypeToken, args.Name)
+	r.Account = m.accountOf(args.Provider)
+
+	if args.TypeToken == "pulumi:providers:aws" {
+		if ids := args.Inputs["allowedAccountIds"]; ids.IsArray() && len(ids.ArrayValue()) == 1 {
+			r.Account = ids.ArrayValue()[0].StringValue()
+		}
+		m.mu.Lock()
+		if m.providers == nil {
+			m.providers = map[string]string{}
+		}
+		m.providers[args.Name] = r.Account
+		m.mu.Unlock()
+	}
 	m.mu.Lock()
 	m.resources = append(m.resources, r)
 	m.mu.Unlock()
@@ -125,7 +142,7 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			"name": args.Inputs["name"], "outputs": m.Previous, "secretOutputNames": []any{},
 		}), nil
 	}
-	region, account := m.region(), m.account()
+	region, account := m.region(), r.Account
 	partition, suffix := Partition(region)
 	arn := func(svc, res string) string {
 		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", partition, svc, region, account, res)
@@ -176,6 +193,21 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		}
 	}
 	return id, outs, nil
+}
+
+// accountOf is the account of the provider reference ref ("<URN>::<ID>", the URN ending in the provider's
+// name): the stack's for the default provider.
+func (m *Mocks) accountOf(ref string) string {
+	if i := strings.LastIndex(ref, "::"); i > 0 {
+		urn := ref[:i]
+		name := urn[strings.LastIndex(urn, "::")+2:]
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if a, ok := m.providers[name]; ok {
+			return a
+		}
+	}
+	return m.account()
 }
 
 // Call answers provider functions (invokes).

@@ -23,10 +23,12 @@ import (
 
 // Resource is one declared resource in the JSON output.
 type Resource struct {
-	Type   string         `json:"type"`
-	Name   string         `json:"name"`
-	Parent string         `json:"parent"`
-	Inputs map[string]any `json:"inputs"`
+	Type   string `json:"type"`
+	Name   string `json:"name"`
+	Parent string `json:"parent"`
+	// Account is the account the resource is declared in (its provider's).
+	Account string         `json:"account"`
+	Inputs  map[string]any `json:"inputs"`
 	// component resources (not managed by a provider) are the only parents in this program.
 	component bool
 }
@@ -79,7 +81,7 @@ func Config(cfg map[string]string, stack string, opts infra.Options, target Targ
 	}
 	var out []Resource
 	for _, r := range m.Resources() {
-		out = append(out, Resource{Type: r.Type, Name: r.Name, Parent: r.Parent, Inputs: Plain(r.Inputs), component: !r.Custom})
+		out = append(out, Resource{Type: r.Type, Name: r.Name, Parent: r.Parent, Account: r.Account, Inputs: Plain(r.Inputs), component: !r.Custom})
 	}
 	return Tree(out), nil
 }
@@ -174,10 +176,10 @@ var keyInputs = map[string][]string{
 	"aws:cloudwatch/logGroup:LogGroup":                 {"name", "retentionInDays"},
 }
 
-// WriteTable prints one line per resource: type, name, parent, key inputs.
+// WriteTable prints one line per resource: account, type, name, parent, key inputs.
 func WriteTable(w io.Writer, rs []Resource) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TYPE\tNAME\tPARENT\tKEY INPUTS")
+	fmt.Fprintln(tw, "ACCOUNT\tTYPE\tNAME\tPARENT\tKEY INPUTS")
 	for _, r := range rs {
 		keys := keyInputs[r.Type]
 		if keys == nil {
@@ -194,7 +196,7 @@ func WriteTable(w io.Writer, rs []Resource) error {
 		if len(line) > 160 {
 			line = line[:157] + "..."
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Type, r.Name, r.Parent, line)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Account, r.Type, r.Name, r.Parent, line)
 	}
 	fmt.Fprintf(tw, "\n%d resources\n", len(rs))
 	return tw.Flush()

@@ -26,8 +26,8 @@ func TestRenderDevStack(t *testing.T) {
 		t.Fatalf("%d objects for %d resources", len(decoded), len(rs))
 	}
 	for _, o := range decoded {
-		if len(o) != 4 || o["type"] == nil || o["name"] == nil || o["parent"] == nil || o["inputs"] == nil {
-			t.Fatalf("object %v: want exactly type, name, parent, inputs", o)
+		if len(o) != 5 || o["type"] == nil || o["name"] == nil || o["parent"] == nil || o["account"] == nil || o["inputs"] == nil {
+			t.Fatalf("object %s: want exactly type, name, parent, account, inputs", o)
 		}
 	}
 	var fn map[string]any
@@ -43,7 +43,7 @@ func TestRenderDevStack(t *testing.T) {
 	if err := WriteTable(&buf, rs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(buf.String(), "TYPE") || !strings.Contains(buf.String(), "aws:lambda/function:Function") {
+	if !strings.HasPrefix(buf.String(), "ACCOUNT") || !strings.Contains(buf.String(), "aws:lambda/function:Function") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }
