@@ -13,6 +13,9 @@ const (
 	otherAccount = "444455556666"
 	providerARN  = "arn:aws:iam::" + account + ":oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/ABC123"
 	issuer       = "oidc.eks.eu-west-1.amazonaws.com/id/ABC123"
+	member1      = "555555555555"
+	member2      = "666666666666"
+	member3      = "777777777777"
 )
 
 var (
@@ -36,6 +39,26 @@ var (
   aws:region: eu-west-1
   karpenter-interruption-bus:clusters:
     - name: payments
+`
+	// orgStack is a hub with a cluster of its own and clusters in three member accounts.
+	orgStack = `config:
+  aws:region: eu-west-1
+  karpenter-interruption-bus:clusters:
+    - name: hub-pods
+    - name: m1-pods
+      account: "` + member1 + `"
+    - name: m1-legacy
+      account: "` + member1 + `"
+      mode: existing-role
+      controllerRoleName: KarpenterControllerRole-legacy
+    - name: m2-pods
+      account: "` + member2 + `"
+    - name: m3-pods
+      account: "` + member3 + `"
+  karpenter-interruption-bus:accounts:
+    "` + member1 + `": {deployRoleArn: "arn:aws:iam::` + member1 + `:role/deploy"}
+    "` + member2 + `": {deployRoleArn: "arn:aws:iam::` + member2 + `:role/deploy"}
+    "` + member3 + `": {deployRoleArn: "arn:aws:iam::` + member3 + `:role/deploy"}
 `
 	soloStack = `config:
   aws:region: us-east-2
@@ -66,6 +89,10 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, redriveRows(t, dev)...)
 	rows = append(rows, heartbeatRows(t, dev, prod)...)
 	rows = append(rows, heartbeatRows(t, solo, dev)...)
+	org := load(t, "org", account, "eu-west-1", render(t, "org", orgStack, account))
+	rows = append(rows, busRows(t, org, dev)...)
+	rows = append(rows, routerRows(t, org, dev)...)
+	rows = append(rows, organizationRows(t, org)...)
 	evaluate(t, rows)
 	t.Logf("%d requests evaluated", len(rows))
 }
@@ -338,4 +365,82 @@ func heartbeatRows(t *testing.T, s, other *Stack) []row {
 		assume(s.Name+": EventBridge assumes the heartbeat role", service("events.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": a role of the account assumes the heartbeat role", s.admin("sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
 	}
+}
+
+// memberSession is a request by a session of role r of member account m of hub s.
+func (s *Stack) memberSession(m string, r *Role) caller {
+	c := s.Members[m].session(r)
+	c.context["aws:PrincipalAccount"] = m
+	return c
+}
+
+// organizationRows: across accounts, only the hub's router sends to (and looks up) a member's cluster queue; no
+// role of that member, of another member, of the hub or of an account not on the bus does. A member's reader
+// role is the hub router's alone, and may only describe instances in the region. A member's forwarder role is
+// EventBridge's, for that member's own rules, and sends to the hub's central queue, which takes no other role of
+// a member.
+func organizationRows(t *testing.T, s *Stack) []row {
+	if len(s.Members) != 3 {
+		t.Fatalf("the organization stack has %d member accounts, want 3", len(s.Members))
+	}
+	router := s.session(s.Role(t, s.RouterRole))
+	var rows []row
+	for m, ms := range s.Members {
+		reader, forwarder := ms.Role(t, "kib-org-reader"), ms.Role(t, "kib-org-forward")
+		admin := ms.admin("sqs:*", "sts:AssumeRole")
+		admin.context["aws:PrincipalAccount"] = m
+		for c, qn := range ms.ClusterQueues {
+			q := ms.Queues[qn]
+			rows = append(rows,
+				send(s.Name+": hub router -> "+m+"'s cluster queue "+c, router, q, m, allowed),
+				on(s.Name+": hub router looks up "+m+"'s cluster queue "+c, router, "sqs:GetQueueUrl", q, m, allowed),
+				on(s.Name+": hub router reads "+m+"'s cluster queue "+c, router, "sqs:ReceiveMessage", q, m, denied),
+				send(s.Name+": "+m+"'s own role allowed sqs:* -> its cluster queue "+c, admin, q, m, explicitlyDenied),
+				send(s.Name+": "+m+"'s reader role -> its cluster queue "+c, s.memberSession(m, reader), q, m, explicitlyDenied),
+				send(s.Name+": "+m+"'s forwarder role -> its cluster queue "+c, s.memberSession(m, forwarder), q, m, explicitlyDenied),
+				send(s.Name+": the hub's redrive role -> "+m+"'s cluster queue "+c, s.session(s.Role(t, s.RedriveRole)), q, m, denied),
+				send(s.Name+": an account not on the bus -> "+m+"'s cluster queue "+c, outsider("999999999999", "sqs:*"), q, m, denied),
+			)
+			for other, os := range s.Members {
+				if other != m {
+					otherAdmin := os.admin("sqs:*")
+					otherAdmin.context["aws:PrincipalAccount"] = other
+					rows = append(rows,
+						send(s.Name+": "+other+"'s role allowed sqs:* -> "+m+"'s cluster queue "+c, otherAdmin, q, m, denied),
+						send(s.Name+": "+other+"'s forwarder -> "+m+"'s cluster queue "+c, s.memberSession(other, os.Role(t, "kib-org-forward")), q, m, denied),
+					)
+				}
+			}
+		}
+		inRegion := s.memberSession(m, reader)
+		rows = append(rows,
+			assume(s.Name+": the hub router assumes "+m+"'s reader role", router, "sts:AssumeRole", reader, m, allowed),
+			assume(s.Name+": the hub's redrive role assumes "+m+"'s reader role", s.session(s.Role(t, s.RedriveRole)), "sts:AssumeRole", reader, m, denied),
+			assume(s.Name+": "+m+"'s own role allowed sts:AssumeRole assumes its reader role", admin, "sts:AssumeRole", reader, m, denied),
+			assume(s.Name+": an account not on the bus assumes "+m+"'s reader role", outsider("999999999999", "sts:AssumeRole"), "sts:AssumeRole", reader, m, denied),
+			row{name: s.Name + ": " + m + "'s reader describes instances in the region", who: inRegion, action: "ec2:DescribeInstances", resource: "*", want: allowed},
+			row{name: s.Name + ": " + m + "'s reader describes instances elsewhere", who: inRegion.with("aws:RequestedRegion", "us-east-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
+			row{name: s.Name + ": " + m + "'s reader terminates an instance", who: inRegion, action: "ec2:TerminateInstances",
+				resource: ms.ARN("ec2", "instance/i-0123456789abcdef0"), resourceAcc: m, want: denied},
+			send(s.Name+": "+m+"'s forwarder -> the hub's central queue", s.memberSession(m, forwarder), s.Central(), s.Account, allowed),
+			send(s.Name+": "+m+"'s forwarder -> the hub's DLQ", s.memberSession(m, forwarder), s.DLQ(), s.Account, denied),
+			send(s.Name+": "+m+"'s reader -> the hub's central queue", s.memberSession(m, reader), s.Central(), s.Account, denied),
+			send(s.Name+": "+m+"'s role allowed sqs:* -> the hub's central queue", admin, s.Central(), s.Account, denied),
+			send(s.Name+": a role named like a forwarder, of an account not on the bus -> the hub's central queue",
+				caller{principal: "arn:aws:sts::999999999999:assumed-role/kib-org-forward/s", account: "999999999999",
+					identity: forwarder.Policies, context: map[string]any{"aws:PrincipalArn": "arn:aws:iam::999999999999:role/kib-org-forward",
+						"aws:PrincipalAccount": "999999999999", "aws:SecureTransport": "true"}}, s.Central(), s.Account, denied),
+		)
+		events := func(account, rule string) caller {
+			return service("events.amazonaws.com", m, map[string]any{"aws:SourceAccount": account, "aws:SourceArn": rule})
+		}
+		for _, rule := range ms.RuleARNs {
+			rows = append(rows, assume(s.Name+": EventBridge assumes "+m+"'s forwarder for "+rule[strings.LastIndex(rule, "/")+1:], events(m, rule), "sts:AssumeRole", forwarder, m, allowed))
+		}
+		rows = append(rows,
+			assume(s.Name+": EventBridge assumes "+m+"'s forwarder for another account's rule", events("999999999999", strings.Replace(ms.RuleARNs[0], m, "999999999999", 1)), "sts:AssumeRole", forwarder, m, denied),
+			assume(s.Name+": EventBridge assumes "+m+"'s forwarder for another rule of the account", events(m, ms.ARN("events", "rule/other")), "sts:AssumeRole", forwarder, m, denied),
+		)
+	}
+	return rows
 }

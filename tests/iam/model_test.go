@@ -8,10 +8,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,8 +21,8 @@ import (
 
 // declared is one resource of the offline render.
 type declared struct {
-	Type, Name, Parent string
-	Inputs             map[string]any
+	Type, Name, Parent, Account string
+	Inputs                      map[string]any
 }
 
 var (
@@ -83,6 +85,10 @@ type Stack struct {
 	RouterRole      string
 	RedriveRole     string
 	HeartbeatRole   string
+	// Members are the member accounts of a hub, each as the stack of its roles and queues; ClusterAccounts is
+	// the account of each cluster of a member.
+	Members         map[string]*Stack
+	ClusterAccounts map[string]string
 }
 
 // Role is one IAM role.
@@ -108,13 +114,27 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 	if strings.HasPrefix(region, "cn-") {
 		partition = "aws-cn"
 	}
-	s := &Stack{
-		Name: name, Account: account, Region: region, Partition: partition,
-		Roles: map[string]*Role{}, Queues: map[string]*Queue{}, ClusterQueues: map[string]string{}, ControllerRoles: map[string]string{},
+	newStack := func(account string) *Stack {
+		return &Stack{
+			Name: name, Account: account, Region: region, Partition: partition,
+			Roles: map[string]*Role{}, Queues: map[string]*Queue{}, ClusterQueues: map[string]string{}, ControllerRoles: map[string]string{},
+			Members: map[string]*Stack{}, ClusterAccounts: map[string]string{},
+		}
 	}
-	role := func(n string) *Role {
+	hub := newStack(account)
+	// in is the stack of the account a resource is declared in: the hub's, or one of its members'.
+	in := func(r declared) *Stack {
+		if r.Account == "" || r.Account == account {
+			return hub
+		}
+		if hub.Members[r.Account] == nil {
+			hub.Members[r.Account] = newStack(r.Account)
+		}
+		return hub.Members[r.Account]
+	}
+	role := func(s *Stack, n string) *Role {
 		if s.Roles[n] == nil {
-			s.Roles[n] = &Role{Name: n, ARN: fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, n)}
+			s.Roles[n] = &Role{Name: n, ARN: fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, s.Account, n)}
 		}
 		return s.Roles[n]
 	}
@@ -126,10 +146,11 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 		return p
 	}
 	for _, r := range rs {
+		s := in(r)
 		switch r.Type {
 		case "aws:iam/role:Role":
 			n := r.Inputs["name"].(string)
-			role(n).Trust = doc(r, "assumeRolePolicy")
+			role(s, n).Trust = doc(r, "assumeRolePolicy")
 			switch {
 			case strings.HasSuffix(n, "-router"):
 				s.RouterRole = n
@@ -141,13 +162,16 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 				s.ControllerRoles[r.Parent] = n
 			}
 		case "aws:iam/rolePolicy:RolePolicy":
-			rl := role(r.Inputs["role"].(string))
+			rl := role(s, r.Inputs["role"].(string))
 			rl.Policies = append(rl.Policies, doc(r, "policy"))
 		case "aws:sqs/queue:Queue":
 			n := r.Inputs["name"].(string)
 			s.queue(n)
 			if r.Parent != "" && strings.Contains(n, "_") {
 				s.ClusterQueues[r.Parent] = n
+				if s != hub {
+					hub.ClusterAccounts[r.Parent] = s.Account
+				}
 			}
 		case "aws:sqs/queuePolicy:QueuePolicy":
 			u, err := url.Parse(r.Inputs["queueUrl"].(string))
@@ -156,14 +180,17 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 			}
 			s.queue(u.Path[strings.LastIndex(u.Path, "/")+1:]).Policy = doc(r, "policy")
 		case "aws:cloudwatch/eventRule:EventRule":
-			s.RuleARNs = append(s.RuleARNs, fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", partition, region, account, r.Inputs["name"]))
+			s.RuleARNs = append(s.RuleARNs, fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", partition, region, s.Account, r.Inputs["name"]))
 		}
 	}
-	for q, v := range s.Queues {
-		if v.Policy == nil {
-			t.Fatalf("queue %s of stack %s has no policy", q, name)
+	for _, st := range append([]*Stack{hub}, slices.Collect(maps.Values(hub.Members))...) {
+		for q, v := range st.Queues {
+			if v.Policy == nil {
+				t.Fatalf("queue %s of stack %s in %s has no policy", q, name, st.Account)
+			}
 		}
 	}
+	s := hub
 	if s.RouterRole == "" || s.RedriveRole == "" || len(s.RuleARNs) == 0 {
 		t.Fatalf("stack %s: router role %q, redrive role %q, %d rules", name, s.RouterRole, s.RedriveRole, len(s.RuleARNs))
 	}
