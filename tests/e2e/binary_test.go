@@ -38,6 +38,12 @@ func buildRouter(t *testing.T) string {
 // Its stderr is returned for failure messages.
 func routerBinary(t *testing.T, clusters ...string) (*bus, *bytes.Buffer) {
 	t.Helper()
+	return routerBinaryWith(t, harness.Options{Clusters: clusters})
+}
+
+// routerBinaryWith is routerBinary on a bus of opts (its Handler is the binary's).
+func routerBinaryWith(t *testing.T, opts harness.Options) (*bus, *bytes.Buffer) {
+	t.Helper()
 	bin := buildRouter(t)
 	rt := lambdaruntime.Start()
 	t.Cleanup(rt.Close)
@@ -55,7 +61,8 @@ func routerBinary(t *testing.T, clusters ...string) (*bus, *bytes.Buffer) {
 		var resp events.SQSEventResponse
 		return resp, json.Unmarshal(body, &resp)
 	}
-	hb, err := harness.New(context.Background(), harness.Options{Clusters: clusters, Handler: invoke})
+	opts.Handler = invoke
+	hb, err := harness.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,7 @@
 // Package ec2stub is a minimal EC2 endpoint speaking the real query protocol for the one call the router makes,
 // DescribeInstances, so the real AWS SDK client can be driven against it. No EC2 emulator exists to use instead.
+// Each account's instances are seen only with that account's credentials (caller.Account), as in EC2; unlike
+// EC2 it checks no permission (the IAM matrix judges the policies).
 package ec2stub
 
 import (
@@ -14,7 +16,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 )
+
+// Account is the account of callers whose credentials name none (the router's own, in the tests).
+const Account = "123456789012"
 
 // Server is a running stub.
 type Server struct {
@@ -22,14 +29,15 @@ type Server struct {
 	srv *httptest.Server
 
 	mu        sync.Mutex
-	tags      map[string]map[string]string // instance id -> tags
+	tags      map[string]map[string]string // "<account>/<instance id>" -> tags
 	throttled int                          // calls still to answer RequestLimitExceeded; -1 for all
 	calls     int
+	byAccount map[string]int // calls per caller account
 }
 
 // Start serves the stub on a loopback port until Close.
 func Start() *Server {
-	s := &Server{tags: map[string]map[string]string{}}
+	s := &Server{tags: map[string]map[string]string{}, byAccount: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -44,10 +52,21 @@ func (s *Server) Client() *ec2.Client {
 }
 
 // Put makes instance id exist with tags.
-func (s *Server) Put(id string, tags map[string]string) {
+func (s *Server) Put(id string, tags map[string]string) { s.PutIn(Account, id, tags) }
+
+// PutIn adds or replaces an instance of account with its tags: only callers with that account's credentials
+// (caller.Account) see it, as DescribeInstances shows only the caller's account's instances.
+func (s *Server) PutIn(account, id string, tags map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tags[id] = tags
+	s.tags[account+"/"+id] = tags
+}
+
+// CallsFrom is how many DescribeInstances calls account's credentials made.
+func (s *Server) CallsFrom(account string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byAccount[account]
 }
 
 // Throttle answers the next n calls with RequestLimitExceeded (HTTP 503); -1 throttles until Throttle(0).
@@ -73,9 +92,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "InvalidAction", fmt.Sprintf("the action %s is not valid for this web service", a))
 		return
 	}
+	from := caller.Account(r, Account)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
+	s.byAccount[from]++
 	if s.throttled != 0 {
 		if s.throttled > 0 {
 			s.throttled--
@@ -90,7 +111,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var found []string
 	for _, id := range byID {
-		if _, ok := s.tags[id]; !ok {
+		if _, ok := s.tags[from+"/"+id]; !ok {
 			// As EC2 does: one unknown id in InstanceIds fails the whole call.
 			writeError(w, http.StatusBadRequest, "InvalidInstanceID.NotFound", fmt.Sprintf("The instance ID '%s' does not exist", id))
 			return
@@ -98,7 +119,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		found = append(found, id)
 	}
 	for _, id := range byFilter {
-		if _, ok := s.tags[id]; ok {
+		if _, ok := s.tags[from+"/"+id]; ok {
 			found = append(found, id)
 		}
 	}
@@ -112,16 +133,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	end := min(start+page, len(found))
 	resp := response{Xmlns: "http://ec2.amazonaws.com/doc/2016-11-15/", RequestID: "stub"}
 	if start < end {
-		res := reservation{ID: "r-0stub", Owner: "123456789012"}
+		res := reservation{ID: "r-0stub", Owner: from}
 		for _, id := range found[start:end] {
 			inst := instance{ID: id, State: state{Code: 16, Name: "running"}}
-			keys := make([]string, 0, len(s.tags[id]))
-			for k := range s.tags[id] {
+			tags := s.tags[from+"/"+id]
+			keys := make([]string, 0, len(tags))
+			for k := range tags {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				inst.Tags = append(inst.Tags, tag{Key: k, Value: s.tags[id][k]})
+				inst.Tags = append(inst.Tags, tag{Key: k, Value: tags[k]})
 			}
 			res.Instances = append(res.Instances, inst)
 		}

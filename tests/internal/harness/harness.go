@@ -8,7 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/stsstub"
 )
 
 // NamePrefix names this bus's shared queues, as a stack's namePrefix does; Prefix starts its cluster queues;
@@ -35,8 +38,11 @@ const (
 
 // Options shape a Bus.
 type Options struct {
-	Clusters []string          // a queue is created for each
-	Env      map[string]string // router variables beyond those of RouterSettings
+	Clusters []string // a queue is created for each, in sqsemu.Account (the bus's)
+	// Members are member accounts of the bus and their clusters: each cluster's queue is created in its
+	// account, the router gets each member's reader role, assumed through the STS stub.
+	Members map[string][]string
+	Env     map[string]string // router variables beyond those of RouterSettings
 	// BatchSize of the event source mapping; 10 when 0.
 	BatchSize int
 	// SDKRetries keeps the AWS SDK's own retries; off by default so each injected fault reaches the router.
@@ -57,14 +63,27 @@ type Bus struct {
 	Out     *SyncBuffer // the router's stdout: JSON logs and EMF metrics
 	// Settings are the router's: what the infrastructure would give it on this bus.
 	Settings contract.Settings
+	// STS answers the router's AssumeRole of the members' reader roles (nil without members).
+	STS *stsstub.Server
 
 	restore func()
 	urls    map[string]string // queue name -> URL, resolved once as Karpenter does at start-up
+	account map[string]string // queue name -> its account, when not the bus's
 }
 
 // New starts a Bus. It sets the AWS SDK's environment variables of this process, as Lambda would, until Close.
 func New(ctx context.Context, opts Options) (*Bus, error) {
-	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{}}
+	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{}, account: map[string]string{}}
+	readers := map[string]string{} // reader role -> the account allowed to assume it (the bus's)
+	var roles []string
+	for _, m := range slices.Sorted(maps.Keys(opts.Members)) {
+		role := ReaderRole(m)
+		readers[role] = sqsemu.Account
+		roles = append(roles, role)
+	}
+	if len(roles) > 0 {
+		b.STS = stsstub.Start(readers, sqsemu.Account)
+	}
 	sdkEnv := map[string]string{
 		"AWS_ENDPOINT_URL_SQS": b.SQS.URL, "AWS_ENDPOINT_URL_EC2": b.EC2.URL, "AWS_REGION": sqsemu.Region,
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
@@ -74,6 +93,9 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	if opts.SDKRetries {
 		delete(sdkEnv, "AWS_MAX_ATTEMPTS")
 	}
+	if b.STS != nil {
+		sdkEnv["AWS_ENDPOINT_URL_STS"] = b.STS.URL
+	}
 	b.restore = setenv(sdkEnv)
 	var err error
 	if b.Central, err = b.SQS.CreateQueue(ctx, CentralQueue, nil); err != nil {
@@ -82,12 +104,21 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	}
 	b.Settings = contract.Settings{
 		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
-		RetryDelay: opts.RetryDelay,
+		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles,
 	}
 	for _, c := range opts.Clusters {
 		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
 			b.Close()
 			return nil, err
+		}
+	}
+	for m, clusters := range opts.Members {
+		for _, c := range clusters {
+			if _, err := b.SQS.CreateQueueIn(ctx, m, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
+				b.Close()
+				return nil, err
+			}
+			b.account[QueueOf(c)] = m
 		}
 	}
 	h := opts.Handler
@@ -114,10 +145,24 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 // RouterEnv is the router's environment on this bus.
 func (b *Bus) RouterEnv() map[string]string { return b.Settings.Environ() }
 
-// Close stops the EC2 stub and restores the environment. goaws stays up for the process; Start resets it.
+// Close stops the stubs and restores the environment. goaws stays up for the process; Start resets it.
 func (b *Bus) Close() {
 	b.EC2.Close()
+	if b.STS != nil {
+		b.STS.Close()
+	}
 	b.restore()
+}
+
+// ReaderRole is the reader role of member account m, as a stack of this bus's name prefix names it.
+func ReaderRole(m string) string { return "arn:aws:iam::" + m + ":role/" + NamePrefix + "-reader" }
+
+// AccountOf is the account of queue: a member's, or the bus's.
+func (b *Bus) AccountOf(queue string) string {
+	if a, ok := b.account[queue]; ok {
+		return a
+	}
+	return sqsemu.Account
 }
 
 // QueueOf is the name of cluster's queue on this bus.
@@ -144,7 +189,7 @@ func (b *Bus) Drain(ctx context.Context) ([]lambdaesm.Result, error) {
 // Consume reads queue as Karpenter does: its URL resolved once, receives of up to 10 messages, then one
 // DeleteMessage per message, until the queue is empty. It returns the bodies in the order received.
 func (b *Bus) Consume(ctx context.Context, queue string) ([]string, error) {
-	c := b.SQS.Client()
+	c := b.SQS.ClientIn(b.AccountOf(queue))
 	u, ok := b.urls[queue]
 	if !ok {
 		out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &queue})
@@ -188,7 +233,7 @@ func (b *Bus) Serve(ctx context.Context) {
 // Karpenter reads the queue of cluster until ctx ends, as Karpenter's interruption controller does: receives of
 // up to 10 messages (long polls), each handed to handle, then deleted.
 func (b *Bus) Karpenter(ctx context.Context, cluster string, handle func(body string)) error {
-	c := b.SQS.Client()
+	c := b.SQS.ClientIn(b.AccountOf(QueueOf(cluster)))
 	u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(QueueOf(cluster))})
 	if err != nil {
 		return fmt.Errorf("queue of %s: %w", cluster, err)

@@ -14,6 +14,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -22,8 +24,11 @@ import (
 	"github.com/Admiral-Piett/goaws/app/models"
 	goawsrouter "github.com/Admiral-Piett/goaws/app/router"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sirupsen/logrus"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 )
 
 // Account and Region of every queue the emulator holds.
@@ -105,12 +110,25 @@ func (s *Server) Reset() {
 	s.faults = map[string]*Fault{}
 }
 
-// Client returns an SQS client of the real AWS SDK pointed at the emulator.
+// Client returns an SQS client of the real AWS SDK pointed at the emulator, in Account.
 func (s *Server) Client() *sqs.Client {
 	return sqs.New(sqs.Options{
 		Region:       Region,
 		BaseEndpoint: aws.String(s.URL),
 		Credentials:  aws.AnonymousCredentials{},
+	})
+}
+
+// ClientIn returns an SQS client with credentials of account: queues named without an owner are that
+// account's, as in SQS.
+func (s *Server) ClientIn(account string) *sqs.Client {
+	if account == Account {
+		return s.Client()
+	}
+	return sqs.New(sqs.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String(s.URL),
+		Credentials:  credentials.NewStaticCredentialsProvider(caller.AccessKey(account, false), "stub", ""),
 	})
 }
 
@@ -132,9 +150,14 @@ func (s *Server) Snapshot() map[string]int {
 	return maps.Clone(s.requests)
 }
 
-// CreateQueue creates name with attrs and returns its URL.
+// CreateQueue creates name with attrs in Account and returns its URL.
 func (s *Server) CreateQueue(ctx context.Context, name string, attrs map[string]string) (string, error) {
-	out, err := s.Client().CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
+	return s.CreateQueueIn(ctx, Account, name, attrs)
+}
+
+// CreateQueueIn creates name with attrs in account and returns its URL.
+func (s *Server) CreateQueueIn(ctx context.Context, account, name string, attrs map[string]string) (string, error) {
+	out, err := s.ClientIn(account).CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: &name, Attributes: attrs})
 	if err != nil {
 		return "", fmt.Errorf("creating queue %s: %w", name, err)
 	}
@@ -144,8 +167,57 @@ func (s *Server) CreateQueue(ctx context.Context, name string, attrs map[string]
 type request struct {
 	QueueURL  string            `json:"QueueUrl"`
 	QueueName string            `json:"QueueName"`
+	Owner     string            `json:"QueueOwnerAWSAccountId"`
 	Entries   []json.RawMessage `json:"Entries"`
 }
+
+// goaws holds every queue in one account (Account): a queue of another account is kept there as
+// "<account>-<name>", and the middleware translates its names and URLs both ways, so clients see
+// http://<emulator>/<account>/<name>. Unlike SQS it evaluates no queue policy across accounts (the IAM matrix
+// judges them).
+func (s *Server) inner(account, name string) string {
+	if account == Account {
+		return name
+	}
+	return account + "-" + name
+}
+
+// toInner rewrites the queue a request names (by name and owner, or by URL) to goaws's, and returns the
+// queue's name as clients know it.
+func (s *Server) toInner(body []byte, req request, from string) ([]byte, string) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return body, req.QueueName
+	}
+	switch {
+	case req.QueueName != "":
+		owner := req.Owner
+		if owner == "" {
+			owner = from
+		}
+		m["QueueName"], _ = json.Marshal(s.inner(owner, req.QueueName))
+		delete(m, "QueueOwnerAWSAccountId")
+	case req.QueueURL != "":
+		u, err := url.Parse(req.QueueURL)
+		path := strings.Split(strings.Trim(u.Path, "/"), "/")
+		if err != nil || len(path) != 2 {
+			return body, req.QueueURL
+		}
+		u.Path = "/" + Account + "/" + s.inner(path[0], path[1])
+		m["QueueUrl"], _ = json.Marshal(u.String())
+		req.QueueName = path[1]
+	default:
+		return body, ""
+	}
+	out, _ := json.Marshal(m)
+	return out, req.QueueName
+}
+
+// innerURL matches goaws's URL of another account's queue: its host, then Account, then "<account>-".
+var innerURL = regexp.MustCompile(`(https?://[^/"]+)/` + Account + `/([0-9]{12})-`)
+
+// outerURLs rewrites goaws's URLs of other accounts' queues in a response to the ones clients know.
+func (s *Server) outerURLs(body []byte) []byte { return innerURL.ReplaceAll(body, []byte("$1/$2/")) }
 
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -154,10 +226,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		body, _ := io.ReadAll(r.Body)
 		var req request
 		_ = json.Unmarshal(body, &req)
-		queue := req.QueueName
-		if req.QueueURL != "" {
-			queue = req.QueueURL[strings.LastIndex(req.QueueURL, "/")+1:]
-		}
+		body, queue := s.toInner(body, req, caller.Account(r, Account))
 
 		s.mu.Lock()
 		s.requests[action]++
@@ -190,13 +259,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		if action != "SendMessageBatch" && action != "ReceiveMessage" {
-			next.ServeHTTP(w, r)
-			return
-		}
 		rec := httptest.NewRecorder()
 		next.ServeHTTP(rec, r)
-		out := rec.Body.Bytes()
+		out := s.outerURLs(rec.Body.Bytes())
 		switch {
 		case action == "SendMessageBatch" && rec.Code == http.StatusOK:
 			out = repairBatchResult(out, failedID)

@@ -1,0 +1,127 @@
+// Package stsstub stands in for STS's AssumeRole on loopback, where no emulator of it exists to use. Its wire
+// protocol is the AWS SDK's (the query protocol, Action=AssumeRole, an XML answer): it issues session
+// credentials whose access key names the role's account (caller.AccessKey), valid for an hour, and counts the
+// calls per role.
+//
+// What STS does that the stub does not: it evaluates the role's trust policy and the caller's identity policy
+// (the stub only checks the caller is the one account allowed to assume each role: the IAM matrix judges the
+// policies), signs and checks requests, and enforces session duration and name rules.
+package stsstub
+
+import (
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
+)
+
+// Server is the running stub.
+type Server struct {
+	URL string
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	allowed map[string]string // role ARN -> the account whose credentials may assume it
+	fail    map[string]int    // role ARN -> AssumeRole calls still to refuse
+	calls   map[string]int    // role ARN -> AssumeRole calls
+}
+
+// Start serves AssumeRole of each role of roles (role ARN -> the caller account allowed to assume it); the
+// caller's account is that of its access key (caller.Account), def when the key names none.
+func Start(roles map[string]string, def string) *Server {
+	s := &Server{allowed: roles, fail: map[string]int{}, calls: map[string]int{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, def) }))
+	s.URL = s.srv.URL
+	return s
+}
+
+// Close stops the stub.
+func (s *Server) Close() { s.srv.Close() }
+
+// Fail makes the next n AssumeRole calls for role fail, as STS answers when it cannot issue credentials.
+func (s *Server) Fail(role string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail[role] = n
+}
+
+// Calls is how many AssumeRole calls role got.
+func (s *Server) Calls(role string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[role]
+}
+
+type credentials struct {
+	AccessKeyID     string `xml:"AccessKeyId"`
+	SecretAccessKey string `xml:"SecretAccessKey"`
+	SessionToken    string `xml:"SessionToken"`
+	Expiration      string `xml:"Expiration"`
+}
+
+type response struct {
+	XMLName xml.Name `xml:"AssumeRoleResponse"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Result  struct {
+		Credentials     credentials `xml:"Credentials"`
+		AssumedRoleUser struct {
+			Arn           string `xml:"Arn"`
+			AssumedRoleID string `xml:"AssumedRoleId"`
+		} `xml:"AssumedRoleUser"`
+	} `xml:"AssumeRoleResult"`
+	RequestID string `xml:"ResponseMetadata>RequestId"`
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
+	if err := r.ParseForm(); err != nil {
+		writeError(w, http.StatusBadRequest, "MalformedQueryString", err.Error())
+		return
+	}
+	if a := r.PostForm.Get("Action"); a != "AssumeRole" {
+		writeError(w, http.StatusBadRequest, "InvalidAction", "the stub serves AssumeRole only, not "+a)
+		return
+	}
+	role, session := r.PostForm.Get("RoleArn"), r.PostForm.Get("RoleSessionName")
+	from := caller.Account(r, def)
+	s.mu.Lock()
+	s.calls[role]++
+	allowed, known := s.allowed[role]
+	failing := s.fail[role] > 0
+	if failing {
+		s.fail[role]--
+	}
+	s.mu.Unlock()
+	switch {
+	case failing:
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected")
+		return
+	case !known || allowed != from || session == "":
+		writeError(w, http.StatusForbidden, "AccessDenied", fmt.Sprintf("User in %s is not authorized to perform sts:AssumeRole on resource %s", from, role))
+		return
+	}
+	account := contract.AccountOfRole(role)
+	var resp response
+	resp.Xmlns = "https://sts.amazonaws.com/doc/2011-06-15/"
+	resp.Result.Credentials = credentials{
+		AccessKeyID: caller.AccessKey(account, true), SecretAccessKey: "stub", SessionToken: "stub-" + session,
+		Expiration: time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+	}
+	resp.Result.AssumedRoleUser.Arn = "arn:aws:sts::" + account + ":assumed-role/" + role[strings.LastIndex(role, "/")+1:] + "/" + session
+	resp.Result.AssumedRoleUser.AssumedRoleID = "AROASTUB:" + session
+	resp.RequestID = "stub"
+	w.Header().Set("Content-Type", "text/xml")
+	_, _ = w.Write([]byte(xml.Header))
+	_ = xml.NewEncoder(w).Encode(resp)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>stub</RequestId></ErrorResponse>`, code, msg)
+}
