@@ -117,11 +117,21 @@ func TestHubWithThreeMembers(t *testing.T) {
 			!slices.Equal(send.Resource, []string{"arn:aws:sqs:" + mocks.DefaultRegion + ":" + m + ":kib-hub_c-" + m}) {
 			t.Errorf("queue policy of c-%s = %+v, want the hub's router on the member's queue", m, send)
 		}
+		if counts := stacktest.Statement(t, stacktest.Doc(t, q, "policy"), "HubReadsCounts"); fmt.Sprint(counts.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":root]" ||
+			!slices.Equal(counts.Action, []string{"sqs:GetQueueAttributes"}) {
+			t.Errorf("queue policy of c-%s lets %+v read, want the hub's account its counts only (make verify)", m, counts)
+		}
 		schedule := stacktest.Plain(r.resources.Under("c-"+m).One(t, "aws:scheduler/schedule:Schedule"))
 		target := schedule["target"].(map[string]any)
 		if schedule["groupName"] != "kib-hub-heartbeat" || target["roleArn"] != "arn:aws:iam::"+m+":role/kib-hub-heartbeat" ||
 			target["arn"] != "arn:aws:events:"+mocks.DefaultRegion+":"+m+":event-bus/default" {
 			t.Errorf("heartbeat of c-%s = %v, want the member's group, role and default bus", m, schedule)
+		}
+	}
+	hubQueue := stacktest.Doc(t, r.resources.Under("hub-a").One(t, "aws:sqs/queuePolicy:QueuePolicy"), "policy")
+	for _, st := range hubQueue.Statement {
+		if st.Sid == "HubReadsCounts" {
+			t.Errorf("the hub's own cluster queue has %+v: its account needs no grant", st)
 		}
 	}
 	if got := r.outputs["clusters"].(map[string]any)["c-"+accountB].(map[string]any)["account"]; got != accountB {

@@ -185,6 +185,9 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 			RouterRoleARN: r.RoleARN,
 			DeployRoleARN: acc.deployRole,
 		}
+		if cfg.IsMember(cl.Account) {
+			args.HubAccount = env.Account
+		}
 		if acc.beat != nil {
 			args.Heartbeat = &heartbeat.Cluster{
 				Bus: cfg.NamePrefix, Group: acc.beat.GroupName, RoleARN: acc.beat.RoleARN, Rate: cfg.Heartbeat.Interval(),

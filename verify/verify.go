@@ -57,12 +57,16 @@ type Clients struct {
 
 // Outputs are what verify reads of a stack's outputs (pulumi stack output --json).
 type Outputs struct {
-	BusName            string `json:"busName"`
-	Region             string `json:"region"`
-	RouterLogGroupName string `json:"routerLogGroupName"`
-	Clusters           map[string]struct {
-		QueueURL string `json:"queueUrl"`
-	} `json:"clusters"`
+	BusName            string             `json:"busName"`
+	Region             string             `json:"region"`
+	RouterLogGroupName string             `json:"routerLogGroupName"`
+	Clusters           map[string]Cluster `json:"clusters"`
+}
+
+// Cluster is what verify reads of a cluster's outputs: its queue, and its account (the hub's or a member's).
+type Cluster struct {
+	QueueURL string `json:"queueUrl"`
+	Account  string `json:"account"`
 }
 
 // ReadOutputs decodes a stack's outputs and checks verify has what it needs.
@@ -145,7 +149,7 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 		return nil, fmt.Errorf("the bus %s has no cluster to verify", out.BusName)
 	}
 	start := opts.Now()
-	results, err := put(ctx, c.Events, out.BusName, clusters)
+	results, err := put(ctx, c.Events, out, clusters)
 	if err != nil {
 		return nil, err
 	}
@@ -204,8 +208,8 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 	return results, nil
 }
 
-// put puts one canary per cluster, ten per PutEvents call (its limit).
-func put(ctx context.Context, events Events, bus string, clusters []string) ([]Result, error) {
+// put puts one canary per cluster, naming the cluster's account, ten per PutEvents call (its limit).
+func put(ctx context.Context, events Events, out Outputs, clusters []string) ([]Result, error) {
 	var results []Result
 	for chunk := range slices.Chunk(clusters, 10) {
 		entries := make([]ebtypes.PutEventsRequestEntry, len(chunk))
@@ -213,7 +217,7 @@ func put(ctx context.Context, events Events, bus string, clusters []string) ([]R
 			entries[i] = ebtypes.PutEventsRequestEntry{
 				EventBusName: aws.String("default"), Source: aws.String(contract.SourceCanary),
 				DetailType: aws.String(contract.DetailTypeCanary),
-				Detail:     aws.String(contract.CanaryDetail{Bus: bus, Clusters: []string{cl}}.JSON()),
+				Detail:     aws.String(contract.CanaryDetail{Bus: out.BusName, Account: out.Clusters[cl].Account, Clusters: []string{cl}}.JSON()),
 			}
 		}
 		resp, err := events.PutEvents(ctx, &eventbridge.PutEventsInput{Entries: entries})

@@ -75,13 +75,9 @@ func (f *fakeAWS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttribut
 }
 
 func outputs(clusters ...string) Outputs {
-	o := Outputs{BusName: "kib-test", Region: "us-east-1", RouterLogGroupName: "/aws/lambda/kib-test-router", Clusters: map[string]struct {
-		QueueURL string `json:"queueUrl"`
-	}{}}
+	o := Outputs{BusName: "kib-test", Region: "us-east-1", RouterLogGroupName: "/aws/lambda/kib-test-router", Clusters: map[string]Cluster{}}
 	for _, c := range clusters {
-		o.Clusters[c] = struct {
-			QueueURL string `json:"queueUrl"`
-		}{"https://sqs/" + c}
+		o.Clusters[c] = Cluster{QueueURL: "https://sqs/" + c}
 	}
 	return o
 }
@@ -189,5 +185,31 @@ func TestReadOutputs(t *testing.T) {
 	}
 	if _, err := ReadOutputs(strings.NewReader(``)); err == nil {
 		t.Error("empty outputs accepted")
+	}
+}
+
+// TestRunNamesTheClustersAccount: a member's cluster's canary names the member's account, so the router
+// forwards it there though verify puts it in the hub.
+type recordingEvents struct{ details []string }
+
+func (r *recordingEvents) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	out := &eventbridge.PutEventsOutput{}
+	for _, e := range in.Entries {
+		r.details = append(r.details, aws.ToString(e.Detail))
+		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String("e")})
+	}
+	return out, nil
+}
+
+func TestRunNamesTheClustersAccount(t *testing.T) {
+	o := outputs("a")
+	o.Clusters["a"] = Cluster{QueueURL: "https://sqs/a", Account: "222222222222"}
+	rec := &recordingEvents{}
+	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}}
+	if _, err := Run(context.Background(), Clients{rec, f, f}, o, Options{Timeout: time.Second, Poll: time.Millisecond, Now: clock()}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.details) != 1 || rec.details[0] != `{"bus":"kib-test","account":"222222222222","clusters":["a"]}` {
+		t.Errorf("canary details %v, want a's account named", rec.details)
 	}
 }

@@ -30,10 +30,12 @@ const (
 	LogCluster         = "cluster"
 )
 
-// CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix) and the
-// clusters it must reach.
+// CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account
+// of the clusters it must reach (when not the account it was put in: verify, run in the hub, names a member's),
+// and the clusters.
 type CanaryDetail struct {
 	Bus      string   `json:"bus"`
+	Account  string   `json:"account,omitempty"`
 	Clusters []string `json:"clusters"`
 }
 

@@ -86,9 +86,10 @@ type Event struct {
 	Time    time.Time
 	// InstanceIDs holds each instance the event names, once, in order of first appearance.
 	InstanceIDs []string
-	// Bus and Clusters are a canary's (KindCanary): the bus it is for and the clusters it must reach, each
-	// once, in order.
+	// Bus, To and Clusters are a canary's (KindCanary): the bus it is for, the account of its clusters (its
+	// own Account when not named) and the clusters it must reach, each once, in order.
 	Bus      string
+	To       string
 	Clusters []string
 }
 
@@ -121,8 +122,9 @@ type detail struct {
 	EventDescription  raw `json:"eventDescription"`
 	AffectedEntities  raw `json:"affectedEntities"`
 	// A canary's (contract.CanaryDetail), which no Karpenter parser reads.
-	Bus      raw `json:"bus"`
-	Clusters raw `json:"clusters"`
+	Bus       raw `json:"bus"`
+	ToAccount raw `json:"account"`
+	Clusters  raw `json:"clusters"`
 }
 
 // description and affectedEntity type the AWS Health detail's arrays as Karpenter's scheduledchange.Detail does.
@@ -161,7 +163,10 @@ func Parse(body []byte) (Event, error) {
 	switch {
 	case !known && string(env.Source) == contract.SourceCanary && string(env.DetailType) == contract.DetailTypeCanary:
 		ev.Kind = contract.KindCanary
-		ev.Bus, ev.Clusters, err = parseCanary(&env.Detail)
+		ev.Bus, ev.To, ev.Clusters, err = parseCanary(&env.Detail)
+		if ev.To == "" {
+			ev.To = ev.Account
+		}
 	case known && t.Source == contract.SourceHealth:
 		ev.Kind, ev.InstanceIDs, err = parseHealth(t, &env.Detail)
 	case known:
@@ -263,28 +268,32 @@ func parseHealth(t contract.EventType, d *detail) (contract.Kind, []string, erro
 	return t.Kind, ids, nil
 }
 
-// parseCanary reads a canary's detail: the bus, a string, and 1 to contract.MaxCanaryClusters cluster names,
-// each one a name a cluster queue can bear (queuename.ValidateCluster).
-func parseCanary(d *detail) (string, []string, error) {
-	bus, err := d.Bus.token()
-	if err != nil || len(bus) == 0 {
-		return "", nil, fmt.Errorf("%w: canary without detail.bus", ErrUnparseable)
+// parseCanary reads a canary's detail: the bus, a string; the account, absent or an account ID; and 1 to
+// contract.MaxCanaryClusters cluster names, each one a name a cluster queue can bear (queuename.ValidateCluster).
+func parseCanary(d *detail) (bus, to string, clusters []string, err error) {
+	b, err := d.Bus.token()
+	if err != nil || len(b) == 0 {
+		return "", "", nil, fmt.Errorf("%w: canary without detail.bus", ErrUnparseable)
+	}
+	a, err := d.ToAccount.token()
+	if err != nil || (a != nil && !isAccount(a)) {
+		return "", "", nil, fmt.Errorf("%w: canary detail.account %s is not an account ID", ErrUnparseable, d.ToAccount.first)
 	}
 	var names []string
 	if err := d.Clusters.decode(&names); err != nil {
-		return "", nil, fmt.Errorf("%w: canary detail.clusters: %w", ErrUnparseable, err)
+		return "", "", nil, fmt.Errorf("%w: canary detail.clusters: %w", ErrUnparseable, err)
 	}
 	if len(names) == 0 || len(names) > contract.MaxCanaryClusters {
-		return "", nil, fmt.Errorf("%w: a canary names 1 to %d clusters, not %d", ErrUnparseable, contract.MaxCanaryClusters, len(names))
+		return "", "", nil, fmt.Errorf("%w: a canary names 1 to %d clusters, not %d", ErrUnparseable, contract.MaxCanaryClusters, len(names))
 	}
-	clusters := make([]string, 0, len(names))
+	clusters = make([]string, 0, len(names))
 	for _, c := range names {
 		if err := queuename.ValidateCluster(c); err != nil {
-			return "", nil, fmt.Errorf("%w: canary cluster %w", ErrUnparseable, err)
+			return "", "", nil, fmt.Errorf("%w: canary cluster %w", ErrUnparseable, err)
 		}
 		if !slices.Contains(clusters, c) {
 			clusters = append(clusters, c)
 		}
 	}
-	return bus.String(), clusters, nil
+	return b.String(), a.String(), clusters, nil
 }

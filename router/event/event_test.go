@@ -353,7 +353,7 @@ func TestParseCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Kind != contract.KindCanary || ev.Bus != "kib-test" || !slices.Equal(ev.Clusters, []string{"alpha", "beta"}) || ev.InstanceIDs != nil ||
+	if ev.Kind != contract.KindCanary || ev.Bus != "kib-test" || ev.To != ev.Account || !slices.Equal(ev.Clusters, []string{"alpha", "beta"}) || ev.InstanceIDs != nil ||
 		ev.ID != "7f7a0a6e-5c1e-4b0b-9d55-1b2a6a8c0c01" || ev.Account != "123456789012" {
 		t.Fatalf("canary = %+v, want bus kib-test for alpha and beta, no instance", ev)
 	}
@@ -371,6 +371,9 @@ func TestParseCanary(t *testing.T) {
 		{"a name no queue can bear", `["alpha","beta"]`, `["alpha","no/such"]`, ErrUnparseable, nil},
 		{"too many clusters", `["alpha","beta"]`, `["a"` + strings.Repeat(`,"a"`, contract.MaxCanaryClusters) + `]`, ErrUnparseable, nil},
 		{"another source", `"source":"karpenter-interruption-bus.canary"`, `"source":"someone.else"`, ErrNotInterruption, nil},
+		{"the clusters' account", `"bus":"kib-test",`, `"bus":"kib-test","account":"222222222222",`, nil, []string{"alpha", "beta"}},
+		{"an account that is no account ID", `"bus":"kib-test",`, `"bus":"kib-test","account":"22",`, ErrUnparseable, nil},
+		{"an account not a string", `"bus":"kib-test",`, `"bus":"kib-test","account":222222222222,`, ErrUnparseable, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -380,6 +383,9 @@ func TestParseCanary(t *testing.T) {
 			}
 			if tt.want == nil && !slices.Equal(ev.Clusters, tt.clusters) {
 				t.Errorf("clusters = %v, want %v", ev.Clusters, tt.clusters)
+			}
+			if tt.name == "the clusters' account" && ev.To != "222222222222" {
+				t.Errorf("canary for account %q, want 222222222222", ev.To)
 			}
 		})
 	}

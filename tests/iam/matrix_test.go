@@ -400,6 +400,9 @@ func organizationRows(t *testing.T, s *Stack) []row {
 				send(s.Name+": "+m+"'s forwarder role -> its cluster queue "+c, s.memberSession(m, forwarder), q, m, explicitlyDenied),
 				send(s.Name+": the hub's redrive role -> "+m+"'s cluster queue "+c, s.session(s.Role(t, s.RedriveRole)), q, m, denied),
 				send(s.Name+": an account not on the bus -> "+m+"'s cluster queue "+c, outsider("999999999999", "sqs:*"), q, m, denied),
+				on(s.Name+": a hub role allowed sqs:GetQueueAttributes reads the counts of "+m+"'s cluster queue "+c, s.admin("sqs:GetQueueAttributes"), "sqs:GetQueueAttributes", q, m, allowed),
+				on(s.Name+": a hub role allowed sqs:* receives from "+m+"'s cluster queue "+c, s.admin("sqs:*"), "sqs:ReceiveMessage", q, m, denied),
+				on(s.Name+": an account not on the bus reads the counts of "+m+"'s cluster queue "+c, outsider("999999999999", "sqs:*"), "sqs:GetQueueAttributes", q, m, denied),
 			)
 			for other, os := range s.Members {
 				if other != m {

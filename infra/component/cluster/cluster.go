@@ -37,6 +37,9 @@ type Args struct {
 	// DeployRoleARN, for a cluster of a member account, is the role Pulumi takes there: the Kubernetes provider
 	// signs in to the cluster as it. Env is then the member account's.
 	DeployRoleARN string
+	// HubAccount, for a cluster of a member account, is the hub's: its principals may read the queue's message
+	// counts (make verify, run in the hub), if their own policies allow it.
+	HubAccount string
 }
 
 // ClusterInterruption is one cluster on the bus.
@@ -71,7 +74,7 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 	}
 	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(c), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN}
 	queueARN := args.Env.ARN("sqs", args.QueueName)
-	queue, err := s.queue(args.QueueName, queueARN, args.RouterRoleARN)
+	queue, err := s.queue(args.QueueName, queueARN, args.RouterRoleARN, args.HubAccount)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +144,7 @@ type scope struct {
 func (s scope) name(what string) string { return s.cluster + "-" + what }
 
 // queue declares the cluster's interruption queue and its policy: only the router may send, only over TLS.
-func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput) (*sqs.Queue, error) {
+func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput, hubAccount string) (*sqs.Queue, error) {
 	q, err := sqs.NewQueue(s.ctx, s.name("queue"), &sqs.QueueArgs{
 		Name:                    pulumi.String(name),
 		MessageRetentionSeconds: pulumi.Int(QueueRetentionSeconds),
@@ -151,7 +154,11 @@ func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput) (*sqs.Q
 	if err != nil {
 		return nil, fmt.Errorf("declaring the queue of %s: %w", s.cluster, err)
 	}
-	pol := routerRoleARN.ToStringOutput().ApplyT(func(router string) string { return QueuePolicy(arn, router).JSON() }).(pulumi.StringOutput)
+	var hubRoot string
+	if hubAccount != "" {
+		hubRoot = s.env.In(hubAccount).IAMARN("root")
+	}
+	pol := routerRoleARN.ToStringOutput().ApplyT(func(router string) string { return QueuePolicy(arn, router, hubRoot).JSON() }).(pulumi.StringOutput)
 	if _, err := sqs.NewQueuePolicy(s.ctx, s.name("queue"), &sqs.QueuePolicyArgs{QueueUrl: q.Url, Policy: pol}, s.parent); err != nil {
 		return nil, fmt.Errorf("declaring the queue policy of %s: %w", s.cluster, err)
 	}
@@ -160,21 +167,33 @@ func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput) (*sqs.Q
 
 // QueuePolicy lets only the router's role send to the cluster's queue: the Allow admits it (from another
 // account too), the Deny shuts out everyone else, inside the account as well, where an identity policy with
-// sqs:SendMessage would otherwise suffice to forge an interruption and make Karpenter drain a node.
-func QueuePolicy(queueARN, routerRoleARN string) policy.Document {
-	return policy.New(
-		policy.Statement{
+// sqs:SendMessage would otherwise suffice to forge an interruption and make Karpenter drain a node. For a
+// member's cluster, hubRoot (the hub account) may read the queue's attributes, its message counts, which is
+// all verify needs; its principals still need their own policies to allow it.
+func QueuePolicy(queueARN, routerRoleARN, hubRoot string) policy.Document {
+	if hubRoot != "" {
+		return policy.New(append(queuePolicy(queueARN, routerRoleARN), policy.Statement{
+			Sid: "HubReadsCounts", Effect: "Allow", Principal: map[string]string{"AWS": hubRoot},
+			Action: []string{"sqs:GetQueueAttributes"}, Resource: []string{queueARN},
+		})...)
+	}
+	return policy.New(queuePolicy(queueARN, routerRoleARN)...)
+}
+
+func queuePolicy(queueARN, routerRoleARN string) []policy.Statement {
+	return []policy.Statement{
+		{
 			// GetQueueUrl too: a router in another account (a hub) may look the queue up only if the queue says so.
 			Sid: "RouterForwards", Effect: "Allow", Principal: map[string]string{"AWS": routerRoleARN},
 			Action: []string{"sqs:SendMessage", "sqs:GetQueueUrl"}, Resource: []string{queueARN},
 		},
-		policy.Statement{
+		{
 			Sid: "OnlyTheRouterSends", Effect: "Deny", Principal: "*",
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
 			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:PrincipalArn": routerRoleARN}},
 		},
 		policy.DenyInsecureTransport(queueARN),
-	)
+	}
 }
 
 func withCluster(tags pulumi.StringMap, name string) pulumi.StringMap {

@@ -201,6 +201,8 @@ func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]messag
 			m.out = drop(contract.ReasonUnparseable, err)
 		case len(r.accounts) > 0 && !slices.Contains(r.accounts, ev.Account):
 			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("account %s is not on the bus", ev.Account))
+		case len(r.accounts) > 0 && ev.Kind == contract.KindCanary && !slices.Contains(r.accounts, ev.To):
+			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("a canary for account %s, which is not on the bus", ev.To))
 		case ev.Kind == contract.KindCanary && ev.Bus != r.bus:
 			m.out = drop(contract.ReasonNotInterruption, fmt.Errorf("a canary for bus %q, this is %q", ev.Bus, r.bus))
 		}
@@ -273,7 +275,11 @@ func (r *Router) plan(msgs []message, ownersByScope map[where]map[string]owner.O
 				m.noQueue = qo.err
 				continue
 			}
-			q := forward.Queue{Account: m.ev.Account, Region: m.ev.Region, Name: qo.name}
+			account := m.ev.Account
+			if m.ev.Kind == contract.KindCanary {
+				account = m.ev.To // a canary may name its clusters' account
+			}
+			q := forward.Queue{Account: account, Region: m.ev.Region, Name: qo.name}
 			d := byQueue[q]
 			if d == nil {
 				d = &delivery{queue: q, cluster: c}

@@ -612,14 +612,17 @@ func TestMemberAccounts(t *testing.T) {
 	h := accountsHarness(t, hub, a, b, "alpha", "beta", "gamma")
 	canary := strings.Replace(fixture(t, "canary.json"), `"account":"`+account+`"`, `"account":"`+memberA+`"`, 1)
 	canary = strings.Replace(canary, `["alpha","beta"]`, `["beta"]`, 1)
-	bodies := []string{spotIn(account, instance(1)), spotIn(memberA, instance(2)), spotIn(memberB, instance(3)), spotIn(unknown, instance(4)), canary}
+	// verify, run in the bus's account, names the account of a member's cluster in its canary.
+	fromHub := strings.Replace(strings.Replace(fixture(t, "canary.json"), `["alpha","beta"]`, `["gamma"]`, 1), `"bus":"kib-test",`, `"bus":"kib-test","account":"`+memberB+`",`, 1)
+	toStranger := strings.Replace(fromHub, `"account":"`+memberB+`"`, `"account":"`+unknown+`"`, 1)
+	bodies := []string{spotIn(account, instance(1)), spotIn(memberA, instance(2)), spotIn(memberB, instance(3)), spotIn(unknown, instance(4)), canary, fromHub, toStranger}
 	if resp := h.handle(t, bodies...); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("failures = %v", failedIDs(resp))
 	}
 	want := map[string][]string{
 		"https://sqs/" + account + "/" + queuename.For(qprefix, "alpha"): {bodies[0]},
 		"https://sqs/" + memberA + "/" + queuename.For(qprefix, "beta"):  {bodies[1], canary},
-		"https://sqs/" + memberB + "/" + queuename.For(qprefix, "gamma"): {bodies[2]},
+		"https://sqs/" + memberB + "/" + queuename.For(qprefix, "gamma"): {bodies[2], fromHub},
 	}
 	if fmt.Sprint(h.sqs.byURL) != fmt.Sprint(want) {
 		t.Errorf("deliveries = %v\nwant %v", h.sqs.byURL, want)
@@ -629,10 +632,10 @@ func TestMemberAccounts(t *testing.T) {
 			t.Errorf("%s's EC2 answered %d calls, want 1", name, f.calls)
 		}
 	}
-	if got := h.dropLogs(t); fmt.Sprint(got) != fmt.Sprint(map[string][]string{"m3": {string(contract.ReasonUnknownAccount)}}) {
+	if got := h.dropLogs(t); fmt.Sprint(got) != fmt.Sprint(map[string][]string{"m3": {string(contract.ReasonUnknownAccount)}, "m6": {string(contract.ReasonUnknownAccount)}}) {
 		t.Errorf("drops = %v, want the unknown account's event only", got)
 	}
-	if got := h.metric(t, contract.DimReason, string(contract.ReasonUnknownAccount), contract.MetricDropped); got != 1 {
+	if got := h.metric(t, contract.DimReason, string(contract.ReasonUnknownAccount), contract.MetricDropped); got != 2 {
 		t.Errorf("Dropped{Reason=unknown_account} = %v", got)
 	}
 }

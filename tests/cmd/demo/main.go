@@ -1,7 +1,9 @@
-// Command demo runs the whole event path on loopback (make demo): an embedded goaws for SQS, an EC2 stub, and
-// the router built exactly as in Lambda. It routes one event of each kind for three clusters and an instance no
-// cluster owns, then reports what each cluster's Karpenter receives (read by Karpenter's own parser), what was
-// dropped and why, and the AWS requests each event cost.
+// Command demo runs the whole event path on loopback (make demo): an embedded goaws for SQS (queues in two
+// accounts), stubs of EC2 and STS, and the router built exactly as in Lambda, as the hub of a member account. It
+// routes one event of each kind for three clusters of the hub and one of the member, an instance no cluster owns
+// and an account not on the bus, then reports what each cluster's Karpenter receives (read by Karpenter's own
+// parser), what was dropped and why, and the AWS requests each event cost; then runs make verify's code with
+// one Karpenter stopped.
 package main
 
 import (
@@ -36,21 +38,26 @@ const (
 	region  = sqsemu.Region
 )
 
-var clusters = []string{"payments-prod", "search-prod", "batch-spot"}
+// member is a member account of the bus, with a cluster of its own: the bus's account is the hub.
+const member = "210987654321"
+
+var clusters = []string{"payments-prod", "search-prod", "batch-spot", "orders-prod"}
 
 // instances and the tags EC2 holds for them: each owner tag the router reads, and a bastion no cluster owns.
 var instances = []struct {
 	id, role string
 	tags     map[string]string
+	account  string // the hub's when empty
 }{
-	{"i-0a00000000000a001", "payments-prod, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "payments-prod", "karpenter.sh/nodepool": "default"}},
-	{"i-0a00000000000a002", "payments-prod, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "payments-prod"}},
-	{"i-0b00000000000b001", "search-prod, cloud-provider tag", map[string]string{"kubernetes.io/cluster/search-prod": "owned"}},
-	{"i-0b00000000000b002", "search-prod, managed node group", map[string]string{"eks:cluster-name": "search-prod"}},
-	{"i-0c00000000000c001", "batch-spot, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "batch-spot"}},
-	{"i-0c00000000000c002", "batch-spot, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "batch-spot"}},
-	{"i-0d00000000000d001", "bastion, no cluster", map[string]string{"Name": "bastion"}},
-	{"i-0e00000000000e001", "legacy-cluster, not on the bus", map[string]string{"eks:eks-cluster-name": "legacy-cluster"}},
+	{"i-0a00000000000a001", "payments-prod, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "payments-prod", "karpenter.sh/nodepool": "default"}, ""},
+	{"i-0a00000000000a002", "payments-prod, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "payments-prod"}, ""},
+	{"i-0b00000000000b001", "search-prod, cloud-provider tag", map[string]string{"kubernetes.io/cluster/search-prod": "owned"}, ""},
+	{"i-0b00000000000b002", "search-prod, managed node group", map[string]string{"eks:cluster-name": "search-prod"}, ""},
+	{"i-0c00000000000c001", "batch-spot, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "batch-spot"}, ""},
+	{"i-0c00000000000c002", "batch-spot, launched by Karpenter", map[string]string{"eks:eks-cluster-name": "batch-spot"}, ""},
+	{"i-0d00000000000d001", "bastion, no cluster", map[string]string{"Name": "bastion"}, ""},
+	{"i-0e00000000000e001", "legacy-cluster, not on the bus", map[string]string{"eks:eks-cluster-name": "legacy-cluster"}, ""},
+	{"i-0f00000000000f001", "orders-prod, in member account " + member, map[string]string{"eks:eks-cluster-name": "orders-prod"}, member},
 }
 
 type event struct{ name, id, body string }
@@ -73,6 +80,8 @@ func events() []event {
 		{"spot warning, bastion", "demo-07", ec2Event(7, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0d00000000000d001","instance-action":"terminate"}`)},
 		{"spot warning, cluster not on bus", "demo-08", ec2Event(8, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0e00000000000e001","instance-action":"terminate"}`)},
 		{"state change: running", "demo-09", ec2Event(9, "EC2 Instance State-change Notification", `{"instance-id":"i-0a00000000000a001","state":"running"}`)},
+		{"spot warning, member account", "demo-10", strings.Replace(ec2Event(10, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0f00000000000f001","instance-action":"terminate"}`), `"account":"`+account+`"`, `"account":"`+member+`"`, 1)},
+		{"spot warning, account not on bus", "demo-11", strings.Replace(ec2Event(11, "EC2 Spot Instance Interruption Warning", `{"instance-id":"i-0f00000000000f001","instance-action":"terminate"}`), `"account":"`+account+`"`, `"account":"999999999999"`, 1)},
 		{"not JSON", "", "this is not an event"},
 	}
 }
@@ -85,7 +94,7 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	b, err := harness.New(ctx, harness.Options{Clusters: clusters})
+	b, err := harness.New(ctx, harness.Options{Clusters: clusters[:3], Members: map[string][]string{member: {"orders-prod"}}})
 	if err != nil {
 		return err
 	}
@@ -96,19 +105,22 @@ func run(ctx context.Context) error {
 	fmt.Fprintf(w, "karpenter-interruption-bus demo: goaws at %s, EC2 stub at %s, no AWS account\n\n", b.SQS.URL, b.EC2.URL)
 	fmt.Fprintln(w, "Cluster queues ("+contract.EnvClusterQueuePrefix+"="+harness.Prefix+"):")
 	for _, c := range clusters {
-		fmt.Fprintf(w, "  %s\t-> %s\n", c, harness.QueueOf(c))
+		fmt.Fprintf(w, "  %s\t-> %s\tin account %s\n", c, harness.QueueOf(c), b.AccountOf(harness.QueueOf(c)))
 	}
 	fmt.Fprintln(w, "\nInstances in EC2:")
 	for _, in := range instances {
-		b.EC2.Put(in.id, in.tags)
-		fmt.Fprintf(w, "  %s\t%s\t%v\n", in.id, in.role, in.tags)
+		if in.account == "" {
+			in.account = account
+		}
+		b.EC2.PutIn(in.account, in.id, in.tags)
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%v\n", in.account, in.id, in.role, in.tags)
 	}
 
 	fmt.Fprintln(w, "\nRouting each event (EventBridge -> central queue -> router -> cluster queue); AWS requests per event:")
-	fmt.Fprintln(w, "  event\toutcome\tSQS requests\tDescribeInstances")
+	fmt.Fprintln(w, "  event\toutcome\tSQS requests\tDescribeInstances\tAssumeRole")
 	evs := events()
 	for _, ev := range evs {
-		before, ec2Before := b.SQS.Snapshot(), b.EC2.Calls()
+		before, ec2Before, stsBefore := b.SQS.Snapshot(), b.EC2.Calls(), b.STS.Calls(harness.ReaderRole(member))
 		if err := b.Publish(ctx, ev.body); err != nil {
 			return err
 		}
@@ -127,7 +139,8 @@ func run(ctx context.Context) error {
 		if d := b.Drops()[key]; len(d) > 0 {
 			outcome = "dropped: " + d[0].Reason
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\n", ev.name, outcome, requests(b.SQS.Snapshot(), before), b.EC2.Calls()-ec2Before)
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%d\t%d\n", ev.name, outcome, requests(b.SQS.Snapshot(), before), b.EC2.Calls()-ec2Before,
+			b.STS.Calls(harness.ReaderRole(member))-stsBefore)
 	}
 
 	fmt.Fprintf(w, "\nWhat each cluster's Karpenter receives, read by Karpenter v%s's own parser (the stack's default;\n"+
@@ -184,22 +197,21 @@ func heartbeat(ctx context.Context, b *harness.Bus, w *tabwriter.Writer) error {
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	wg.Go(func() { b.Serve(run) })
-	for _, c := range clusters[:2] { // batch-spot's Karpenter is stopped
-		wg.Go(func() { _ = b.Karpenter(run, c, func(string) {}) })
+	for _, c := range clusters {
+		if c != "batch-spot" { // batch-spot's Karpenter is stopped
+			wg.Go(func() { _ = b.Karpenter(run, c, func(string) {}) })
+		}
 	}
 
 	out := verify.Outputs{BusName: b.Settings.BusName, Region: region, RouterLogGroupName: logGroup}
-	out.Clusters = map[string]struct {
-		QueueURL string `json:"queueUrl"`
-	}{}
+	out.Clusters = map[string]verify.Cluster{}
 	for _, c := range clusters {
-		u, err := b.SQS.Client().GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(harness.QueueOf(c))})
+		acct := b.AccountOf(harness.QueueOf(c))
+		u, err := b.SQS.ClientIn(acct).GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(harness.QueueOf(c))})
 		if err != nil {
 			return err
 		}
-		out.Clusters[c] = struct {
-			QueueURL string `json:"queueUrl"`
-		}{aws.ToString(u.QueueUrl)}
+		out.Clusters[c] = verify.Cluster{QueueURL: aws.ToString(u.QueueUrl), Account: acct}
 	}
 	creds := credentials.NewStaticCredentialsProvider("demo", "demo", "")
 	results, err := verify.Run(ctx, verify.Clients{
