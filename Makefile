@@ -6,7 +6,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: all test test-router test-infra test-e2e test-karpenter test-workflows lint router bench fuzz demo render scale tidy verify
+.PHONY: all test test-router test-infra test-e2e test-karpenter test-workflows race lint router bench fuzz demo render scale tidy verify
 
 all: test
 
@@ -25,7 +25,12 @@ IAM_EVALUATOR := tests/iam/evaluator/node_modules/.package-lock.json
 test: test-router test-infra test-e2e test-karpenter test-workflows
 
 test-router:
-	cd router && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd router && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## race: the router's tests under the race detector (its batch sends and lookups run concurrently). Apart from
+## make test because it compiles the AWS SDK, EC2's client above all, once more: minutes on a cold cache.
+race:
+	cd router && $(GO) test -race -count=1 ./...
 
 test-infra:
 	$(GO) vet ./... && $(GO) test -count=1 ./...

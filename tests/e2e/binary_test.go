@@ -20,13 +20,14 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
 )
 
-// buildRouter compiles the router's main package for this machine, with the Lambda build tag.
+// buildRouter compiles the router's main package for this machine, with the Lambda build tag and otherwise the
+// settings of the test build, so it reuses the packages that build compiled (the deployed build, static and for
+// arm64, is infra/routerbuild's, tested there).
 func buildRouter(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bootstrap")
 	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, ".")
 	cmd.Dir = filepath.Join("..", "..", "router")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the router: %v\n%s", err, out)
 	}
