@@ -8,7 +8,6 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes"
-	helmv3 "github.com/pulumi/pulumi-kubernetes/sdk/v4/go/kubernetes/helm/v3"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
@@ -120,7 +119,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 		// The old release was uninstalled by hand (config.CheckReleases): forget it before installing anew.
 		releaseOpts = append(releaseOpts, pulumi.DeleteBeforeReplace(true))
 	}
-	if _, err := helmv3.NewRelease(s.ctx, s.name("karpenter"), &helmv3.ReleaseArgs{
+	if err := release(s.ctx, s.name("karpenter"), &releaseArgs{
 		Name:      pulumi.String("karpenter"),
 		Chart:     pulumi.String(Chart),
 		Version:   pulumi.String(cl.Karpenter.Version),
