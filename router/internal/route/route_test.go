@@ -198,15 +198,21 @@ func (h *harness) received(cluster string) []string {
 // dropLogs returns messageId -> reasons of the "message dropped" log lines.
 func (h *harness) dropLogs(t *testing.T) map[string][]string {
 	t.Helper()
+	return h.logsOf(t, "message dropped", "messageId", "reason")
+}
+
+// logsOf returns, for the log lines whose msg is msg, their key attribute -> their value attributes.
+func (h *harness) logsOf(t *testing.T, msg, key, value string) map[string][]string {
+	t.Helper()
 	out := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
 		}
-		if rec["msg"] == "message dropped" {
-			id := rec["messageId"].(string)
-			out[id] = append(out[id], rec["reason"].(string))
+		if rec["msg"] == msg {
+			k := rec[key].(string)
+			out[k] = append(out[k], rec[value].(string))
 		}
 	}
 	return out
@@ -498,18 +504,7 @@ func TestEmptyBatch(t *testing.T) {
 // canaryLogs returns the clusters of the "canary forwarded" log lines, by event id.
 func (h *harness) canaryLogs(t *testing.T) map[string][]string {
 	t.Helper()
-	out := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		if rec["msg"] == contract.LogCanaryForwarded {
-			id := rec[contract.LogEventID].(string)
-			out[id] = append(out[id], rec[contract.LogCluster].(string))
-		}
-	}
-	return out
+	return h.logsOf(t, contract.LogCanaryForwarded, contract.LogEventID, contract.LogCluster)
 }
 
 func TestCanaryReachesTheNamedClustersWithoutLookup(t *testing.T) {
