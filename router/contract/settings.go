@@ -99,13 +99,13 @@ func AccountOfRole(arn string) string {
 	return parts[4]
 }
 
-// IsAccount reports whether a is a 12-digit AWS account ID.
-func IsAccount(a string) bool {
+// IsAccount reports whether a is a 12-digit AWS account ID (bytes for the event parser, which copies nothing).
+func IsAccount[T ~string | ~[]byte](a T) bool {
 	if len(a) != 12 {
 		return false
 	}
-	for _, c := range a {
-		if c < '0' || c > '9' {
+	for i := range len(a) {
+		if c := a[i]; c < '0' || c > '9' {
 			return false
 		}
 	}

@@ -43,19 +43,6 @@ func IsInstanceID[S ~string | ~[]byte](id S) bool {
 	return true
 }
 
-// isAccount reports whether a is a 12-digit AWS account ID.
-func isAccount(a []byte) bool {
-	if len(a) != 12 {
-		return false
-	}
-	for _, c := range a {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // isRegion reports whether r looks like a region of any partition (us-east-1, us-gov-west-1, cn-north-1):
 // lowercase words joined by at least two hyphens, ending in a number.
 func isRegion(r []byte) bool {
@@ -151,7 +138,7 @@ func Parse(body []byte) (Event, error) {
 	if string(env.Version) != contract.EventVersion {
 		return Event{}, fmt.Errorf("%w: version %q", ErrNotInterruption, env.Version)
 	}
-	if !isAccount(env.Account) {
+	if !contract.IsAccount(env.Account) {
 		return Event{}, fmt.Errorf("%w: account %q is not an AWS account ID", ErrUnparseable, env.Account)
 	}
 	if !isRegion(env.Region) {
@@ -276,7 +263,7 @@ func parseCanary(d *detail) (bus, to string, clusters []string, err error) {
 		return "", "", nil, fmt.Errorf("%w: canary without detail.bus", ErrUnparseable)
 	}
 	a, err := d.ToAccount.token()
-	if err != nil || (a != nil && !isAccount(a)) {
+	if err != nil || (a != nil && !contract.IsAccount(a)) {
 		return "", "", nil, fmt.Errorf("%w: canary detail.account %s is not an account ID", ErrUnparseable, d.ToAccount.first)
 	}
 	var names []string
