@@ -7,8 +7,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
-// ReleaseType is pulumi-kubernetes' Helm release resource.
-const ReleaseType = "kubernetes:helm.sh/v3:Release"
+// releaseType is pulumi-kubernetes' Helm release resource.
+const releaseType = "kubernetes:helm.sh/v3:Release"
 
 // release declares a Helm release exactly as pulumi-kubernetes' own NewRelease does (the same type, inputs and
 // default options), with the inputs this component sets. Its package, kubernetes/helm/v3, is not imported: for
@@ -18,7 +18,7 @@ const ReleaseType = "kubernetes:helm.sh/v3:Release"
 func release(ctx *pulumi.Context, name string, args *releaseArgs, opts ...pulumi.ResourceOption) error {
 	args.Compat = pulumi.String("true") // as NewRelease sets it
 	var r releaseState
-	return ctx.RegisterResource(ReleaseType, name, args, &r, utilities.PkgResourceDefaultOpts(opts)...)
+	return ctx.RegisterResource(releaseType, name, args, &r, utilities.PkgResourceDefaultOpts(opts)...)
 }
 
 // releaseInputs has the SDK's releaseArgs field names, tags and types, for the fields set here.

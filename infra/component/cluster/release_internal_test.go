@@ -54,7 +54,7 @@ func TestReleaseMatchesTheSDK(t *testing.T) {
 			}
 		case *ast.CallExpr:
 			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "RegisterResource" && len(n.Args) > 0 {
-				if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Value == strconv.Quote(ReleaseType) {
+				if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Value == strconv.Quote(releaseType) {
 					registers = true
 				}
 			}
@@ -67,7 +67,7 @@ func TestReleaseMatchesTheSDK(t *testing.T) {
 		return true
 	})
 	if len(sdk) == 0 || !registers || !compat {
-		t.Fatalf("%s: releaseArgs has %d tagged fields, registers %s: %t, sets Compat \"true\": %t", file, len(sdk), ReleaseType, registers, compat)
+		t.Fatalf("%s: releaseArgs has %d tagged fields, registers %s: %t, sets Compat \"true\": %t", file, len(sdk), releaseType, registers, compat)
 	}
 
 	ours := reflect.TypeOf(releaseInputs{})
