@@ -30,6 +30,14 @@ const (
 	LogCluster         = "cluster"
 )
 
+// LogMessageDropped is the message of the router's log line for each message dropped, with the attributes
+// LogEventID (when the message is an event) and LogReason (a Reason): verify reads the lines of its canaries held
+// back by the canary interval (ReasonCanaryRateLimited) to put them again.
+const (
+	LogMessageDropped = "message dropped"
+	LogReason         = "reason"
+)
+
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account
 // of the clusters it must reach (when not the account it was put in: verify, run in the hub, names a member's),
 // and the clusters.

@@ -41,10 +41,18 @@ const (
 	ReasonNoQueue Reason = "no_queue"
 	// ReasonUnknownAccount: the event comes from an account that is neither the bus's nor one of its members.
 	ReasonUnknownAccount Reason = "unknown_account"
+	// ReasonCanaryForbidden: a canary names clusters of an account other than the one it was put in, and was not
+	// put in the bus's own account (where make verify runs): no account may reach another's clusters.
+	ReasonCanaryForbidden Reason = "canary_forbidden"
+	// ReasonCanaryRateLimited: every cluster a canary names had one less than the canary interval ago.
+	ReasonCanaryRateLimited Reason = "canary_rate_limited"
 )
 
 // Reasons lists every Reason.
-var Reasons = []Reason{ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount}
+var Reasons = []Reason{
+	ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount,
+	ReasonCanaryForbidden, ReasonCanaryRateLimited,
+}
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
 const KindUnknown Kind = "unknown"

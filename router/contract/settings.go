@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,11 @@ const (
 	EnvRetryMaxDelay      = "RETRY_MAX_DELAY"
 	EnvAccount            = "ACCOUNT"
 	EnvMemberReaderRoles  = "MEMBER_READER_ROLES"
+	EnvCanaryInterval     = "CANARY_INTERVAL"
+	EnvOrganizationID     = "ORGANIZATION_ID"
+	EnvReaderRoleName     = "MEMBER_READER_ROLE_NAME"
+	EnvPartition          = "PARTITION"
+	EnvDeniedAccountTTL   = "DENIED_ACCOUNT_CACHE_TTL"
 )
 
 // Settings configure the router. The infrastructure renders them into the function's environment (Environ) and
@@ -79,6 +85,17 @@ type Settings struct {
 	// account is looked up in EC2 with that account's role; an event of an account neither Account nor a
 	// member is dropped as unknown_account.
 	MemberReaderRoles []string
+	// CanaryInterval is the least time between two canaries delivered to one cluster by one router instance
+	// (README, "Heartbeat"): well below the fastest heartbeat, a minute, so the heartbeat is never held back.
+	CanaryInterval time.Duration
+	// OrganizationID, with ReaderRoleName and Partition, makes every account of the organization a member
+	// without a list: an event of an account is looked up as arn:<Partition>:iam::<account>:role/<ReaderRoleName>;
+	// an account whose reader role cannot be assumed (access denied) is dropped as unknown_account and
+	// remembered for DeniedAccountTTL. Needs Account.
+	OrganizationID   string
+	ReaderRoleName   string
+	Partition        string
+	DeniedAccountTTL time.Duration
 }
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
@@ -125,6 +142,8 @@ var DefaultSettings = Settings{
 	LogLevel:         "info",
 	RetryDelay:       2 * time.Second,
 	RetryMaxDelay:    time.Minute,
+	CanaryInterval:   30 * time.Second,
+	DeniedAccountTTL: 5 * time.Minute,
 }
 
 // LogLevels are the values LogLevel takes.
@@ -159,6 +178,8 @@ func (s Settings) WithDefaults() Settings {
 	or(&s.LogLevel, d.LogLevel)
 	orDur(&s.RetryDelay, d.RetryDelay)
 	orDur(&s.RetryMaxDelay, d.RetryMaxDelay)
+	orDur(&s.CanaryInterval, d.CanaryInterval)
+	orDur(&s.DeniedAccountTTL, d.DeniedAccountTTL)
 	return s
 }
 
@@ -198,6 +219,11 @@ func (s Settings) Environ() map[string]string {
 	setDur(EnvRetryMaxDelay, s.RetryMaxDelay)
 	set(EnvAccount, s.Account)
 	set(EnvMemberReaderRoles, strings.Join(s.MemberReaderRoles, ","))
+	setDur(EnvCanaryInterval, s.CanaryInterval)
+	set(EnvOrganizationID, s.OrganizationID)
+	set(EnvReaderRoleName, s.ReaderRoleName)
+	set(EnvPartition, s.Partition)
+	setDur(EnvDeniedAccountTTL, s.DeniedAccountTTL)
 	return env
 }
 
@@ -228,6 +254,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.CentralQueueURL = getenv(EnvCentralQueueURL)
 	s.Account = getenv(EnvAccount)
 	s.MemberReaderRoles = list(getenv(EnvMemberReaderRoles))
+	s.OrganizationID = getenv(EnvOrganizationID)
+	s.ReaderRoleName = getenv(EnvReaderRoleName)
+	s.Partition = getenv(EnvPartition)
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -260,6 +289,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.MissingQueueTTL = positiveDuration(EnvMissingQueueTTL)
 	s.RetryDelay = positiveDuration(EnvRetryDelay)
 	s.RetryMaxDelay = positiveDuration(EnvRetryMaxDelay)
+	s.CanaryInterval = positiveDuration(EnvCanaryInterval)
+	s.DeniedAccountTTL = positiveDuration(EnvDeniedAccountTTL)
 	if s.RetryDelay > 0 && s.RetryMaxDelay > 0 && s.RetryMaxDelay < s.RetryDelay {
 		errs = append(errs, fmt.Errorf("%s: %s is shorter than %s (%s)", EnvRetryMaxDelay, s.RetryMaxDelay, EnvRetryDelay, s.RetryDelay))
 	}
@@ -271,6 +302,20 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	if len(s.MemberReaderRoles) > 0 && s.Account == "" {
 		errs = append(errs, fmt.Errorf("%s: needs %s, the router's own account", EnvMemberReaderRoles, EnvAccount))
+	}
+	if s.OrganizationID != "" {
+		if !organizationRE.MatchString(s.OrganizationID) {
+			errs = append(errs, fmt.Errorf("%s: %q is not an AWS Organizations ID such as o-a1b2c3d4e5", EnvOrganizationID, s.OrganizationID))
+		}
+		if s.Account == "" {
+			errs = append(errs, fmt.Errorf("%s: needs %s, the router's own account", EnvOrganizationID, EnvAccount))
+		}
+		if !roleNameRE.MatchString(s.ReaderRoleName) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a role name, which %s needs", EnvReaderRoleName, s.ReaderRoleName, EnvOrganizationID))
+		}
+		if !partitionRE.MatchString(s.Partition) {
+			errs = append(errs, fmt.Errorf("%s: %q is not a partition such as aws, which %s needs", EnvPartition, s.Partition, EnvOrganizationID))
+		}
 	}
 	seen := map[string]bool{s.Account: true}
 	for _, arn := range s.MemberReaderRoles {
@@ -290,6 +335,26 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		return Settings{}, fmt.Errorf("invalid router configuration:\n%w", err)
 	}
 	return s.WithDefaults(), nil
+}
+
+var (
+	organizationRE = regexp.MustCompile(`^o-[a-z0-9]{10,32}$`)
+	roleNameRE     = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	partitionRE    = regexp.MustCompile(`^aws(-[a-z]+)*$`)
+)
+
+// ReaderRole is the reader role the router looks account's instances up as: the one MemberReaderRoles names for
+// it, or, in an organization, the role of ReaderRoleName there; "" when account is not a member.
+func (s Settings) ReaderRole(account string) string {
+	for _, arn := range s.MemberReaderRoles {
+		if AccountOfRole(arn) == account {
+			return arn
+		}
+	}
+	if s.OrganizationID != "" && account != s.Account && IsAccount(account) {
+		return "arn:" + s.Partition + ":iam::" + account + ":role/" + s.ReaderRoleName
+	}
+	return ""
 }
 
 // list splits a comma-separated variable, dropping blanks.

@@ -39,6 +39,11 @@ func TestSettingsRoundTrip(t *testing.T) {
 			CentralQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-central",
 			RetryDelay:      time.Second, RetryMaxDelay: 30 * time.Second,
 			Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/kib-prod-reader", "arn:aws-cn:iam::333333333333:role/r"},
+			CanaryInterval: 45 * time.Second,
+		}},
+		{"organization", Settings{
+			ClusterQueuePrefix: "kib-prod_", Account: "111111111111", OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "kib-prod-reader",
+			Partition: "aws-cn", DeniedAccountTTL: time.Minute,
 		}},
 	}
 	for _, tt := range tests {
@@ -60,7 +65,8 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		ClusterQueuePrefix: "p_", OwnerTagKeys: []string{"k"}, CacheSize: 1, OwnerTTL: 1, NoOwnerTTL: 1, QueueURLTTL: 1,
 		MissingQueueTTL: 1, SendConcurrency: 1, MetricsNamespace: "n", BusName: "b", LogLevel: "warn",
 		BusQueues: []string{"q"}, CentralQueueURL: "u", RetryDelay: 1, RetryMaxDelay: 1,
-		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"},
+		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"}, CanaryInterval: 1,
+		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -125,5 +131,30 @@ func TestLoadSettingsAccounts(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestOrganizationSettings(t *testing.T) {
+	_, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_", EnvOrganizationID: "o-x"}))
+	for _, want := range []string{EnvOrganizationID + `: "o-x" is not an AWS Organizations ID`, EnvOrganizationID + ": needs " + EnvAccount,
+		EnvReaderRoleName + `: "" is not a role name`, EnvPartition + `: "" is not a partition`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	s := Settings{Account: "111111111111", OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "kib-reader", Partition: "aws-us-gov",
+		MemberReaderRoles: []string{"arn:aws-us-gov:iam::222222222222:role/named"}}
+	for account, want := range map[string]string{
+		"222222222222": "arn:aws-us-gov:iam::222222222222:role/named",
+		"333333333333": "arn:aws-us-gov:iam::333333333333:role/kib-reader",
+		"111111111111": "", "not-an-account": "",
+	} {
+		if got := s.ReaderRole(account); got != want {
+			t.Errorf("ReaderRole(%s) = %q, want %q", account, got, want)
+		}
+	}
+	s.OrganizationID = ""
+	if got := s.ReaderRole("333333333333"); got != "" {
+		t.Errorf("without an organization, an account not listed has the reader role %q", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -40,18 +41,19 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	ownerOpts := owner.Options{ExtraTagKeys: cfg.OwnerTagKeys, CacheSize: cfg.CacheSize, OwnerTTL: cfg.OwnerTTL, NoOwnerTTL: cfg.NoOwnerTTL}
-	members := map[string]accounts.Resolver{}
-	if len(cfg.MemberReaderRoles) > 0 {
-		stsClient := sts.NewFromConfig(awsCfg)
-		for _, role := range cfg.MemberReaderRoles {
+	stsClient := sts.NewFromConfig(awsCfg)
+	owners := accounts.New(owner.New(ec2.NewFromConfig(awsCfg), ownerOpts), accounts.Options{
+		ReaderRole: cfg.ReaderRole,
+		NewResolver: func(role string) (accounts.Resolver, error) {
 			client, err := accounts.MemberEC2(awsCfg, stsClient, role)
 			if err != nil {
 				return nil, err
 			}
-			members[contract.AccountOfRole(role)] = owner.New(client, ownerOpts)
-		}
-	}
-	owners := accounts.New(owner.New(ec2.NewFromConfig(awsCfg), ownerOpts), members)
+			return owner.New(client, ownerOpts), nil
+		},
+		DeniedTTL: cfg.DeniedAccountTTL,
+		Log:       log,
+	})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	sender := forward.New(sqsClient, forward.Options{
 		CacheSize: cfg.CacheSize, URLTTL: cfg.QueueURLTTL, MissingTTL: cfg.MissingQueueTTL,
@@ -59,7 +61,9 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	opts := route.Options{
 		QueuePrefix:     cfg.ClusterQueuePrefix,
 		Bus:             cfg.BusName,
+		Hub:             cfg.Account,
 		Accounts:        known(cfg),
+		Canaries:        canary.NewLimiter(cfg.CanaryInterval, cfg.CacheSize, nil),
 		BusQueues:       cfg.BusQueues,
 		SendConcurrency: cfg.SendConcurrency,
 		Metrics:         metrics.NewWriter(out, cfg.MetricsNamespace, cfg.BusName),
@@ -70,14 +74,15 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	}
 	r := route.New(owners, sender, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
-		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts())
+		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,
+		"canaryInterval", cfg.CanaryInterval.String())
 	return r.Handle, nil
 }
 
 // known are the accounts on the bus: the router's own and its members'; none (every account) when the router's
-// own is not set.
+// own is not set, or in an organization, whose accounts are found on their first event.
 func known(cfg contract.Settings) []string {
-	if cfg.Account == "" {
+	if cfg.Account == "" || cfg.OrganizationID != "" {
 		return nil
 	}
 	return append([]string{cfg.Account}, cfg.MemberAccounts()...)

@@ -62,7 +62,7 @@ func warmRouter(tb testing.TB) (*Router, events.SQSEvent, *fakeEC2, *nullSQS) {
 	ec2 := &fakeEC2{owners: owners}
 	sqsAPI := &nullSQS{}
 	r := New(
-		accounts.New(owner.New(ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}), nil),
+		accounts.New(owner.New(ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}), accounts.Options{}),
 		forward.New(sqsAPI, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{QueuePrefix: qprefix, SendConcurrency: 8, Metrics: metrics.NewWriter(io.Discard, "NS", "bench"),
 			Log: slog.New(slog.DiscardHandler)})

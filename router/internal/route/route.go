@@ -17,6 +17,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/event"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -52,7 +53,9 @@ type Router struct {
 	redeliverer Redeliverer
 	prefix      string
 	bus         string
+	hub         string
 	accounts    []string
+	canaries    *canary.Limiter
 	busQueues   []string
 	concurrency int
 	metrics     *metrics.Writer
@@ -66,9 +69,15 @@ type Options struct {
 	QueuePrefix string
 	// Bus is the bus's name (its Bus dimension): canaries for another bus are dropped.
 	Bus string
+	// Hub is the bus's own account, where make verify runs: the one account whose canaries may name clusters of
+	// another account. Empty: a bus of one account, whose canaries name their own account's clusters only.
+	Hub string
 	// Accounts are the accounts on the bus (its own and its members'): an event of any other is dropped as
 	// unknown_account. Empty: every account is.
 	Accounts []string
+	// Canaries, when set, bounds the canaries delivered to each cluster (canary.Limiter); the excess is dropped as
+	// canary_rate_limited.
+	Canaries *canary.Limiter
 	// BusQueues are never a destination: an event must not loop back into the bus.
 	BusQueues []string
 	// Redeliverer, when set, brings retried messages back after a backoff instead of the visibility timeout.
@@ -84,7 +93,8 @@ type Options struct {
 // New returns a Router.
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
-		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, bus: opts.Bus, accounts: opts.Accounts, busQueues: opts.BusQueues,
+		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
+		accounts: opts.Accounts, canaries: opts.Canaries, busQueues: opts.BusQueues,
 		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
 	if r.now == nil {
@@ -127,9 +137,10 @@ type message struct {
 	ev  event.Event
 	out outcome
 
-	sent    int   // deliveries SQS accepted
-	noQueue error // why an owner has no queue, if one has none
-	failed  error // a delivery that may succeed when tried again
+	sent    int      // deliveries SQS accepted
+	noQueue error    // why an owner has no queue, if one has none
+	failed  error    // a delivery that may succeed when tried again
+	limited []string // clusters a canary was not delivered to: they had one less than an interval ago
 }
 
 // settle decides the outcome of a message whose deliveries have all been tried. A delivery that may succeed
@@ -143,6 +154,8 @@ func (m *message) settle() {
 		m.out = retry(m.failed)
 	case m.sent > 0:
 		m.out = outcome{verdict: forwarded, err: m.noQueue}
+	case len(m.limited) > 0 && m.noQueue == nil:
+		m.out = drop(contract.ReasonCanaryRateLimited, fmt.Errorf("clusters %v had a canary less than the canary interval ago", m.limited))
 	default:
 		m.out = drop(contract.ReasonNoQueue, m.noQueue)
 	}
@@ -205,6 +218,9 @@ func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]messag
 			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("a canary for account %s, which is not on the bus", ev.To))
 		case ev.Kind == contract.KindCanary && ev.Bus != r.bus:
 			m.out = drop(contract.ReasonNotInterruption, fmt.Errorf("a canary for bus %q, this is %q", ev.Bus, r.bus))
+		case ev.Kind == contract.KindCanary && ev.To != ev.Account && (r.hub == "" || ev.Account != r.hub):
+			m.out = drop(contract.ReasonCanaryForbidden, fmt.Errorf("a canary put in account %s names clusters of account %s: "+
+				"only canaries put in the bus's own account may", ev.Account, ev.To))
 		}
 		stats.Receive(ev.Kind)
 		if m.out.verdict == routing && ev.Kind != contract.KindCanary {
@@ -257,7 +273,10 @@ func (r *Router) plan(msgs []message, ownersByScope map[where]map[string]owner.O
 		var err error
 		if m.ev.Kind == contract.KindCanary {
 			clusters = append(clusters[:0], m.ev.Clusters...) // named, not looked up
-		} else if clusters, err = owners(ownersByScope[where{m.ev.Account, m.ev.Region}], m.ev.InstanceIDs, clusters[:0]); err != nil {
+		} else if clusters, err = owners(ownersByScope[where{m.ev.Account, m.ev.Region}], m.ev.InstanceIDs, clusters[:0]); errors.Is(err, accounts.ErrUnknownAccount) {
+			m.out = drop(contract.ReasonUnknownAccount, err)
+			continue
+		} else if err != nil {
 			m.out = retry(err) // deliver nothing now, all on redelivery
 			continue
 		}
@@ -278,6 +297,10 @@ func (r *Router) plan(msgs []message, ownersByScope map[where]map[string]owner.O
 			account := m.ev.Account
 			if m.ev.Kind == contract.KindCanary {
 				account = m.ev.To // a canary may name its clusters' account
+				if r.canaries != nil && !r.canaries.Take(canary.Key{Account: account, Cluster: c}) {
+					m.limited = append(m.limited, c)
+					continue
+				}
 			}
 			q := forward.Queue{Account: account, Region: m.ev.Region, Name: qo.name}
 			d := byQueue[q]
@@ -361,6 +384,9 @@ func (r *Router) tally(ctx context.Context, deliveries []*delivery, stats *metri
 				m.noQueue = err
 			default:
 				m.failed = err
+				if m.ev.Kind == contract.KindCanary && r.canaries != nil {
+					r.canaries.Release(canary.Key{Account: d.queue.Account, Cluster: d.cluster}) // its retry may go
+				}
 			}
 		}
 	}
@@ -449,16 +475,16 @@ func parallel(limit, n int, fn func(i int)) {
 }
 
 func (r *Router) logDrop(ctx context.Context, m *message) {
-	attrs := []any{"messageId", m.rec.MessageId, "reason", m.out.reason, "error", m.out.err.Error()}
+	attrs := []any{"messageId", m.rec.MessageId, contract.LogReason, m.out.reason, "error", m.out.err.Error()}
 	switch {
 	case m.ev.Kind != "":
-		attrs = append(attrs, "eventId", m.ev.ID, "kind", m.ev.Kind, "instances", m.ev.InstanceIDs)
+		attrs = append(attrs, contract.LogEventID, m.ev.ID, "kind", m.ev.Kind, "instances", m.ev.InstanceIDs)
 	case m.ev.ID != "":
-		attrs = append(attrs, "eventId", m.ev.ID)
+		attrs = append(attrs, contract.LogEventID, m.ev.ID)
 	case m.out.reason == contract.ReasonUnparseable:
 		attrs = append(attrs, "bodyPrefix", prefix(m.rec.Body, 256))
 	}
-	r.log.InfoContext(ctx, "message dropped", attrs...)
+	r.log.InfoContext(ctx, contract.LogMessageDropped, attrs...)
 }
 
 func prefix(s string, n int) string {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
@@ -154,7 +155,7 @@ func newHarness(owners map[string]string, clustersWithQueues ...string) *harness
 	h := &harness{ec2: &fakeEC2{owners: owners}, sqs: newSQS(clustersWithQueues...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{},
 		redeliver: &fakeRedeliverer{later: map[string]int{}}}
 	h.r = New(
-		accounts.New(owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}), nil),
+		accounts.New(owner.New(h.ec2, owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}), accounts.Options{}),
 		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{
 			QueuePrefix: qprefix, Bus: "kib-test", SendConcurrency: 4, BusQueues: []string{queuename.For(qprefix, "central")},
@@ -587,10 +588,17 @@ func accountsHarness(t *testing.T, hub, a, b *fakeEC2, clusters ...string) *harn
 	h := &harness{ec2: hub, sqs: newSQS(clusters...), logs: &bytes.Buffer{}, emf: &bytes.Buffer{}, redeliver: &fakeRedeliverer{later: map[string]int{}}}
 	opts := owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}
 	h.r = New(
-		accounts.New(owner.New(hub, opts), map[string]accounts.Resolver{memberA: owner.New(a, opts), memberB: owner.New(b, opts)}),
+		accounts.New(owner.New(hub, opts), accounts.Options{
+			ReaderRole: func(account string) string {
+				return map[string]string{memberA: "reader-a", memberB: "reader-b"}[account]
+			},
+			NewResolver: func(role string) (accounts.Resolver, error) {
+				return map[string]accounts.Resolver{"reader-a": owner.New(a, opts), "reader-b": owner.New(b, opts)}[role], nil
+			},
+		}),
 		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
 		Options{
-			QueuePrefix: qprefix, Bus: "kib-test", Accounts: []string{account, memberA, memberB}, SendConcurrency: 4,
+			QueuePrefix: qprefix, Bus: "kib-test", Hub: account, Accounts: []string{account, memberA, memberB}, SendConcurrency: 4,
 			Redeliverer: h.redeliver, Metrics: metrics.NewWriter(h.emf, "NS", "test"), Log: slog.New(slog.NewJSONHandler(h.logs, nil)),
 			Now: func() time.Time { return time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC) },
 		})
@@ -667,5 +675,82 @@ func TestMemberFailuresStayTheirs(t *testing.T) {
 	}
 	if len(h.dropLogs(t)) != 0 {
 		t.Errorf("drops = %v, want none: a failed lookup is retried", h.dropLogs(t))
+	}
+}
+
+// TestCanaryOfAnotherAccount: a canary may name clusters of another account only when it was put in the hub's own
+// account (where make verify runs); put in a member, or, on a bus of one account, anywhere, it is dropped as
+// canary_forbidden, logged and counted, and reaches nobody.
+func TestCanaryOfAnotherAccount(t *testing.T) {
+	naming := func(putIn, to string) string {
+		c := strings.Replace(fixture(t, "canary.json"), `"account":"`+account+`"`, `"account":"`+putIn+`"`, 1)
+		c = strings.Replace(c, `["alpha","beta"]`, `["gamma"]`, 1)
+		return strings.Replace(c, `"bus":"kib-test",`, `"bus":"kib-test","account":"`+to+`",`, 1)
+	}
+	h := accountsHarness(t, &fakeEC2{}, &fakeEC2{}, &fakeEC2{}, "gamma")
+	bodies := []string{naming(memberA, memberB), naming(memberB, account), naming(account, memberB)}
+	if resp := h.handle(t, bodies...); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures = %v", failedIDs(resp))
+	}
+	if got := h.sqs.byURL["https://sqs/"+memberB+"/"+queuename.For(qprefix, "gamma")]; !slices.Equal(got, []string{bodies[2]}) {
+		t.Errorf("member B's gamma received %d canaries, want the hub's only", len(got))
+	}
+	if got := h.sqs.byURL["https://sqs/"+account+"/"+queuename.For(qprefix, "gamma")]; len(got) != 0 {
+		t.Errorf("the hub's gamma received %d canaries put in member B", len(got))
+	}
+	want := map[string][]string{"m0": {string(contract.ReasonCanaryForbidden)}, "m1": {string(contract.ReasonCanaryForbidden)}}
+	if got := h.dropLogs(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("drops = %v, want %v", got, want)
+	}
+	if got := h.metric(t, contract.DimReason, string(contract.ReasonCanaryForbidden), contract.MetricDropped); got != 2 {
+		t.Errorf("Dropped{Reason=canary_forbidden} = %v, want 2", got)
+	}
+
+	// A bus of one account (no hub): a canary naming another account is forbidden too.
+	single := newHarness(map[string]string{}, "gamma")
+	if resp := single.handle(t, naming(account, memberB)); len(resp.BatchItemFailures) != 0 {
+		t.Fatal("retried")
+	}
+	if got := single.dropLogs(t)["m0"]; !slices.Equal(got, []string{string(contract.ReasonCanaryForbidden)}) {
+		t.Errorf("single-account bus: drop = %v, want canary_forbidden", got)
+	}
+}
+
+// TestCanaryRateLimit: one canary per cluster per interval reaches its queue; the excess is dropped as
+// canary_rate_limited and counted; another cluster, or the same cluster once the interval has passed, is not held
+// back; a canary naming a held-back cluster and a free one reaches the free one; a failed delivery gives its slot
+// back, so its retry is delivered.
+func TestCanaryRateLimit(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC)
+	h := newHarness(map[string]string{}, "alpha", "beta")
+	h.r.canaries = canary.NewLimiter(30*time.Second, 100, func() time.Time { return now })
+	forCluster := func(cs string) string { return strings.Replace(fixture(t, "canary.json"), `["alpha","beta"]`, cs, 1) }
+	alpha := forCluster(`["alpha"]`)
+
+	h.handle(t, alpha, alpha, alpha)
+	if got := len(h.received("alpha")); got != 1 {
+		t.Fatalf("alpha received %d of 3 canaries in one interval, want 1", got)
+	}
+	if got := h.metric(t, contract.DimReason, string(contract.ReasonCanaryRateLimited), contract.MetricDropped); got != 2 {
+		t.Errorf("Dropped{Reason=canary_rate_limited} = %v, want 2", got)
+	}
+	h.handle(t, forCluster(`["alpha","beta"]`))
+	if len(h.received("alpha")) != 1 || len(h.received("beta")) != 1 {
+		t.Errorf("alpha and beta received %d and %d, want 1 each: beta was free", len(h.received("alpha")), len(h.received("beta")))
+	}
+	now = now.Add(30 * time.Second)
+	h.handle(t, alpha)
+	if got := len(h.received("alpha")); got != 2 {
+		t.Errorf("after the interval alpha received %d in all, want 2", got)
+	}
+
+	h.sqs.sendErr = map[string]error{queuename.For(qprefix, "beta"): &smithy.GenericAPIError{Code: "ServiceUnavailable"}}
+	now = now.Add(time.Minute)
+	if resp := h.handle(t, forCluster(`["beta"]`)); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("a failed canary delivery was not retried: %v", failedIDs(resp))
+	}
+	h.sqs.sendErr = nil
+	if resp := h.handle(t, forCluster(`["beta"]`)); len(resp.BatchItemFailures) != 0 || len(h.received("beta")) != 2 {
+		t.Errorf("the retry of a failed canary was held back: beta received %d, failures %v", len(h.received("beta")), failedIDs(resp))
 	}
 }
