@@ -6,6 +6,8 @@ module github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/ka
 
 go 1.26
 
+toolchain go1.26.10
+
 require (
 	github.com/aws/karpenter-provider-aws v1.6.3
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/router v0.0.0-00010101000000-000000000000
@@ -82,6 +84,7 @@ require (
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.3 // indirect
 	golang.org/x/crypto v0.40.0 // indirect
+	golang.org/x/mod v0.31.0 // indirect
 	golang.org/x/net v0.41.0 // indirect
 	golang.org/x/oauth2 v0.29.0 // indirect
 	golang.org/x/sync v0.16.0 // indirect

@@ -170,11 +170,14 @@ func templateStatements(t *testing.T, placeholders *strings.Replacer) []statemen
 		t.Fatal(err)
 	}
 	var extract struct {
-		Source   string
-		Policies map[string]json.RawMessage
+		Source, Derived string
+		Policies        map[string]json.RawMessage
 	}
 	if err := json.Unmarshal(b, &extract); err != nil {
 		t.Fatalf("%s: %v", TemplateFile, err)
+	}
+	if extract.Derived != "" {
+		t.Logf("%s is not the release's own template: %s", TemplateFile, extract.Derived)
 	}
 	var out []statement
 	for _, name := range slices.Sorted(maps.Keys(extract.Policies)) {

@@ -22,6 +22,7 @@ func Run(t *testing.T) {
 	t.Run("every parser's event is carried", func(t *testing.T) { everyParserCarried(t) })
 	t.Run("chart receives the bus's values", func(t *testing.T) { chartReceivesValues(t, s, dir) })
 	t.Run("controller policy covers the version", func(t *testing.T) { policyCoversVersion(t, s, dir) })
+	t.Run("Kubernetes versions are the version's own", func(t *testing.T) { kubernetesRange(t, v, dir) })
 }
 
 // version is the Karpenter this module pins, which must be one the bus supports: parsed, as its module

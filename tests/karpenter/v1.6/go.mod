@@ -3,6 +3,8 @@ module github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/ka
 
 go 1.26
 
+toolchain go1.26.10
+
 require github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter v0.0.0-00010101000000-000000000000
 
 require (
