@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -115,5 +116,85 @@ func TestOrganization(t *testing.T) {
 		if got := b.EC2.CallsFrom(account); got != 1 {
 			t.Errorf("DescribeInstances as %s: %d calls after the warm round, want still 1", account, got)
 		}
+	}
+}
+
+// TestOrganizationOfFifty runs the router binary as the hub of an organization (organization.id) of 50 member
+// accounts, each with a cluster, configured by no list: its environment names the organization and the reader
+// role's fixed name, and the router derives each account's reader role from the event's account. Every event
+// reaches its cluster's queue in its account; each member costs exactly one AssumeRole and one
+// DescribeInstances; an account of the organization without a reader role (STS answers AccessDenied) has its
+// events dropped as unknown_account, logged once and counted, the second from the negative cache, without
+// another AssumeRole.
+func TestOrganizationOfFifty(t *testing.T) {
+	const n = 50
+	members := map[string][]string{}
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("%012d", 300000000000+i)
+		ids = append(ids, id)
+		members[id] = []string{fmt.Sprintf("m%02d", i)}
+	}
+	b, stderr := routerBinaryWith(t, harness.Options{Clusters: []string{"hub"}, Members: members, Organization: "o-a1b2c3d4e5", BatchSize: 10})
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("router stderr: %s", stderr.String())
+		}
+	})
+	env := b.RouterEnv()
+	if env["MEMBER_READER_ROLES"] != "" || env["ORGANIZATION_ID"] != "o-a1b2c3d4e5" {
+		t.Fatalf("router environment: MEMBER_READER_ROLES %q, ORGANIZATION_ID %q; want no list, the organization", env["MEMBER_READER_ROLES"], env["ORGANIZATION_ID"])
+	}
+	owner := func(c string) map[string]string { return map[string]string{"eks:eks-cluster-name": c} }
+	instance := func(i int) string { return fmt.Sprintf("i-0a1b2c3d4e5f7%04d", i) }
+	b.EC2.PutIn(ec2stub.Account, instance(999), owner("hub"))
+	events := map[string]string{"hub": spotIn(sqsemu.Account, instance(999))}
+	for i, id := range ids {
+		b.EC2.PutIn(id, instance(i), owner(members[id][0]))
+		events[members[id][0]] = spotIn(id, instance(i))
+	}
+	const unread = "300000000999" // in the organization, no reader role
+	first, second := spotIn(unread, "i-0fffffffffff00001"), spotIn(unread, "i-0fffffffffff00002")
+	bodies := slices.Collect(maps.Values(events))
+	b.publish(append(bodies, first)...)
+	b.drain()
+	b.publish(second)
+	b.drain()
+
+	for c, body := range events {
+		if got := b.received(c); len(got) != 1 || got[0] != body {
+			t.Errorf("%s (account %s) received %d messages, want its event", c, b.AccountOf(harness.QueueOf(c)), len(got))
+		}
+	}
+	for _, id := range ids {
+		if got := b.STS.Calls(harness.ReaderRole(id)); got != 1 {
+			t.Errorf("AssumeRole of %s's reader: %d calls, want 1", id, got)
+		}
+		if got := b.EC2.CallsFrom(id); got != 1 {
+			t.Errorf("DescribeInstances as %s: %d calls, want 1", id, got)
+		}
+	}
+	if got := b.STS.Calls(harness.ReaderRole(sqsemu.Account)); got != 0 {
+		t.Errorf("the hub assumed a reader role in its own account %d times", got)
+	}
+	if got := b.STS.Calls(harness.ReaderRole(unread)); got != 1 {
+		t.Errorf("AssumeRole of %s's reader: %d calls, want 1 (the second event from the negative cache)", unread, got)
+	}
+	for _, ev := range []string{"ev-i-0fffffffffff00001", "ev-i-0fffffffffff00002"} {
+		if d := b.Drops()[ev]; len(d) != 1 || d[0].Reason != string(contract.ReasonUnknownAccount) {
+			t.Errorf("%s: drops %+v, want one unknown_account", ev, d)
+		}
+	}
+	if got := b.Metric(contract.MetricDropped, contract.DimReason, string(contract.ReasonUnknownAccount)); got != 2 {
+		t.Errorf("Dropped{Reason=unknown_account} = %v, want 2", got)
+	}
+	refused := 0
+	for _, l := range b.Out.Lines() {
+		if l["account"] == unread && strings.Contains(fmt.Sprint(l["msg"]), "reader role refused") {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d log lines say %s's reader role was refused, want 1", refused, unread)
 	}
 }

@@ -22,7 +22,13 @@ type bus struct {
 func newBus(t *testing.T, clusters ...string) *bus {
 	t.Helper()
 	// A first backoff of one second instead of two keeps the tests short; it doubles from there as in Lambda.
-	b, err := harness.New(context.Background(), harness.Options{Clusters: clusters, RetryDelay: time.Second})
+	return newBusWith(t, harness.Options{Clusters: clusters, RetryDelay: time.Second})
+}
+
+// newBusWith starts a bus of opts, its router built in this process.
+func newBusWith(t *testing.T, opts harness.Options) *bus {
+	t.Helper()
+	b, err := harness.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

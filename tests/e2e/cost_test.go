@@ -53,7 +53,8 @@ func TestHeartbeatCost(t *testing.T) {
 	for i := range clusters {
 		names = append(names, fmt.Sprintf("cluster-%03d", i))
 	}
-	b := newBus(t, names...)
+	// Each canary alone, one after the other: the canary interval must not hold the next one of a cluster back.
+	b := newBusWith(t, harness.Options{Clusters: names, Env: map[string]string{contract.EnvCanaryInterval: "1ns"}})
 	eb, err := ebstub.Start(b.SQS.Client(), sqsemu.Account, sqsemu.Region,
 		ebstub.Rule{Name: contract.RuleCanary, Pattern: contract.CanaryPattern(b.Settings.BusName), QueueURL: b.Central})
 	if err != nil {

@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,8 +45,12 @@ type loopback struct {
 	read map[string][]string // cluster -> Karpenter's kinds of what it read
 }
 
+// loopbackCanaryInterval is the router's canary interval on the loopback bus: short, so a canary verify puts
+// again after the router held it back comes within the test's timeout.
+const loopbackCanaryInterval = 2
+
 func newLoopback(t *testing.T, clusters ...string) *loopback {
-	b, stderr := routerBinary(t, clusters...)
+	b, stderr := routerBinaryWith(t, harness.Options{Clusters: clusters, Env: map[string]string{contract.EnvCanaryInterval: fmt.Sprintf("%ds", loopbackCanaryInterval)}})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("router stderr: %s", stderr.String())
@@ -66,7 +73,8 @@ func newLoopback(t *testing.T, clusters ...string) *loopback {
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	wg.Go(func() { b.Serve(ctx) })
 
-	out := map[string]any{"busName": b.Settings.BusName, "region": sqsemu.Region, "routerLogGroupName": routerLogGroup}
+	out := map[string]any{"busName": b.Settings.BusName, "region": sqsemu.Region, "routerLogGroupName": routerLogGroup,
+		"canaryIntervalSeconds": loopbackCanaryInterval}
 	queues := map[string]any{}
 	for _, c := range clusters {
 		u, err := b.SQS.Client().GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(harness.QueueOf(c))})
@@ -161,6 +169,15 @@ func TestVerifyOnLoopback(t *testing.T) {
 	stdout, stderr, exit = l.verify(t, "-cluster", "gamma")
 	if exit != 0 || !strings.Contains(stdout, "gamma  forwarded in ") || !strings.Contains(stdout, "consumed by Karpenter in ") {
 		t.Errorf("verifying gamma once its Karpenter runs: exit %d\n%s%s", exit, stdout, stderr)
+	}
+	// At once again: the router holds the new canary back (gamma had one less than the interval ago), and verify
+	// puts another once the interval has passed.
+	stdout, stderr, exit = l.verify(t, "-cluster", "gamma")
+	if exit != 0 || !strings.Contains(stdout, "put again: the router held back 1") {
+		t.Errorf("verifying gamma right after: exit %d, want 0 with its held-back canary put again\n%s%s", exit, stdout, stderr)
+	}
+	if d := l.dropReasons(); !slices.ContainsFunc(slices.Collect(maps.Values(d)), func(r []string) bool { return slices.Contains(r, string(contract.ReasonCanaryRateLimited)) }) {
+		t.Errorf("no canary_rate_limited drop in the router's log: %v", d)
 	}
 	if exit, _ := l.verifyUnknown(t); exit != 1 {
 		t.Errorf("verifying a cluster not on the bus exited %d, want 1", exit)

@@ -44,7 +44,7 @@ func TestEveryKindReachesTheRightKarpenter(t *testing.T) {
 	b.drain()
 
 	want := map[string][]string{"alpha": {spot, health}, "beta": {rebalance, health}, "gamma": {terminated, capres}}
-	// Karpenter as the stack installs it by default (v1.14.1, the module's) parses each forwarded body as below;
+	// Karpenter as the stack installs it by default (v1.15.1, the module's) parses each forwarded body as below;
 	// what older versions make of them is the contract tests' (tests/karpenter/).
 	wantKarpenter := map[string]karpenter.Parsed{
 		spot:       {Kind: "spot_interrupted", InstanceIDs: []string{"i-0a1b2c3d4e5f60001"}},

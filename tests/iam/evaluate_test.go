@@ -20,8 +20,10 @@ type caller struct {
 }
 
 // session is a request by a session of role r of stack s, over TLS, in s's region.
+// In a stack whose accounts are of an organization, AWS also sets the principal's organization and the
+// resource's (every resource of the bus is in it; a row on a resource outside sets its own).
 func (s *Stack) session(r *Role) caller {
-	return caller{
+	c := caller{
 		principal: fmt.Sprintf("arn:%s:sts::%s:assumed-role/%s/session", s.Partition, s.Account, r.Name),
 		account:   s.Account,
 		identity:  r.Policies,
@@ -29,6 +31,18 @@ func (s *Stack) session(r *Role) caller {
 			"aws:PrincipalArn": r.ARN, "aws:PrincipalAccount": s.Account, "aws:SecureTransport": "true",
 			"aws:RequestedRegion": s.Region,
 		},
+	}
+	if s.OrgID != "" {
+		c.context["aws:PrincipalOrgID"], c.context["aws:ResourceOrgID"] = s.OrgID, s.OrgID
+	}
+	return c
+}
+
+// inOrganization says that the hub s and its members are accounts of the organization id.
+func (s *Stack) inOrganization(id string) {
+	s.OrgID = id
+	for _, m := range s.Members {
+		m.OrgID = id
 	}
 }
 

@@ -1,7 +1,10 @@
 package iam
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,6 +19,7 @@ const (
 	member1      = "555555555555"
 	member2      = "666666666666"
 	member3      = "777777777777"
+	orgID        = "o-a1b2c3d4e5"
 )
 
 var (
@@ -60,6 +64,12 @@ var (
     "` + member2 + `": {deployRoleArn: "arn:aws:iam::` + member2 + `:role/deploy"}
     "` + member3 + `": {deployRoleArn: "arn:aws:iam::` + member3 + `:role/deploy"}
 `
+	// orgIDStack admits the same members by their organization; ousStack gives them the member baseline as a
+	// StackSet to an organizational unit (their clusters still declared through their providers).
+	orgIDStack = orgStack + `  karpenter-interruption-bus:organization: {id: ` + orgID + `}
+`
+	ousStack = orgStack + `  karpenter-interruption-bus:organization: {id: ` + orgID + `, memberOUs: [ou-ab12-cd34ef56]}
+`
 	soloStack = `config:
   aws:region: us-east-2
   karpenter-interruption-bus:clusters:
@@ -93,6 +103,15 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, busRows(t, org, dev)...)
 	rows = append(rows, routerRows(t, org, dev)...)
 	rows = append(rows, organizationRows(t, org)...)
+	ous := load(t, "ous", account, "eu-west-1", render(t, "ous", ousStack, account))
+	ous.inOrganization(orgID)
+	for m := range ous.Members {
+		addBaseline(t, ous, m)
+	}
+	rows = append(rows, busRows(t, ous, dev)...)
+	rows = append(rows, routerRows(t, ous, dev)...)
+	rows = append(rows, organizationRows(t, ous)...)
+	rows = append(rows, perimeterRows(t, ous)...)
 	evaluate(t, rows)
 	t.Logf("%d requests evaluated", len(rows))
 }
@@ -371,6 +390,9 @@ func heartbeatRows(t *testing.T, s, other *Stack) []row {
 func (s *Stack) memberSession(m string, r *Role) caller {
 	c := s.Members[m].session(r)
 	c.context["aws:PrincipalAccount"] = m
+	if s.OrgID != "" {
+		c.context["aws:PrincipalOrgID"] = s.OrgID
+	}
 	return c
 }
 
@@ -386,9 +408,8 @@ func organizationRows(t *testing.T, s *Stack) []row {
 	router := s.session(s.Role(t, s.RouterRole))
 	var rows []row
 	for m, ms := range s.Members {
-		reader, forwarder := ms.Role(t, "kib-org-reader"), ms.Role(t, "kib-org-forward")
+		reader, forwarder := ms.Role(t, s.memberRole("reader")), ms.Role(t, s.memberRole("forward"))
 		admin := ms.admin("sqs:*", "sts:AssumeRole")
-		admin.context["aws:PrincipalAccount"] = m
 		for c, qn := range ms.ClusterQueues {
 			q := ms.Queues[qn]
 			rows = append(rows,
@@ -406,11 +427,9 @@ func organizationRows(t *testing.T, s *Stack) []row {
 			)
 			for other, os := range s.Members {
 				if other != m {
-					otherAdmin := os.admin("sqs:*")
-					otherAdmin.context["aws:PrincipalAccount"] = other
 					rows = append(rows,
-						send(s.Name+": "+other+"'s role allowed sqs:* -> "+m+"'s cluster queue "+c, otherAdmin, q, m, denied),
-						send(s.Name+": "+other+"'s forwarder -> "+m+"'s cluster queue "+c, s.memberSession(other, os.Role(t, "kib-org-forward")), q, m, denied),
+						send(s.Name+": "+other+"'s role allowed sqs:* -> "+m+"'s cluster queue "+c, os.admin("sqs:*"), q, m, denied),
+						send(s.Name+": "+other+"'s forwarder -> "+m+"'s cluster queue "+c, s.memberSession(other, os.Role(t, s.memberRole("forward"))), q, m, denied),
 					)
 				}
 			}
@@ -430,20 +449,165 @@ func organizationRows(t *testing.T, s *Stack) []row {
 			send(s.Name+": "+m+"'s reader -> the hub's central queue", s.memberSession(m, reader), s.Central(), s.Account, denied),
 			send(s.Name+": "+m+"'s role allowed sqs:* -> the hub's central queue", admin, s.Central(), s.Account, denied),
 			send(s.Name+": a role named like a forwarder, of an account not on the bus -> the hub's central queue",
-				caller{principal: "arn:aws:sts::999999999999:assumed-role/kib-org-forward/s", account: "999999999999",
-					identity: forwarder.Policies, context: map[string]any{"aws:PrincipalArn": "arn:aws:iam::999999999999:role/kib-org-forward",
+				caller{principal: "arn:aws:sts::999999999999:assumed-role/" + forwarder.Name + "/s", account: "999999999999",
+					identity: forwarder.Policies, context: map[string]any{"aws:PrincipalArn": "arn:aws:iam::999999999999:role/" + forwarder.Name,
 						"aws:PrincipalAccount": "999999999999", "aws:SecureTransport": "true"}}, s.Central(), s.Account, denied),
 		)
-		events := func(account, rule string) caller {
-			return service("events.amazonaws.com", m, map[string]any{"aws:SourceAccount": account, "aws:SourceArn": rule})
-		}
-		for _, rule := range ms.RuleARNs {
-			rows = append(rows, assume(s.Name+": EventBridge assumes "+m+"'s forwarder for "+rule[strings.LastIndex(rule, "/")+1:], events(m, rule), "sts:AssumeRole", forwarder, m, allowed))
-		}
+		// The forwarder's trust is the form EventBridge documents for a rule's execution role (no condition: it does
+		// not document setting aws:SourceArn when it assumes one); who may give it to a rule is the member's
+		// iam:PassRole, and what it may do, its identity policy.
 		rows = append(rows,
-			assume(s.Name+": EventBridge assumes "+m+"'s forwarder for another account's rule", events("999999999999", strings.Replace(ms.RuleARNs[0], m, "999999999999", 1)), "sts:AssumeRole", forwarder, m, denied),
-			assume(s.Name+": EventBridge assumes "+m+"'s forwarder for another rule of the account", events(m, ms.ARN("events", "rule/other")), "sts:AssumeRole", forwarder, m, denied),
+			assume(s.Name+": EventBridge assumes "+m+"'s forwarder", service("events.amazonaws.com", m, map[string]any{}), "sts:AssumeRole", forwarder, m, allowed),
+			assume(s.Name+": "+m+"'s own role allowed sts:AssumeRole assumes its forwarder", admin, "sts:AssumeRole", forwarder, m, denied),
+			send(s.Name+": "+m+"'s forwarder -> an unrelated queue of its own account", s.memberSession(m, forwarder),
+				&Queue{Name: "unrelated", ARN: ms.ARN("sqs", "unrelated"), Policy: Policy{"Version": "2012-10-17", "Statement": []any{}}}, m, denied),
 		)
 	}
+	return rows
+}
+
+// memberRole names a member's role of the hub s: "forward", "reader".
+func (s *Stack) memberRole(what string) string { return "kib-" + s.Name + "-" + what }
+
+// widened is r against a policy widened by change (described by how), which must then be allowed: it shows that
+// r's verdict comes from what was taken away, and that r can fail.
+func widened(r row, how string, change func(*row)) row {
+	w := r
+	w.who = r.who.with("", nil) // a copy of the context
+	w.who.identity = append([]Policy{}, r.who.identity...)
+	w.name, w.want = r.name+" (widened: "+how+")", allowed
+	change(&w)
+	return w
+}
+
+// copyPolicy is a deep copy of p.
+func copyPolicy(p Policy) Policy {
+	b, _ := json.Marshal(p)
+	var out Policy
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// statements are p's statements, as maps (p is a copy to change).
+func statements(p Policy) []map[string]any {
+	var out []map[string]any
+	list, _ := p["Statement"].([]any)
+	for _, st := range list {
+		out = append(out, st.(map[string]any))
+	}
+	return out
+}
+
+// withoutKey is p without any condition on key.
+func withoutKey(p Policy, key string) Policy {
+	p = copyPolicy(p)
+	for _, st := range statements(p) {
+		cond, _ := st["Condition"].(map[string]any)
+		for op, kv := range cond {
+			delete(kv.(map[string]any), key)
+			if len(kv.(map[string]any)) == 0 {
+				delete(cond, op)
+			}
+		}
+		if len(cond) == 0 {
+			delete(st, "Condition")
+		}
+	}
+	return p
+}
+
+// anyResource is p with every statement on every resource.
+func anyResource(p Policy) Policy {
+	p = copyPolicy(p)
+	for _, st := range statements(p) {
+		st["Resource"] = "*"
+	}
+	return p
+}
+
+// openToOrganization is a queue policy p that lets any principal of organization org send, with no Deny.
+func openToOrganization(p Policy, org string) Policy {
+	p = copyPolicy(p)
+	var kept []any
+	for _, st := range statements(p) {
+		if st["Effect"] == "Deny" {
+			continue
+		}
+		st["Principal"] = "*"
+		st["Condition"] = map[string]any{"StringEquals": map[string]any{"aws:PrincipalOrgID": org}}
+		kept = append(kept, st)
+	}
+	p["Statement"] = kept
+	return p
+}
+
+// perimeterRows: with organization.id, what names the organization instead of the members must keep out
+// everything outside it, and keep members apart: a role named as the forwarder in an account of another
+// organization cannot feed the central queue; the router cannot take a reader-named role, nor send to a
+// prefix-named queue, in such an account (even one whose policies invite it); a member cannot reach another
+// member's queues; the forwarder cannot send to an unrelated queue of its own account; a hub role allowed
+// sts:AssumeRole on * cannot take a reader. Each row is evaluated a second time against the policy widened by
+// what makes it hold, which must then allow the request.
+func perimeterRows(t *testing.T, s *Stack) []row {
+	const stranger, strangerOrg = "888888888888", "o-zzzzzzzzzz"
+	if s.OrgID == "" || len(s.Members) < 2 {
+		t.Fatalf("stack %s: organization %q, %d members; want an organization of at least two members", s.Name, s.OrgID, len(s.Members))
+	}
+	members := slices.Sorted(maps.Keys(s.Members))
+	m, other := members[0], members[1]
+	ms, os := s.Members[m], s.Members[other]
+	routerRole := s.Role(t, s.RouterRole)
+	router := s.session(routerRole)
+	forwarder, reader := ms.Role(t, s.memberRole("forward")), ms.Role(t, s.memberRole("reader"))
+	strangerARN := func(service, rest string) string {
+		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", s.Partition, service, s.Region, stranger, rest)
+	}
+	strangerRole := func(r *Role) caller {
+		return caller{
+			principal: fmt.Sprintf("arn:%s:sts::%s:assumed-role/%s/s", s.Partition, stranger, r.Name), account: stranger, identity: r.Policies,
+			context: map[string]any{
+				"aws:PrincipalArn": fmt.Sprintf("arn:%s:iam::%s:role/%s", s.Partition, stranger, r.Name), "aws:PrincipalAccount": stranger,
+				"aws:PrincipalOrgID": strangerOrg, "aws:SecureTransport": "true",
+			},
+		}
+	}
+	// A stranger's reader and cluster queue, made as the bus makes them: they invite the hub's router.
+	strangerReader := &Role{Name: reader.Name, ARN: fmt.Sprintf("arn:%s:iam::%s:role/%s", s.Partition, stranger, reader.Name), Trust: reader.Trust}
+	var memberQueue *Queue
+	for _, qn := range ms.ClusterQueues {
+		memberQueue = ms.Queues[qn]
+		break
+	}
+	var otherQueue *Queue
+	for _, qn := range os.ClusterQueues {
+		otherQueue = os.Queues[qn]
+		break
+	}
+	strangerQueue := &Queue{Name: memberQueue.Name, ARN: strangerARN("sqs", memberQueue.Name)}
+	b, _ := json.Marshal(memberQueue.Policy)
+	_ = json.Unmarshal([]byte(strings.ReplaceAll(string(b), m, stranger)), &strangerQueue.Policy)
+	outside := router.with("aws:ResourceOrgID", strangerOrg)
+	routerWithoutPerimeter := func(w *row) {
+		w.who.identity = nil
+		for _, p := range routerRole.Policies {
+			w.who.identity = append(w.who.identity, withoutKey(p, "aws:ResourceOrgID"))
+		}
+	}
+	unrelated := &Queue{Name: "unrelated", ARN: ms.ARN("sqs", "unrelated"), Policy: Policy{"Version": "2012-10-17", "Statement": []any{}}}
+
+	var rows []row
+	add := func(r row, how string, change func(*row)) { rows = append(rows, r, widened(r, how, change)) }
+	add(send(s.Name+": a forwarder-named role of another organization -> the hub's central queue", strangerRole(forwarder), s.Central(), s.Account, denied),
+		"the central queue without aws:PrincipalOrgID", func(w *row) { w.resourcePolicy = withoutKey(w.resourcePolicy, "aws:PrincipalOrgID") })
+	add(assume(s.Name+": the hub router assumes a reader-named role of another organization that trusts it", outside, "sts:AssumeRole", strangerReader, stranger, denied),
+		"the router's policy without aws:ResourceOrgID", routerWithoutPerimeter)
+	add(send(s.Name+": the hub router -> a prefix-named queue of another organization that admits it", outside, strangerQueue, stranger, denied),
+		"the router's policy without aws:ResourceOrgID", routerWithoutPerimeter)
+	add(send(s.Name+": "+m+"'s role allowed sqs:* -> "+other+"'s cluster queue "+otherQueue.Name, ms.admin("sqs:*"), otherQueue, other, denied),
+		"the queue open to the organization", func(w *row) { w.resourcePolicy = openToOrganization(w.resourcePolicy, s.OrgID) })
+	add(send(s.Name+": "+m+"'s forwarder -> an unrelated queue of its own account", s.memberSession(m, forwarder), unrelated, m, denied),
+		"the forwarder's policy on every resource", func(w *row) { w.who.identity = []Policy{anyResource(forwarder.Policies[0])} })
+	add(assume(s.Name+": a hub role allowed sts:AssumeRole on * assumes "+m+"'s reader", s.admin("sts:AssumeRole"), "sts:AssumeRole", reader, m, denied),
+		"the reader's trust without aws:PrincipalArn", func(w *row) { w.resourcePolicy = withoutKey(w.resourcePolicy, "aws:PrincipalArn") })
 	return rows
 }

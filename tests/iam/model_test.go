@@ -89,6 +89,11 @@ type Stack struct {
 	// the account of each cluster of a member.
 	Members         map[string]*Stack
 	ClusterAccounts map[string]string
+	// Baseline is the template of the member baseline's StackSet (organization.memberOUs), which declares the
+	// members' forwarding rules and roles instead of their providers; OrgID the organization, when the stack
+	// admits members by it (every principal and resource of the bus is then in it).
+	Baseline string
+	OrgID    string
 }
 
 // Role is one IAM role.
@@ -179,6 +184,8 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 				t.Fatal(err)
 			}
 			s.queue(u.Path[strings.LastIndex(u.Path, "/")+1:]).Policy = doc(r, "policy")
+		case "aws:cloudformation/stackSet:StackSet":
+			hub.Baseline = r.Inputs["templateBody"].(string)
 		case "aws:cloudwatch/eventRule:EventRule":
 			s.RuleARNs = append(s.RuleARNs, fmt.Sprintf("arn:%s:events:%s:%s:rule/%s", partition, region, s.Account, r.Inputs["name"]))
 		}

@@ -42,7 +42,10 @@ type Options struct {
 	// Members are member accounts of the bus and their clusters: each cluster's queue is created in its
 	// account, the router gets each member's reader role, assumed through the STS stub.
 	Members map[string][]string
-	Env     map[string]string // router variables beyond those of RouterSettings
+	// Organization, when set, admits the members by it (organization.id): the router is given no list, and
+	// derives each account's reader role from the event's account and the role's fixed name.
+	Organization string
+	Env          map[string]string // router variables beyond, or instead of, those of Settings
 	// BatchSize of the event source mapping; 10 when 0.
 	BatchSize int
 	// SDKRetries keeps the AWS SDK's own retries; off by default so each injected fault reaches the router.
@@ -66,6 +69,7 @@ type Bus struct {
 	// STS answers the router's AssumeRole of the members' reader roles (nil without members).
 	STS *stsstub.Server
 
+	env     map[string]string // router variables beyond those of Settings
 	restore func()
 	urls    map[string]string // queue name -> URL, resolved once as Karpenter does at start-up
 	account map[string]string // queue name -> its account, when not the bus's
@@ -73,7 +77,7 @@ type Bus struct {
 
 // New starts a Bus. It sets the AWS SDK's environment variables of this process, as Lambda would, until Close.
 func New(ctx context.Context, opts Options) (*Bus, error) {
-	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{}, account: map[string]string{}}
+	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{}, account: map[string]string{}, env: opts.Env}
 	readers := map[string]string{} // reader role -> the account allowed to assume it (the bus's)
 	var roles []string
 	for _, m := range slices.Sorted(maps.Keys(opts.Members)) {
@@ -106,6 +110,10 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
 		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles,
 	}
+	if opts.Organization != "" {
+		b.Settings.MemberReaderRoles = nil
+		b.Settings.OrganizationID, b.Settings.ReaderRoleName, b.Settings.Partition = opts.Organization, ReaderRoleName, "aws"
+	}
 	for _, c := range opts.Clusters {
 		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
 			b.Close()
@@ -124,9 +132,6 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	h := opts.Handler
 	if h == nil {
 		routerEnv := b.RouterEnv()
-		for k, v := range opts.Env {
-			routerEnv[k] = v
-		}
 		fn, err := handler.FromEnv(ctx, func(k string) string { return routerEnv[k] }, b.Out)
 		if err != nil {
 			b.Close()
@@ -142,8 +147,14 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	return b, nil
 }
 
-// RouterEnv is the router's environment on this bus.
-func (b *Bus) RouterEnv() map[string]string { return b.Settings.Environ() }
+// RouterEnv is the router's environment on this bus: its settings', then Options.Env's.
+func (b *Bus) RouterEnv() map[string]string {
+	env := b.Settings.Environ()
+	for k, v := range b.env {
+		env[k] = v
+	}
+	return env
+}
 
 // Close stops the stubs and restores the environment. goaws stays up for the process; Start resets it.
 func (b *Bus) Close() {
@@ -154,8 +165,11 @@ func (b *Bus) Close() {
 	b.restore()
 }
 
-// ReaderRole is the reader role of member account m, as a stack of this bus's name prefix names it.
-func ReaderRole(m string) string { return "arn:aws:iam::" + m + ":role/" + NamePrefix + "-reader" }
+// ReaderRoleName is the members' reader role's name, as a stack of this bus's name prefix names it.
+const ReaderRoleName = NamePrefix + "-reader"
+
+// ReaderRole is the reader role of member account m.
+func ReaderRole(m string) string { return "arn:aws:iam::" + m + ":role/" + ReaderRoleName }
 
 // AccountOf is the account of queue: a member's, or the bus's.
 func (b *Bus) AccountOf(queue string) string {

@@ -1,7 +1,8 @@
 // Package sqsemu runs goaws (github.com/Admiral-Piett/goaws), a Go SQS emulator, in-process on loopback, behind
-// a thin middleware that counts requests, injects faults, and repairs one known goaws quirk: SendMessageBatch's
-// JSON answer names its entry lists "SendMessageBatchResultEntry" and "BatchResultErrorEntry" instead of
-// "Successful" and "Failed". The router itself is never adapted to the emulator.
+// a thin middleware that counts requests, injects faults and latency, and repairs two known goaws quirks:
+// SendMessageBatch's JSON answer names its entry lists "SendMessageBatchResultEntry" and "BatchResultErrorEntry"
+// instead of "Successful" and "Failed", and ReceiveMessage answers ApproximateReceiveCount 1 every time. The
+// router itself is never adapted to the emulator.
 package sqsemu
 
 import (
@@ -66,9 +67,14 @@ type Server struct {
 	URL string
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	requests map[string]int // action -> count
-	faults   map[string]*Fault
+	mu           sync.Mutex
+	requests     map[string]int // action -> count
+	faults       map[string]*Fault
+	latency      map[string]time.Duration // action -> added to each call
+	inFlight     map[string]int           // action -> calls being served now
+	maxInFlight  map[string]int           // action -> the most served at once
+	visibilities []int                    // VisibilityTimeout of every ChangeMessageVisibility, in order
+	receives     map[string]int           // message id -> times received
 }
 
 var (
@@ -81,7 +87,7 @@ var (
 func Start() *Server {
 	startOnce.Do(func() {
 		logrus.SetOutput(io.Discard) // goaws logs every empty receive; tests assert through the API instead
-		s := &Server{requests: map[string]int{}, faults: map[string]*Fault{}}
+		s := &Server{}
 		s.srv = httptest.NewUnstartedServer(s.middleware(goawsrouter.New()))
 		s.srv.Start()
 		host, port, _ := net.SplitHostPort(s.srv.Listener.Addr().String())
@@ -108,6 +114,32 @@ func (s *Server) Reset() {
 	defer s.mu.Unlock()
 	s.requests = map[string]int{}
 	s.faults = map[string]*Fault{}
+	s.latency = map[string]time.Duration{}
+	s.inFlight = map[string]int{}
+	s.maxInFlight = map[string]int{}
+	s.visibilities = nil
+	s.receives = map[string]int{}
+}
+
+// SetLatency adds d to every call of action (e.g. "SendMessageBatch"), as a network and service would; 0 removes it.
+func (s *Server) SetLatency(action string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency[action] = d
+}
+
+// MaxInFlight is the most calls of action served at once since the last Reset.
+func (s *Server) MaxInFlight(action string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight[action]
+}
+
+// Visibilities are the VisibilityTimeout values of every ChangeMessageVisibility call since the last Reset.
+func (s *Server) Visibilities() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.visibilities...)
 }
 
 // Client returns an SQS client of the real AWS SDK pointed at the emulator, in Account.
@@ -169,6 +201,8 @@ type request struct {
 	QueueName string            `json:"QueueName"`
 	Owner     string            `json:"QueueOwnerAWSAccountId"`
 	Entries   []json.RawMessage `json:"Entries"`
+	// VisibilityTimeout is ChangeMessageVisibility's.
+	VisibilityTimeout int `json:"VisibilityTimeout"`
 }
 
 // goaws holds every queue in one account (Account): a queue of another account is kept there as
@@ -230,6 +264,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 
 		s.mu.Lock()
 		s.requests[action]++
+		s.inFlight[action]++
+		s.maxInFlight[action] = max(s.maxInFlight[action], s.inFlight[action])
+		delay := s.latency[action]
+		if action == "ChangeMessageVisibility" {
+			s.visibilities = append(s.visibilities, req.VisibilityTimeout)
+		}
 		var fault Fault
 		faulty := false
 		if f := s.faults[queue]; f != nil && action == "SendMessageBatch" {
@@ -241,6 +281,14 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 		}
 		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.inFlight[action]--
+			s.mu.Unlock()
+		}()
+		if delay > 0 {
+			time.Sleep(delay)
+		}
 
 		if faulty && fault.Status != 0 {
 			writeError(w, fault.Status, fault.Code)
@@ -265,6 +313,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		switch {
 		case action == "SendMessageBatch" && rec.Code == http.StatusOK:
 			out = repairBatchResult(out, failedID)
+		case action == "ReceiveMessage" && !isEmptyReceive(out):
+			out = s.countReceives(out)
 		case action == "ReceiveMessage" && isEmptyReceive(out):
 			// Idle polling, which every design pays alike: counted apart from receives that carry messages.
 			s.mu.Lock()
@@ -279,6 +329,31 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(out)
 	})
+}
+
+// countReceives repairs a goaws quirk: it answers ApproximateReceiveCount 1 on every receive (it never counts
+// them), where SQS counts each message's receives; the router's backoff doubles with that count.
+func (s *Server) countReceives(body []byte) []byte {
+	var resp map[string]any
+	if json.Unmarshal(body, &resp) != nil {
+		return body
+	}
+	msgs, _ := resp["Messages"].([]any)
+	s.mu.Lock()
+	for _, m := range msgs {
+		msg, _ := m.(map[string]any)
+		id, _ := msg["MessageId"].(string)
+		s.receives[id]++
+		if attrs, ok := msg["Attributes"].(map[string]any); ok {
+			attrs["ApproximateReceiveCount"] = fmt.Sprint(s.receives[id])
+		}
+	}
+	s.mu.Unlock()
+	out, err := json.Marshal(resp)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // repairBatchResult renames goaws's entry lists to the names of the SQS JSON protocol and adds failedID, if
