@@ -1,6 +1,6 @@
 // Package previous reads what the stack's last update exported, through a stack reference to the stack itself:
 // the one way a Pulumi program sees the state it is about to change (as pulumi/pulumi#3722 shows). The program
-// uses it to refuse a change Pulumi would otherwise carry out destructively.
+// uses it to refuse a change Pulumi would otherwise carry out destructively, and to keep what it created before.
 package previous
 
 import (
@@ -12,20 +12,42 @@ import (
 // ReferenceName is the logical name of the stack reference.
 const ReferenceName = "previous-update"
 
-// Output returns the stack output key of the last update, nil when there is none (the first update, or an
-// output the last update did not have).
-func Output(ctx *pulumi.Context, key string) (any, error) {
-	org := ctx.Organization()
-	if org == "" {
-		org = "organization" // what self-managed backends call every stack's organization
+// SelfManagedOrganization is the organization a self-managed (DIY) backend gives every stack, when it gives one.
+const SelfManagedOrganization = "organization"
+
+// StackName is the name a stack reference to the stack itself takes, one every backend accepts. Pulumi Cloud
+// gives the program its organization, and the fully qualified <org>/<project>/<stack> is exact there. A
+// self-managed backend gives none (or "organization"): in its legacy layout (not project-scoped) it accepts
+// only the bare stack name ("legacy DIY backends (local file, S3, Azure Blob) do not support stack names in this
+// format, and instead only use the stack name without an org/user or project to qualify it"; Pulumi's
+// automation API reference, fullyQualifiedStackName, https://www.pulumi.com/docs/reference/pkg/nodejs/pulumi/
+// pulumi/functions/automation.fullyQualifiedStackName.html), and in its project-scoped layout the bare name
+// means the current project's stack, this one.
+func StackName(organization, project, stack string) string {
+	if organization == "" || organization == SelfManagedOrganization {
+		return stack
 	}
+	return organization + "/" + project + "/" + stack
+}
+
+// Outputs are the last update's outputs.
+type Outputs struct{ ref *pulumi.StackReference }
+
+// Read declares the stack reference to the stack itself.
+func Read(ctx *pulumi.Context) (*Outputs, error) {
 	ref, err := pulumi.NewStackReference(ctx, ReferenceName, &pulumi.StackReferenceArgs{
-		Name: pulumi.String(org + "/" + ctx.Project() + "/" + ctx.Stack()),
+		Name: pulumi.String(StackName(ctx.Organization(), ctx.Project(), ctx.Stack())),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading the last update's outputs: %w", err)
 	}
-	d, err := ref.GetOutputDetails(key)
+	return &Outputs{ref: ref}, nil
+}
+
+// Get returns the output key of the last update, nil when there is none (the first update, or an output the
+// last update did not have).
+func (o *Outputs) Get(key string) (any, error) {
+	d, err := o.ref.GetOutputDetails(key)
 	if err != nil {
 		return nil, fmt.Errorf("reading the last update's output %s: %w", key, err)
 	}

@@ -1,0 +1,198 @@
+// Package preflight looks, before the program declares anything, at what the stack's clusters need to exist in
+// AWS and that no resource of the stack creates: the EKS cluster of each install and existing-role entry, in its
+// account and region; for install, a Kubernetes version the entry's Karpenter runs on, access entries enabled,
+// the EKS Pod Identity agent (pod-identity) or the cluster's own IAM OIDC provider (irsa); and, in every account
+// where the stack installs Karpenter, whether the EC2 Spot service-linked role exists. Each missing piece is one
+// problem naming the cluster, what is missing and the fix; all are reported at once, during preview and update
+// alike (lookups run in both), so a first pulumi up fails in seconds instead of halfway.
+package preflight
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/eks"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
+)
+
+// PodIdentityAgent is the EKS add-on that EKS Pod Identity needs on the cluster.
+const PodIdentityAgent = "eks-pod-identity-agent"
+
+// IRSAAudience is the audience Karpenter's service account token is issued for, which the OIDC provider must
+// list (IRSATrust checks it too).
+const IRSAAudience = "sts.amazonaws.com"
+
+// Cluster is what the lookups found of an existing EKS cluster.
+type Cluster struct {
+	ARN, Endpoint, CertificateAuthority, Version, OIDCIssuer string
+}
+
+// Report is what the lookups found, for the program to declare with.
+type Report struct {
+	// Clusters are the clusters of install and existing-role entries, by name.
+	Clusters map[string]Cluster
+	// SpotServiceLinkedRole tells, for each account where the stack installs Karpenter, whether the EC2 Spot
+	// service-linked role exists there now.
+	SpotServiceLinkedRole map[string]bool
+}
+
+// Error lists every problem found, one per line.
+type Error struct{ Problems []string }
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("preflight checks failed before anything was declared in AWS (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// Check runs the lookups for cfg. invoke gives, for each account of the stack, the options that reach it (a
+// member's provider; none for the stack's own). Lookups that fail because something is missing are problems;
+// the error is a *Error listing them all.
+func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption) (Report, error) {
+	r := Report{Clusters: map[string]Cluster{}, SpotServiceLinkedRole: map[string]bool{}}
+	var problems []string
+	where := func(i int) string {
+		cl := cfg.Clusters[i]
+		return fmt.Sprintf("clusters[%d] (%s, account %s, %s)", i, cl.Name, cl.Account, region)
+	}
+	names := map[string][]string{} // account -> its EKS clusters, listed once
+	var unlisted []string          // accounts whose clusters could not be listed
+	for i, cl := range cfg.Clusters {
+		if cl.Mode == config.ModeCreate {
+			continue // the stack creates it
+		}
+		opts := invoke[cl.Account]
+		listed, ok := names[cl.Account]
+		if !ok {
+			res, err := eks.GetClusters(ctx, opts...)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: listing the EKS clusters of account %s failed: %v. Fix: let the "+
+					"deploying role call eks:ListClusters there", where(i), cl.Account, err))
+				unlisted = append(unlisted, cl.Account)
+			}
+			if res != nil {
+				listed = res.Names
+			}
+			names[cl.Account] = listed
+		}
+		if slices.Contains(unlisted, cl.Account) {
+			continue // reported once, above
+		}
+		if !slices.Contains(listed, cl.Name) {
+			fix := fmt.Sprintf("correct the entry's name or its account (clusters[%d].account)", i)
+			if !cfg.IsMember(cl.Account) {
+				fix += ", or give it mode create to have the stack create it"
+			}
+			problems = append(problems, fmt.Sprintf("%s: no EKS cluster named %s exists there. Fix: %s", where(i), cl.Name, fix))
+			continue
+		}
+		c, err := eks.LookupCluster(ctx, &eks.LookupClusterArgs{Name: cl.Name}, opts...)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: describing the cluster failed: %v. Fix: let the deploying role call "+
+				"eks:DescribeCluster on it", where(i), err))
+			continue
+		}
+		found := Cluster{ARN: c.Arn, Endpoint: c.Endpoint, Version: c.Version}
+		if len(c.CertificateAuthorities) > 0 {
+			found.CertificateAuthority = c.CertificateAuthorities[0].Data
+		}
+		if len(c.Identities) > 0 && len(c.Identities[0].Oidcs) > 0 {
+			found.OIDCIssuer = c.Identities[0].Oidcs[0].Issuer
+		}
+		r.Clusters[cl.Name] = found
+		if cl.Mode != config.ModeInstall {
+			continue
+		}
+		problems = append(problems, installable(ctx, cl, c, found, where(i), opts)...)
+	}
+	for _, account := range InstallAccounts(cfg) {
+		exists, err := spotrole.Exists(ctx, invoke[account]...)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("account %s: looking for the EC2 Spot service-linked role (%s) failed: %v. "+
+				"Fix: let the deploying role call iam:ListRoles there", account, spotrole.RoleName, err))
+			continue
+		}
+		r.SpotServiceLinkedRole[account] = exists
+	}
+	if len(problems) > 0 {
+		return Report{}, &Error{Problems: problems}
+	}
+	return r, nil
+}
+
+// installable lists what keeps the stack from installing Karpenter on the existing cluster c.
+func installable(ctx *pulumi.Context, cl config.Cluster, c *eks.LookupClusterResult, found Cluster, where string, opts []pulumi.InvokeOption) []string {
+	var problems []string
+	if c.Status != "ACTIVE" && c.Status != "UPDATING" {
+		problems = append(problems, fmt.Sprintf("%s: the cluster is %s, not ACTIVE. Fix: wait until it is active, or remove "+
+			"the entry", where, c.Status))
+	}
+	if v, err := karpenter.Parse(cl.Karpenter.Version); err == nil {
+		if k8s, ok := v.Kubernetes(); ok {
+			if in, err := k8s.Contains(c.Version); err != nil || !in {
+				problems = append(problems, fmt.Sprintf("%s: it runs Kubernetes %s, which Karpenter %s does not run on (%s). "+
+					"Fix: set karpenter.version to a release that runs on %s (README, \"Karpenter versions\"), or upgrade the "+
+					"cluster", where, c.Version, v, k8s, c.Version))
+			}
+		}
+	}
+	if len(c.AccessConfigs) == 0 || !strings.HasPrefix(c.AccessConfigs[0].AuthenticationMode, "API") {
+		mode := ""
+		if len(c.AccessConfigs) > 0 {
+			mode = c.AccessConfigs[0].AuthenticationMode
+		}
+		problems = append(problems, fmt.Sprintf("%s: its authentication mode is %q, without access entries, which the stack "+
+			"creates for Karpenter's nodes. Fix: aws eks update-cluster-config --name %s --access-config "+
+			"authenticationMode=API_AND_CONFIG_MAP", where, mode, cl.Name))
+	}
+	switch cl.Identity {
+	case config.IdentityPodIdentity:
+		if _, err := eks.LookupAddon(ctx, &eks.LookupAddonArgs{ClusterName: cl.Name, AddonName: PodIdentityAgent}, opts...); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: the %s add-on was not found (%v), and EKS Pod Identity, the entry's "+
+				"identity, needs it. Fix: aws eks create-addon --cluster-name %s --addon-name %s, or set identity: irsa",
+				where, PodIdentityAgent, err, cl.Name, PodIdentityAgent))
+		}
+	case config.IdentityIRSA:
+		problems = append(problems, oidcProvider(ctx, cl, found, where, opts)...)
+	}
+	return problems
+}
+
+// oidcProvider checks that the entry's OIDC provider exists and is the cluster's: its URL is the cluster's
+// issuer, and it lists the audience of Karpenter's token.
+func oidcProvider(ctx *pulumi.Context, cl config.Cluster, found Cluster, where string, opts []pulumi.InvokeOption) []string {
+	fix := fmt.Sprintf("Fix: eksctl utils associate-iam-oidc-provider --cluster %s --approve, and set oidcProviderArn to "+
+		"the provider whose URL is the cluster's issuer (aws eks describe-cluster --name %s --query cluster.identity.oidc.issuer)",
+		cl.Name, cl.Name)
+	p, err := iam.LookupOpenIdConnectProvider(ctx, &iam.LookupOpenIdConnectProviderArgs{Arn: &cl.OIDCProviderARN}, opts...)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: the OIDC provider %s was not found (%v). %s", where, cl.OIDCProviderARN, err, fix)}
+	}
+	var problems []string
+	if issuer := strings.TrimPrefix(found.OIDCIssuer, "https://"); p.Url != issuer {
+		problems = append(problems, fmt.Sprintf("%s: the OIDC provider %s is for %s, not for the cluster's issuer %s. %s",
+			where, cl.OIDCProviderARN, p.Url, issuer, fix))
+	}
+	if !slices.Contains(p.ClientIdLists, IRSAAudience) {
+		problems = append(problems, fmt.Sprintf("%s: the OIDC provider %s does not list the audience %s, which IRSA tokens "+
+			"carry. Fix: aws iam add-client-id-to-open-id-connect-provider --open-id-connect-provider-arn %s --client-id %s",
+			where, cl.OIDCProviderARN, IRSAAudience, cl.OIDCProviderARN, IRSAAudience))
+	}
+	return problems
+}
+
+// InstallAccounts are the accounts where the stack installs Karpenter (install and create entries), sorted.
+func InstallAccounts(cfg config.Config) []string {
+	var out []string
+	for _, cl := range cfg.Clusters {
+		if cl.Mode.InstallsKarpenter() && !slices.Contains(out, cl.Account) {
+			out = append(out, cl.Account)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
