@@ -1,12 +1,18 @@
 # karpenter-interruption-bus: the Pulumi program (root module), the router Lambda (router/) and the
 # cross-module tests (tests/). Every target runs offline, against loopback emulators only.
 GO       ?= go
+# Every go.mod pins its toolchain (a toolchain line: Karpenter v1.15 needs Go 1.26.10 or later). A machine whose Go
+# is older, or set to GOTOOLCHAIN=local, gets that toolchain from the module proxy, as Go does by default;
+# GOTOOLCHAIN=go1.x.y on the command line still chooses another.
+ifeq ($(filter go%,$(GOTOOLCHAIN)),)
+export GOTOOLCHAIN := auto
+endif
 STACK    ?= dev
 FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: all test test-router test-infra test-e2e test-karpenter test-workflows race lint router bench fuzz demo render scale tidy verify
+.PHONY: stacks all test test-router test-infra test-e2e test-karpenter test-workflows race lint router bench fuzz demo render scale tidy verify docs karpenter-bump
 
 all: test
 
@@ -62,9 +68,9 @@ lint:
 router:
 	$(GO) run ./cmd/build-router -src router -out build/router
 
-## bench: the router's per-message CPU and allocations, and the time from a transient failure to delivery
-## (README figures)
-bench:
+## bench: the router's per-message CPU and allocations, the time from a transient failure to delivery, and the
+## offline render of the sized stacks (make scale) (README figures)
+bench: scale
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
 	cd tests && $(GO) test -run '^$$' -bench RetryLatency -benchtime 5x ./e2e/
 
@@ -93,11 +99,24 @@ verify:
 	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
 	  $(GO) run ./cmd/verify $(if $(CLUSTER),-cluster $(CLUSTER)) $(if $(TIMEOUT),-timeout $(TIMEOUT))
 
-## scale: render a generated 200-cluster stack offline; prints the time and the resource count
+## scale: render the sized stacks offline (1 cluster, 300 clusters, 500 member accounts by organization, with
+## and without the StackSet baseline; infra/offline/fleet), three times each: the time per render and the
+## resources declared
 scale:
-	@mkdir -p build
-	@{ echo 'config:'; echo '  karpenter-interruption-bus:clusters:'; \
-	  for i in $$(seq -w 0 199); do echo "    - name: cluster-$$i"; done; } > build/Pulumi.scale.yaml
-	@$(GO) build -o build/render ./cmd/render
-	@start=$$(date +%s%N); build/render -stack scale -file build/Pulumi.scale.yaml | tail -n 1; \
-	  echo "rendered in $$(( ($$(date +%s%N) - start) / 1000000 )) ms"
+	$(GO) test -run '^$$' -bench Render -benchtime 3x ./infra/offline/fleet/
+
+## docs: rewrite the generated blocks of README.md and docs/ from the code (a test fails when they differ)
+docs:
+	$(GO) run ./cmd/docs
+
+## karpenter-bump: move the bus to Karpenter VERSION (default, supported range, contract module pins, the release's
+## template policies, its Kubernetes range, the README's table); make test then says what needs a person
+karpenter-bump:
+	@test -n "$(VERSION)" || { echo "usage: make karpenter-bump VERSION=x.y.z"; exit 2; }
+	cd tests/karpenter && $(GO) run ./cmd/karpenter-bump -root ../.. -version $(VERSION)
+	$(MAKE) docs
+
+## stacks: the stacks (Pulumi.<stack>.yaml) as a JSON array; DEPLOYABLE=1 leaves out the documented example
+## (example: true), which the workflows render but never preview against AWS nor deploy
+stacks:
+	@$(GO) run ./cmd/stacks $(if $(DEPLOYABLE),-deployable)

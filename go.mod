@@ -2,6 +2,8 @@ module github.com/karpenter-interruption-bus/karpenter-interruption-bus
 
 go 1.26
 
+toolchain go1.26.10
+
 replace github.com/karpenter-interruption-bus/karpenter-interruption-bus/router => ./router
 
 require (

@@ -41,6 +41,24 @@ func hubStack(members ...string) map[string]string {
 	return cfg
 }
 
+// testOrganization and testOU are the organization and a unit of it of the tests with organization.
+const (
+	testOrganization = "o-a1b2c3d4e5"
+	testOU           = "ou-ab12-cd34ef56"
+)
+
+// withOrganization admits cfg's members by the organization testOrganization and, with ous, gives the accounts of
+// those units the member baseline as a StackSet.
+func withOrganization(cfg map[string]string, ous ...string) map[string]string {
+	o := map[string]any{"id": testOrganization}
+	if len(ous) > 0 {
+		o["memberOUs"] = ous
+	}
+	b, _ := json.Marshal(o)
+	cfg["organization"] = string(b)
+	return cfg
+}
+
 // expectedAccount is the account a resource belongs in: a member's component's and a cluster's children are
 // their account's, every other resource the hub's.
 func expectedAccount(t *testing.T, r result, x mocks.Resource) string {
@@ -104,8 +122,9 @@ func TestHubWithThreeMembers(t *testing.T) {
 		}
 		reader := r.resources.Named(t, "aws:iam/role:Role", comp+"-reader")
 		trust := stacktest.Doc(t, reader, "assumeRolePolicy").Statement[0]
-		if fmt.Sprint(trust.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":role/kib-hub-router]" {
-			t.Errorf("the reader role of %s trusts %v, want the hub's router role only", m, trust.Principal)
+		if fmt.Sprint(trust.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":root]" ||
+			fmt.Sprint(trust.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::"+hubAccount+":role/kib-hub-router]]" {
+			t.Errorf("the reader role of %s trusts %v if %v, want the hub's router role only", m, trust.Principal, trust.Condition)
 		}
 		readerPolicy := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", comp+"-reader"), "policy")
 		if len(readerPolicy.Statement) != 1 || !slices.Equal(readerPolicy.Statement[0].Action, []string{"ec2:DescribeInstances"}) {
@@ -113,7 +132,8 @@ func TestHubWithThreeMembers(t *testing.T) {
 		}
 		q := r.resources.Under("c-"+m).One(t, "aws:sqs/queuePolicy:QueuePolicy")
 		send := stacktest.Statement(t, stacktest.Doc(t, q, "policy"), "RouterForwards")
-		if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":role/kib-hub-router]" ||
+		if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":root]" ||
+			fmt.Sprint(send.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::"+hubAccount+":role/kib-hub-router]]" ||
 			!slices.Equal(send.Resource, []string{"arn:aws:sqs:" + mocks.DefaultRegion + ":" + m + ":kib-hub_c-" + m}) {
 			t.Errorf("queue policy of c-%s = %+v, want the hub's router on the member's queue", m, send)
 		}
@@ -152,11 +172,11 @@ func TestHubAcceptsItsMembers(t *testing.T) {
 	}
 	central := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-hub-central"), "policy")
 	allow := stacktest.Statement(t, central, "MemberAccountsForward")
-	if fmt.Sprint(allow.Principal) != fmt.Sprint(map[string]any{"AWS": []any{forwarders[0], forwarders[1], forwarders[2]}}) {
-		t.Errorf("central queue admits %v, want the members' forwarder roles", allow.Principal)
+	if allow.Principal != "*" || fmt.Sprint(allow.Condition) != fmt.Sprint(map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": []any{forwarders[0], forwarders[1], forwarders[2]}}}) {
+		t.Errorf("central queue admits %v if %v, want the members' forwarder roles", allow.Principal, allow.Condition)
 	}
-	deny := stacktest.Statement(t, central, "OnlyTheRulesAndTheRedriveRoleSend")
-	if got := fmt.Sprint(deny.Condition["ArnNotEquals"]["aws:PrincipalArn"]); !strings.Contains(got, forwarders[2]) {
+	deny := stacktest.Statement(t, central, "OnlyTheRulesTheRedriveRoleAndForwardersSend")
+	if got := fmt.Sprint(deny.Condition["ArnNotLike"]["aws:PrincipalArn"]); !strings.Contains(got, forwarders[2]) {
 		t.Errorf("the central queue's Deny spares %s, not the members' forwarders", got)
 	}
 	router := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-hub-router"), "policy")

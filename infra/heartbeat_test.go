@@ -2,11 +2,15 @@ package infra_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -41,7 +45,7 @@ func TestHeartbeatPerCluster(t *testing.T) {
 			in := stacktest.Plain(a)
 			if in["name"] != infra.HeartbeatAlarmName("kib-dev", c) || in["name"] != "kib-dev-"+c+"-karpenter-not-reading" ||
 				in["treatMissingData"] != "breaching" || in["threshold"] != 1.0 || in["comparisonOperator"] != "GreaterThanOrEqualToThreshold" ||
-				in["evaluationPeriods"] != 1.0 || in["datapointsToAlarm"] != 1.0 ||
+				in["evaluationPeriods"] != 4.0 || in["datapointsToAlarm"] != 3.0 ||
 				!slices.Equal(in["alarmActions"].([]any), []any{topic}) || !slices.Equal(in["okActions"].([]any), []any{topic}) {
 				t.Errorf("alarm %s = %s", c, stacktest.InputsJSON(a))
 			}
@@ -53,12 +57,12 @@ func TestHeartbeatPerCluster(t *testing.T) {
 			for id, metric := range map[string]string{"age": "ApproximateAgeOfOldestMessage", "deleted": "NumberOfMessagesDeleted"} {
 				m, _ := queries[id]["metric"].(map[string]any)
 				dims, _ := m["dimensions"].(map[string]any)
-				if m["namespace"] != "AWS/SQS" || m["metricName"] != metric || m["period"] != 600.0 || dims["QueueName"] != "kib-dev_"+c {
-					t.Errorf("query %s = %v, want %s of kib-dev_%s over 600 s (two beats)", id, queries[id], metric, c)
+				if m["namespace"] != "AWS/SQS" || m["metricName"] != metric || m["period"] != 300.0 || dims["QueueName"] != "kib-dev_"+c {
+					t.Errorf("query %s = %v, want %s of kib-dev_%s over 300 s (one beat)", id, queries[id], metric, c)
 				}
 			}
-			if e := queries["notReading"]; e["expression"] != "IF(FILL(age, 0) > 600 OR FILL(deleted, 0) == 0, 1, 0)" || e["returnData"] != true {
-				t.Errorf("expression = %v, want the queue's oldest message over two beats or no delete, as 1", e)
+			if e := queries["notReading"]; e["expression"] != "IF(FILL(age, 0) > 120 OR FILL(deleted, 0) == 0, 1, 0)" || e["returnData"] != true {
+				t.Errorf("expression = %v, want the queue's oldest message over 120 s or no delete, as 1", e)
 			}
 		})
 	}
@@ -90,16 +94,41 @@ func TestHeartbeatRole(t *testing.T) {
 	}
 }
 
+// TestHeartbeatRate: the alarm looks at one datapoint per beat, M of N breaching (heartbeat.EvaluationFor), and
+// its age branch can fire at every rate: its threshold is below the queue's retention.
 func TestHeartbeatRate(t *testing.T) {
-	cfg := clusters(`{"name":"a"}`)
-	cfg["heartbeat"] = `{"rate":"1m"}`
-	r := mustRun(t, "dev", cfg)
-	if got := stacktest.Str(t, r.resources.Under("a").One(t, "aws:scheduler/schedule:Schedule"), "scheduleExpression"); got != "rate(1 minute)" {
-		t.Errorf("expression = %s", got)
+	tests := []struct {
+		rate, expression string
+		period, m, n     float64
+	}{
+		{"1m", "rate(1 minute)", 60, 4, 5},
+		{"2m", "rate(2 minutes)", 120, 3, 4},
+		{"5m", "rate(5 minutes)", 300, 3, 4},
+		{"60m", "rate(60 minutes)", 3600, 3, 4},
 	}
-	a := stacktest.InputsJSON(r.resources.Under("a").Named(t, "aws:cloudwatch/metricAlarm:MetricAlarm", "a-karpenter-not-reading"))
-	if !strings.Contains(a, `"period":120`) || !strings.Contains(a, `FILL(age, 0) \u003e 120`) {
-		t.Errorf("a 1-minute heartbeat's alarm = %s, want a 120 s window", a)
+	for _, tt := range tests {
+		cfg := clusters(`{"name":"a"}`)
+		cfg["heartbeat"] = `{"rate":"` + tt.rate + `"}`
+		r := mustRun(t, "dev", cfg)
+		if got := stacktest.Str(t, r.resources.Under("a").One(t, "aws:scheduler/schedule:Schedule"), "scheduleExpression"); got != tt.expression {
+			t.Errorf("rate %s: expression = %s", tt.rate, got)
+		}
+		in := stacktest.Plain(r.resources.Under("a").Named(t, "aws:cloudwatch/metricAlarm:MetricAlarm", "a-karpenter-not-reading"))
+		if in["datapointsToAlarm"] != tt.m || in["evaluationPeriods"] != tt.n {
+			t.Errorf("rate %s: %v of %v datapoints alarm, want %v of %v", tt.rate, in["datapointsToAlarm"], in["evaluationPeriods"], tt.m, tt.n)
+		}
+		for _, q := range in["metricQueries"].([]any) {
+			q := q.(map[string]any)
+			if m, ok := q["metric"].(map[string]any); ok && m["period"] != tt.period {
+				t.Errorf("rate %s: query %v has period %v, want %v (one beat)", tt.rate, q["id"], m["period"], tt.period)
+			}
+			if e, ok := q["expression"].(string); ok && !strings.Contains(e, fmt.Sprintf("> %d ", int(heartbeat.AgeThreshold.Seconds()))) {
+				t.Errorf("rate %s: expression %s", tt.rate, e)
+			}
+		}
+	}
+	if heartbeat.AgeThreshold >= cluster.QueueRetentionSeconds*time.Second {
+		t.Errorf("age threshold %s is not below the queues' retention, %d s: the age branch could never fire", heartbeat.AgeThreshold, cluster.QueueRetentionSeconds)
 	}
 }
 

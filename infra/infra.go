@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -27,8 +28,11 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
@@ -69,57 +73,149 @@ func Program(opts Options) pulumi.RunFunc {
 	}
 }
 
-// Deploy declares the stack and returns its outputs. The configuration is read and validated first: a mistake
-// is reported, with every other one, before any resource is declared. Then the commands the stack needs where it
-// runs, and the changes to Karpenter releases it cannot make safely, are checked against the last update.
+// Deploy declares the stack and returns its outputs, in four steps: the configuration is read and checked
+// before any resource is declared (check: every mistake at once, the commands the stack needs where it runs, the
+// quotas a list of members would pass, the release changes it cannot make safely against the last update); the
+// preflight lookups check what the clusters need of AWS (preflight.Check), through each account's provider; the
+// shared part is declared (declareShared: bus, router, alarms, members' baselines, dashboard); then each
+// cluster (declareClusters). Only the stack reference to the last update and the member accounts' providers,
+// which declare nothing in AWS, come before the checks end.
 func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) {
-	values, err := stackConfig()
+	opts = opts.withDefaults()
+	cfg, env, last, err := check(ctx, opts)
 	if err != nil {
 		return nil, err
+	}
+	// The accounts' providers come first: the preflight lookups in a member account go through its provider.
+	accounts, err := declareAccounts(ctx, cfg, env)
+	if err != nil {
+		return nil, err
+	}
+	found, err := preflight.Check(ctx, cfg, env.Region, invokeOptions(accounts))
+	if err != nil {
+		return nil, err
+	}
+	spotRoles, err := last.Get(OutputSpotServiceLinkedRoles)
+	if err != nil {
+		return nil, err
+	}
+	spot, err := ensureSpotRoles(ctx, found.SpotServiceLinkedRole, spotOrigins(spotRoles), accounts)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := declareShared(ctx, cfg, env, opts, accounts)
+	if err != nil {
+		return nil, err
+	}
+	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, sh.router)
+	if err != nil {
+		return nil, err
+	}
+	b, r := sh.bus, sh.router
+	return map[string]pulumi.Input{
+		"centralQueueUrl":    b.CentralQueueURL,
+		"centralQueueArn":    b.CentralQueueARN,
+		"deadLetterQueueUrl": b.DLQURL,
+		"deadLetterQueueArn": b.DLQARN,
+		"routerFunctionName": r.FunctionName,
+		"routerRoleArn":      r.RoleARN,
+		"redriveRoleArn":     b.RedriveRoleARN,
+		"ruleArns":           b.RuleARNs,
+		"alarmArns":          sh.alarms.ARNs,
+		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
+		"busName":            pulumi.String(cfg.NamePrefix),
+		"region":             pulumi.String(env.Region),
+		"routerLogGroupName": r.LogGroupName,
+		// verify puts a canary the router held back again once this has passed.
+		"canaryIntervalSeconds": pulumi.Int(cfg.Router.CanaryIntervalSeconds),
+		"clusterQueueNames":     queueNames,
+		"clusters":              clusters,
+
+		OutputSpotServiceLinkedRoles: spot.origins,
+	}, nil
+}
+
+func (o Options) withDefaults() Options {
+	defaults := DefaultOptions()
+	if o.BuildRouter == nil {
+		o.BuildRouter = defaults.BuildRouter
+	}
+	if o.LookPath == nil {
+		o.LookPath = defaults.LookPath
+	}
+	return o
+}
+
+// check reads and validates the stack's configuration and checks it against where the program runs and against
+// the last update, before any resource is declared; it returns the configuration, the stack's environment and the
+// last update's outputs.
+func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previous.Outputs, error) {
+	fail := func(err error) (config.Config, awsenv.Env, *previous.Outputs, error) {
+		return config.Config{}, awsenv.Env{}, nil, err
+	}
+	values, err := stackConfig()
+	if err != nil {
+		return fail(err)
 	}
 	env, err := awsenv.Lookup(ctx) // provider lookups, no resource: the configuration names member accounts against it
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	cfg, err := config.Load(ctx.Stack(), env.Account, config.Values(values, config.Namespace))
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	defaults := DefaultOptions()
-	if opts.BuildRouter == nil {
-		opts.BuildRouter = defaults.BuildRouter
+	if cfg.Example && !ctx.DryRun() {
+		return fail(fmt.Errorf("stack %s is marked example: true, the documented example whose IDs are placeholders: it is never "+
+			"deployed. Copy its file to Pulumi.<your stack>.yaml, keep only your clusters, and remove the example key", ctx.Stack()))
 	}
-	if opts.LookPath == nil {
-		opts.LookPath = defaults.LookPath
+	if err := checkMemberQuotas(cfg, env); err != nil {
+		return fail(err)
 	}
 	if err := checkCommands(cfg, opts.LookPath); err != nil {
-		return nil, err
+		return fail(err)
 	}
-	deployed, err := previous.Output(ctx, "clusters")
+	last, err := previous.Read(ctx)
 	if err != nil {
-		return nil, err
+		return fail(err)
+	}
+	deployed, err := last.Get("clusters")
+	if err != nil {
+		return fail(err)
 	}
 	if err := config.CheckReleases(cfg, config.DeployedClusters(deployed)); err != nil {
-		return nil, err
+		return fail(err)
 	}
+	return cfg, env, last, nil
+}
+
+// shared is what the stack declares once, whatever its clusters.
+type shared struct {
+	bus    *bus.Bus
+	router *routerfn.Router
+	alarms *alarms.Alarms
+}
+
+// declareShared declares the bus, the router, their alarms, the members' baselines (and the heartbeat's shared
+// part in each account) and the dashboard.
+func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts Options, accounts map[string]account) (shared, error) {
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
-		return nil, fmt.Errorf("building the router: %w", err)
+		return shared{}, fmt.Errorf("building the router: %w", err)
 	}
 	tags := Tags(cfg)
-
 	b, err := bus.New(ctx, cfg.NamePrefix, &bus.Args{
 		NamePrefix:               cfg.NamePrefix,
 		CentralRetentionSeconds:  cfg.CentralQueue.MessageRetentionSeconds,
 		VisibilityTimeoutSeconds: cfg.Router.VisibilityTimeout(),
 		MaxReceiveCount:          cfg.CentralQueue.MaxReceiveCount,
 		EventMaxAgeSeconds:       cfg.CentralQueue.EventMaxAgeSeconds,
-		ForwarderRoleARNs:        memberRoleARNs(cfg, env, member.ForwarderRoleName),
+		Forwarders:               forwarders(cfg, env),
 		Env:                      env,
 		Tags:                     tags,
 	})
 	if err != nil {
-		return nil, err
+		return shared{}, err
 	}
 	r, err := routerfn.New(ctx, routerName(cfg), &routerfn.Args{
 		FunctionName:                 routerName(cfg),
@@ -138,10 +234,13 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		Tags:                         tags,
 	})
 	if err != nil {
-		return nil, err
+		return shared{}, err
 	}
 	a, err := alarms.New(ctx, cfg.NamePrefix+"-alarms", &alarms.Args{
 		NamePrefix:              cfg.NamePrefix,
+		Bus:                     cfg.NamePrefix,
+		Namespace:               contract.MetricsNamespace,
+		MaximumConcurrency:      cfg.Router.MaximumConcurrency,
 		TopicARN:                cfg.Alarms.TopicARN,
 		OldestMessageAgeSeconds: cfg.Alarms.OldestMessageAgeSeconds,
 		CentralQueueName:        b.CentralQueueName,
@@ -150,29 +249,29 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		Tags:                    tags,
 	})
 	if err != nil {
-		return nil, err
+		return shared{}, err
 	}
-	hub := account{env: env}
-	if cfg.Heartbeat.Enabled {
-		if hub.beat, err = heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}); err != nil {
-			return nil, err
-		}
-	}
-	accounts := map[string]account{env.Account: hub}
-	for _, id := range cfg.MemberAccounts() {
-		if accounts[id], err = declareMember(ctx, cfg, id, env, b, r, tags); err != nil {
-			return nil, err
-		}
+	if err := declareMembers(ctx, cfg, env, accounts, b, r, tags); err != nil {
+		return shared{}, err
 	}
 	if cfg.Dashboard {
 		if _, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
-			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region,
+			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.MaximumConcurrency,
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
 			Clusters: dashboardRows(cfg),
 		}); err != nil {
-			return nil, err
+			return shared{}, err
 		}
 	}
+	return shared{bus: b, router: r, alarms: a}, nil
+}
+
+// declareClusters declares each cluster's component in its account, and returns the outputs clusterQueueNames
+// and clusters.
+func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
+	spot spotRoles, r *routerfn.Router,
+) (pulumi.StringMap, pulumi.Map, error) {
+	tags := Tags(cfg)
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
 		acc := accounts[cl.Account]
@@ -188,15 +287,21 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		if cfg.IsMember(cl.Account) {
 			args.HubAccount = env.Account
 		}
+		if c, ok := found.Clusters[cl.Name]; ok && cl.Mode == config.ModeInstall {
+			args.Existing = &cluster.Existing{Endpoint: c.Endpoint, CertificateAuthority: c.CertificateAuthority}
+		}
+		if role := spot.roles[cl.Account]; role != nil && cl.Mode.InstallsKarpenter() {
+			args.Prerequisites = []pulumi.Resource{role} // Karpenter cannot launch Spot before it exists
+		}
 		if acc.beat != nil {
 			args.Heartbeat = &heartbeat.Cluster{
-				Bus: cfg.NamePrefix, Group: acc.beat.GroupName, RoleARN: acc.beat.RoleARN, Rate: cfg.Heartbeat.Interval(),
+				Bus: cfg.NamePrefix, Group: acc.beat.group, RoleARN: acc.beat.role, Rate: cfg.Heartbeat.Interval(),
 				AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg, cl.Account), Env: acc.env,
 			}
 		}
 		c, err := cluster.New(ctx, args, acc.opts...)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		queueNames[cl.Name] = c.QueueName
 		namespace := "" // the namespace of the release this stack installs, which the next update checks against
@@ -210,23 +315,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 			"account": pulumi.String(cl.Account),
 		}
 	}
-	return map[string]pulumi.Input{
-		"centralQueueUrl":    b.CentralQueueURL,
-		"centralQueueArn":    b.CentralQueueARN,
-		"deadLetterQueueUrl": b.DLQURL,
-		"deadLetterQueueArn": b.DLQARN,
-		"routerFunctionName": r.FunctionName,
-		"routerRoleArn":      r.RoleARN,
-		"redriveRoleArn":     b.RedriveRoleARN,
-		"ruleArns":           b.RuleARNs,
-		"alarmArns":          a.ARNs,
-		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
-		"busName":            pulumi.String(cfg.NamePrefix),
-		"region":             pulumi.String(env.Region),
-		"routerLogGroupName": r.LogGroupName,
-		"clusterQueueNames":  queueNames,
-		"clusters":           clusters,
-	}, nil
+	return queueNames, clusters, nil
 }
 
 func dashboardRows(cfg config.Config) []dashboard.Cluster {
@@ -260,39 +349,145 @@ func alarmActions(cfg config.Config, account string) []string {
 type account struct {
 	env        awsenv.Env
 	opts       []pulumi.ResourceOption
-	beat       *heartbeat.Heartbeat
+	invoke     []pulumi.InvokeOption
+	beat       *beat
 	deployRole string
 }
 
-// declareMember declares a member account's provider and, through it, the account's part of the bus and its
-// heartbeat's shared part.
-func declareMember(ctx *pulumi.Context, cfg config.Config, id string, hubEnv awsenv.Env, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap) (account, error) {
-	a := cfg.Accounts[id]
-	p, err := aws.NewProvider(ctx, "account-"+id, &aws.ProviderArgs{
-		Region:            pulumi.String(hubEnv.Region),
-		AllowedAccountIds: pulumi.StringArray{pulumi.String(id)},
-		AssumeRole:        &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(a.DeployRoleARN), SessionName: pulumi.String("karpenter-interruption-bus")},
-	})
-	if err != nil {
-		return account{}, fmt.Errorf("declaring the provider of account %s: %w", id, err)
-	}
-	env := hubEnv.In(id)
-	opts := []pulumi.ResourceOption{pulumi.Providers(p)}
-	centralARN := hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix))
-	routerRoleARN := hubEnv.IAMARN("role/" + routerName(cfg)) // the router's role is named as its function
-	if _, err := member.New(ctx, "account-"+id+"-bus", &member.Args{
-		NamePrefix: cfg.NamePrefix, Env: env, HubCentralQueueARN: centralARN, HubRouterRoleARN: routerRoleARN,
-		EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: alarmActions(cfg, id), Tags: tags,
-	}, append(opts, pulumi.DependsOn([]pulumi.Resource{b, r}))...); err != nil {
-		return account{}, err
-	}
-	acc := account{env: env, opts: opts, deployRole: a.DeployRoleARN}
-	if cfg.Heartbeat.Enabled {
-		if acc.beat, err = heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}, opts...); err != nil {
-			return account{}, err
+// beat is the heartbeat's shared part in an account, as its clusters' schedules take it: outputs of what
+// declares it (the Heartbeat component, or the member baseline's StackSet), so a schedule waits for it.
+type beat struct{ group, role pulumi.StringInput }
+
+// declareAccounts returns every account of the stack: its own, with the default provider, and each member's,
+// with a provider of its own (declared here: the lookups and resources of that account go through it).
+func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env) (map[string]account, error) {
+	accounts := map[string]account{hubEnv.Account: {env: hubEnv}}
+	for _, id := range cfg.MemberAccounts() {
+		a := cfg.Accounts[id]
+		p, err := aws.NewProvider(ctx, "account-"+id, &aws.ProviderArgs{
+			Region:            pulumi.String(hubEnv.Region),
+			AllowedAccountIds: pulumi.StringArray{pulumi.String(id)},
+			AssumeRole:        &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(a.DeployRoleARN), SessionName: pulumi.String("karpenter-interruption-bus")},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("declaring the provider of account %s: %w", id, err)
+		}
+		accounts[id] = account{
+			env: hubEnv.In(id), opts: []pulumi.ResourceOption{pulumi.Providers(p)}, invoke: []pulumi.InvokeOption{pulumi.Provider(p)},
+			deployRole: a.DeployRoleARN,
 		}
 	}
-	return acc, nil
+	return accounts, nil
+}
+
+func invokeOptions(accounts map[string]account) map[string][]pulumi.InvokeOption {
+	out := map[string][]pulumi.InvokeOption{}
+	for id, a := range accounts {
+		out[id] = a.invoke
+	}
+	return out
+}
+
+// OutputSpotServiceLinkedRoles is the stack output recording, per account where the stack installs Karpenter,
+// who made its EC2 Spot service-linked role (spotrole.Origin); the next update reads it back.
+const OutputSpotServiceLinkedRoles = "spotServiceLinkedRoles"
+
+// spotRoles are the EC2 Spot service-linked roles the stack declares, by account, and the origins it records.
+type spotRoles struct {
+	roles   map[string]*spotrole.Role
+	origins pulumi.StringMap
+}
+
+// ensureSpotRoles declares the EC2 Spot service-linked role in each account where the stack installs Karpenter
+// and the role does not exist, or where the stack created it before (spotrole.Decide).
+func ensureSpotRoles(ctx *pulumi.Context, exists map[string]bool, last map[string]spotrole.Origin, accounts map[string]account) (spotRoles, error) {
+	out := spotRoles{roles: map[string]*spotrole.Role{}, origins: pulumi.StringMap{}}
+	for _, id := range slices.Sorted(maps.Keys(exists)) {
+		declare, origin := spotrole.Decide(exists[id], last[id])
+		out.origins[id] = pulumi.String(origin)
+		if !declare {
+			continue
+		}
+		name := "spot-service-linked-role"
+		if a := accounts[id]; a.opts != nil {
+			name = "account-" + id + "-" + name
+		}
+		role, err := spotrole.New(ctx, name, accounts[id].opts...)
+		if err != nil {
+			return spotRoles{}, fmt.Errorf("account %s: %w", id, err)
+		}
+		out.roles[id] = role
+	}
+	return out, nil
+}
+
+// spotOrigins reads the output OutputSpotServiceLinkedRoles of the last update.
+func spotOrigins(output any) map[string]spotrole.Origin {
+	out := map[string]spotrole.Origin{}
+	m, _ := output.(map[string]any)
+	for id, v := range m {
+		s, _ := v.(string)
+		out[id] = spotrole.Origin(s)
+	}
+	return out
+}
+
+// declareMembers declares the heartbeat's shared part in the hub and each member account's baseline: through
+// the account's provider, one account at a time, or, with organization.memberOUs, once for every account of the
+// units as a StackSet (member.NewStackSet), which clusters in member accounts then wait for.
+func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, accounts map[string]account, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap) error {
+	if cfg.Heartbeat.Enabled {
+		h, err := heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: hubEnv, Tags: tags})
+		if err != nil {
+			return err
+		}
+		hub := accounts[hubEnv.Account]
+		hub.beat = &beat{group: h.GroupName, role: h.RoleARN}
+		accounts[hubEnv.Account] = hub
+	}
+	baseline := func(env awsenv.Env, alarmActions []string) *member.Args {
+		return &member.Args{
+			NamePrefix: cfg.NamePrefix, Env: env,
+			HubCentralQueueARN: hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
+			HubRouterRoleARN:   hubEnv.IAMARN("role/" + routerName(cfg)), // the router's role is named as its function
+			EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: alarmActions, Tags: TagValues(cfg),
+		}
+	}
+	// The rules send to the central queue: it exists first. Nothing else waits: the policies name the hub's
+	// roles by account and aws:PrincipalArn.
+	after := pulumi.DependsOn([]pulumi.Resource{b, r})
+	if cfg.Baselined() {
+		set, err := member.NewStackSet(ctx, member.StackSetName(cfg.NamePrefix), &member.StackSetArgs{
+			Baseline:            baseline(hubEnv.In(member.AccountPlaceholder), nil),
+			OrganizationalUnits: cfg.Organization.MemberOUs, Region: hubEnv.Region, CallAs: cfg.Organization.CallAs,
+		}, after)
+		if err != nil {
+			return err
+		}
+		for _, id := range cfg.MemberAccounts() {
+			acc := accounts[id]
+			if cfg.Heartbeat.Enabled {
+				acc.beat = &beat{group: set.Deployed(heartbeat.Name(cfg.NamePrefix)), role: set.Deployed(acc.env.IAMARN("role/" + iamname.Role(heartbeat.Name(cfg.NamePrefix))))}
+			}
+			accounts[id] = acc
+		}
+		return nil
+	}
+	for _, id := range cfg.MemberAccounts() {
+		acc := accounts[id]
+		if _, err := member.New(ctx, "account-"+id+"-bus", baseline(acc.env, alarmActions(cfg, id)), append(acc.opts, after)...); err != nil {
+			return err
+		}
+		if cfg.Heartbeat.Enabled {
+			h, err := heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, acc.opts...)
+			if err != nil {
+				return err
+			}
+			acc.beat = &beat{group: h.GroupName, role: h.RoleARN}
+		}
+		accounts[id] = acc
+	}
+	return nil
 }
 
 // routerName names the router's function and its role.
@@ -310,7 +505,7 @@ func memberRoleARNs(cfg config.Config, env awsenv.Env, name func(string) string)
 // RouterSettings are the router's settings for cfg: what becomes its environment, besides the central queue's
 // URL, which the router component adds.
 func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
-	return contract.Settings{
+	s := contract.Settings{
 		Account:            env.Account,
 		MemberReaderRoles:  memberRoleARNs(cfg, env, member.ReaderRoleName),
 		ClusterQueuePrefix: cfg.QueuePrefix,
@@ -319,7 +514,23 @@ func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 		BusName:            cfg.NamePrefix,
 		LogLevel:           cfg.Router.LogLevel,
 		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix)},
+		CanaryInterval:     time.Duration(cfg.Router.CanaryIntervalSeconds) * time.Second,
 	}
+	if cfg.IsOrganization() {
+		// Every account of the organization, by the reader role's fixed name: no list.
+		s.MemberReaderRoles = nil
+		s.OrganizationID, s.ReaderRoleName, s.Partition = cfg.Organization.ID, member.ReaderRoleName(cfg.NamePrefix), env.Partition
+	}
+	return s
+}
+
+// forwarders are who may send to the central queue besides the stack's rules: the members' forwarder roles, by
+// organization or one by one.
+func forwarders(cfg config.Config, env awsenv.Env) bus.Forwarders {
+	if cfg.IsOrganization() {
+		return bus.Forwarders{OrgID: cfg.Organization.ID, RoleName: member.ForwarderRoleName(cfg.NamePrefix)}
+	}
+	return bus.Forwarders{ARNs: memberRoleARNs(cfg, env, member.ForwarderRoleName)}
 }
 
 // stackConfig is the stack's configuration as the Pulumi SDK receives it ("<namespace>:<key>" to value), read
@@ -367,14 +578,12 @@ func checkCommands(cfg config.Config, lookPath func(string) (string, error)) err
 }
 
 // Tags go on every resource that takes them: the stack's own, then the configured ones.
-func Tags(cfg config.Config) pulumi.StringMap {
-	tags := pulumi.StringMap{
-		"karpenter-interruption-bus/stack": pulumi.String(cfg.Stack),
-		"managed-by":                       pulumi.String("pulumi"),
-	}
-	for k, v := range cfg.Tags {
-		tags[k] = pulumi.String(v)
-	}
+func Tags(cfg config.Config) pulumi.StringMap { return pulumi.ToStringMap(TagValues(cfg)) }
+
+// TagValues are Tags as plain strings (a StackSet's template carries them).
+func TagValues(cfg config.Config) map[string]string {
+	tags := map[string]string{"karpenter-interruption-bus/stack": cfg.Stack, "managed-by": "pulumi"}
+	maps.Copy(tags, cfg.Tags)
 	return tags
 }
 

@@ -168,7 +168,10 @@ func TestSharedInventory(t *testing.T) {
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":           4,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           7,
+		// The account has install clusters and, in the mocks' world, no EC2 Spot service-linked role yet.
+		"karpenter-interruption-bus:index:SpotServiceLinkedRole": 1,
+		"aws:iam/serviceLinkedRole:ServiceLinkedRole":            1,
 	}
 	got := map[string]int{}
 	for _, x := range r.shared() {
@@ -268,10 +271,14 @@ func TestQueuePolicies(t *testing.T) {
 				deny = st
 			}
 		}
-		notEq := deny.Condition["ArnNotEquals"]
-		if deny.Principal != "*" || len(deny.Condition) != 1 ||
+		notEq, principals := deny.Condition["ArnNotEquals"], deny.Condition["ArnNotLike"]["aws:PrincipalArn"]
+		want := 1 // operators: the sources, and the principals when there are any
+		if tt.exceptPrincipals != nil {
+			want = 2
+		}
+		if deny.Principal != "*" || len(deny.Condition) != want ||
 			!slices.Equal(sorted(trimBrackets(strings.Fields(fmt.Sprint(notEq["aws:SourceArn"])))), sorted(tt.exceptSources)) ||
-			fmt.Sprint(notEq["aws:PrincipalArn"]) != fmt.Sprint(anySlice(tt.exceptPrincipals)) {
+			(tt.exceptPrincipals != nil && fmt.Sprint(principals) != fmt.Sprint(anySlice(tt.exceptPrincipals))) {
 			t.Errorf("%s: the send Deny %+v does not except exactly %v and %v", q, deny, tt.exceptSources, tt.exceptPrincipals)
 		}
 		tls := stacktest.Statement(t, d, "DenyInsecureTransport")
@@ -386,6 +393,9 @@ func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 		nil,
 		{"router": `{"logLevel":"debug","ownerTagKeys":["team/cluster","x"]}`, "namePrefix": "kib-a"},
 		devConfig(t),
+		hubStack(accountA, accountB),
+		withOrganization(hubStack(accountA, accountB)),
+		withOrganization(hubStack(accountA), testOU),
 	} {
 		r := mustRun(t, "dev", kv)
 		cfg, err := config.Load("dev", mocks.DefaultAccount, config.Values(namespaced(kv), config.Namespace))
@@ -413,6 +423,45 @@ func TestRuleTargets(t *testing.T) {
 	}
 }
 
+// TestSilentFailureAlarms: the alarms on what would otherwise stay silent watch the router's own metrics, by the
+// contract's names: drops for clusters or accounts the bus does not know, sustained (3 of 6 periods of 10 minutes);
+// and the router at its maximum concurrency five minutes running (CloudWatch publishes no iterator age for SQS
+// event sources; ConcurrentExecutions it publishes for every function).
+func TestSilentFailureAlarms(t *testing.T) {
+	cfg := map[string]string{"router": `{"maximumConcurrency":7}`}
+	r := mustRun(t, "dev", cfg)
+	byName := map[string]map[string]any{}
+	for _, a := range r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm") {
+		byName[stacktest.Str(t, a, "name")] = stacktest.Plain(a)
+	}
+	tests := []struct {
+		name                                  string
+		namespace, metric, statistic, compare string
+		dims                                  map[string]any
+		threshold, period, datapoints, evals  float64
+	}{
+		{"kib-dev-events-for-unknown-clusters", contract.MetricsNamespace, contract.MetricDropped, "Sum", "GreaterThanThreshold",
+			map[string]any{contract.DimBus: "kib-dev", contract.DimReason: string(contract.ReasonNoQueue)}, 0, 600, 3, 6},
+		{"kib-dev-events-from-unknown-accounts", contract.MetricsNamespace, contract.MetricDropped, "Sum", "GreaterThanThreshold",
+			map[string]any{contract.DimBus: "kib-dev", contract.DimReason: string(contract.ReasonUnknownAccount)}, 0, 600, 3, 6},
+		{"kib-dev-router-saturated", "AWS/Lambda", "ConcurrentExecutions", "Maximum", "GreaterThanOrEqualToThreshold",
+			map[string]any{"FunctionName": "kib-dev-router"}, 7, 60, 5, 5},
+	}
+	for _, tt := range tests {
+		in, ok := byName[tt.name]
+		if !ok {
+			t.Errorf("no alarm %s", tt.name)
+			continue
+		}
+		if in["namespace"] != tt.namespace || in["metricName"] != tt.metric || in["statistic"] != tt.statistic ||
+			in["comparisonOperator"] != tt.compare || fmt.Sprint(in["dimensions"]) != fmt.Sprint(tt.dims) ||
+			in["threshold"] != tt.threshold || in["period"] != tt.period || in["datapointsToAlarm"] != tt.datapoints ||
+			in["evaluationPeriods"] != tt.evals || in["treatMissingData"] != "notBreaching" {
+			t.Errorf("alarm %s = %v", tt.name, in)
+		}
+	}
+}
+
 func TestAlarms(t *testing.T) {
 	const topic = "arn:aws:sns:us-east-1:123456789012:oncall"
 	tests := []struct {
@@ -427,10 +476,13 @@ func TestAlarms(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := mustRun(t, "dev", tt.cfg)
 			want := map[string]string{
-				"kib-dev-dlq-not-empty":    "ApproximateNumberOfMessagesVisible",
-				"kib-dev-central-backlog":  "ApproximateAgeOfOldestMessage",
-				"kib-dev-router-errors":    "Errors",
-				"kib-dev-router-throttles": "Throttles",
+				"kib-dev-dlq-not-empty":                "ApproximateNumberOfMessagesVisible",
+				"kib-dev-central-backlog":              "ApproximateAgeOfOldestMessage",
+				"kib-dev-router-errors":                "Errors",
+				"kib-dev-router-throttles":             "Throttles",
+				"kib-dev-router-saturated":             "ConcurrentExecutions",
+				"kib-dev-events-for-unknown-clusters":  contract.MetricDropped,
+				"kib-dev-events-from-unknown-accounts": contract.MetricDropped,
 			}
 			alarms := r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm")
 			if len(alarms) != len(want) {
@@ -566,13 +618,15 @@ func TestDashboard(t *testing.T) {
 		`MetricName=\"Dropped\" Bus=\"kib-dev\"`, `{KarpenterInterruptionBus,Bus,Reason}`,
 		`"ForwardLag","Bus","kib-dev"`, `"ApproximateNumberOfMessagesVisible","QueueName","kib-dev-dlq"`,
 		`"Errors","FunctionName","kib-dev-router"`, `"Throttles","FunctionName","kib-dev-router"`,
+		`"Dropped","Bus","kib-dev","Reason","no_queue"`, `"Dropped","Bus","kib-dev","Reason","unknown_account"`,
+		`"ConcurrentExecutions","FunctionName","kib-dev-router"`, `{"label":"maximumConcurrency","value":5}`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("dashboard body lacks %s", want)
 		}
 	}
-	if len(body.Widgets) != 7 {
-		t.Errorf("%d widgets, want a title and 6 graphs", len(body.Widgets))
+	if len(body.Widgets) != dashboard.BusWidgets {
+		t.Errorf("%d widgets, want a title and 8 graphs", len(body.Widgets))
 	}
 }
 
@@ -587,11 +641,11 @@ func TestDashboardClusterRows(t *testing.T) {
 	if err := json.Unmarshal([]byte(stacktest.Str(t, r.resources.One(t, "aws:cloudwatch/dashboard:Dashboard"), "dashboardBody")), &body); err != nil {
 		t.Fatal(err)
 	}
-	if len(body.Widgets) != 9 {
-		t.Fatalf("%d widgets, want the bus's 7 and a row for each of 2 clusters", len(body.Widgets))
+	if len(body.Widgets) != dashboard.BusWidgets+2 {
+		t.Fatalf("%d widgets, want the bus's %d and a row for each of 2 clusters", len(body.Widgets), dashboard.BusWidgets)
 	}
 	for i, c := range []string{"alpha", "zeta"} {
-		w := body.Widgets[7+i]
+		w := body.Widgets[dashboard.BusWidgets+i]
 		text, _ := json.Marshal(w)
 		for _, want := range []string{
 			`"CanaryForwarded","Bus","kib-dev","Cluster","` + c + `"`, `"Forwarded","Bus","kib-dev","Cluster","` + c + `"`,
@@ -601,7 +655,7 @@ func TestDashboardClusterRows(t *testing.T) {
 				t.Errorf("row %d = %s, want %s's with %s", i, text, c, want)
 			}
 		}
-		if w.Y < body.Widgets[6].Y+body.Widgets[6].Height {
+		if last := body.Widgets[dashboard.BusWidgets-1]; w.Y < last.Y+last.Height {
 			t.Errorf("row %s at y=%d overlaps the bus's widgets", c, w.Y)
 		}
 	}

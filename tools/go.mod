@@ -2,6 +2,8 @@ module github.com/karpenter-interruption-bus/karpenter-interruption-bus/tools
 
 go 1.26
 
+toolchain go1.26.10
+
 tool (
 	github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	github.com/rhysd/actionlint/cmd/actionlint

@@ -61,6 +61,9 @@ type Outputs struct {
 	Region             string             `json:"region"`
 	RouterLogGroupName string             `json:"routerLogGroupName"`
 	Clusters           map[string]Cluster `json:"clusters"`
+	// CanaryIntervalSeconds is the router's canary interval (the router's default when absent): a canary the
+	// router held back is put again once it has passed.
+	CanaryIntervalSeconds int `json:"canaryIntervalSeconds"`
 }
 
 // Cluster is what verify reads of a cluster's outputs: its queue, and its account (the hub's or a member's).
@@ -112,8 +115,13 @@ type Result struct {
 	EventID   string
 	Forwarded time.Duration
 	Consumed  time.Duration
+	// HeldBack counts the canaries of the cluster the router held back (another canary had reached the cluster
+	// less than the canary interval before, such as its heartbeat's), each put again after the interval.
+	HeldBack int
 	// Err says what did not happen within the timeout; nil when the canary was consumed.
 	Err error
+
+	putAgainAt time.Time // when a held-back canary is put again
 }
 
 // ErrNotForwarded and ErrNotConsumed are the two ways a canary fails.
@@ -157,18 +165,42 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 	for i := range results {
 		byEvent[results[i].EventID] = &results[i]
 	}
-	forwardedAt := map[string]time.Time{}
+	forwardedAt, heldBack := map[string]time.Time{}, map[string]time.Time{}
 	deadline := start.Add(opts.Timeout)
+	interval := contract.DefaultSettings.CanaryInterval
+	if out.CanaryIntervalSeconds > 0 {
+		interval = time.Duration(out.CanaryIntervalSeconds) * time.Second
+	}
 	for {
-		if err := forwarded(ctx, c.Logs, out.RouterLogGroupName, start, byEvent, forwardedAt); err != nil {
+		if err := forwarded(ctx, c.Logs, out.RouterLogGroupName, start, byEvent, forwardedAt, heldBack); err != nil {
 			return nil, err
 		}
 		pending := 0
 		for i := range results {
 			r := &results[i]
 			at, ok := forwardedAt[r.EventID]
+			held, isHeld := heldBack[r.EventID]
 			switch {
 			case r.Consumed > 0 || r.Err != nil:
+			case !ok && isHeld && r.putAgainAt.IsZero():
+				// The router held it back: put another once the interval has passed, if it fits in the timeout.
+				r.HeldBack++
+				if r.putAgainAt = held.Add(interval); r.putAgainAt.After(deadline) {
+					r.Err = fmt.Errorf("%w: the router held its canary back (another reached %s less than the canary interval, %s, "+
+						"before) and the interval ends after the timeout: run verify again, or with a longer timeout",
+						ErrNotForwarded, r.Cluster, seconds(interval))
+					continue
+				}
+				pending++
+			case !ok && !r.putAgainAt.IsZero() && !opts.Now().Before(r.putAgainAt):
+				again, err := put(ctx, c.Events, out, []string{r.Cluster})
+				if err != nil {
+					return nil, err
+				}
+				delete(byEvent, r.EventID)
+				r.EventID, r.putAgainAt = again[0].EventID, time.Time{}
+				byEvent[r.EventID] = r
+				pending++
 			case !ok:
 				pending++
 			default:
@@ -196,7 +228,7 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 	for i := range results {
 		r := &results[i]
 		switch {
-		case r.Consumed > 0:
+		case r.Consumed > 0, r.Err != nil:
 		case r.Forwarded == 0:
 			r.Err = fmt.Errorf("%w within %s: no \"%s\" line in %s (check the canary rule, the central queue and the router)",
 				ErrNotForwarded, seconds(opts.Timeout), contract.LogCanaryForwarded, out.RouterLogGroupName)
@@ -237,34 +269,49 @@ func put(ctx context.Context, events Events, out Outputs, clusters []string) ([]
 	return results, nil
 }
 
-// forwarded reads the router's "canary forwarded" lines since start and records when each of the run's
-// canaries was forwarded to the cluster it is for.
-func forwarded(ctx context.Context, logs Logs, group string, start time.Time, byEvent map[string]*Result, at map[string]time.Time) error {
-	in := &cloudwatchlogs.FilterLogEventsInput{
-		LogGroupName:  aws.String(group),
-		StartTime:     aws.Int64(start.Add(-time.Minute).UnixMilli()), // the router's clock may lag ours
-		FilterPattern: aws.String(fmt.Sprintf(`{ $.msg = %q }`, contract.LogCanaryForwarded)),
-	}
-	for p := cloudwatchlogs.NewFilterLogEventsPaginator(logs, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("reading the router's log group %s: %w", group, err)
+// forwarded reads the router's lines since start and records when each of the run's canaries was forwarded to
+// the cluster it is for ("canary forwarded"), or held back by the canary interval (a drop of reason
+// canary_rate_limited).
+func forwarded(ctx context.Context, logs Logs, group string, start time.Time, byEvent map[string]*Result, at, held map[string]time.Time) error {
+	read := func(pattern string, record func(line map[string]any, ts time.Time)) error {
+		in := &cloudwatchlogs.FilterLogEventsInput{
+			LogGroupName:  aws.String(group),
+			StartTime:     aws.Int64(start.Add(-time.Minute).UnixMilli()), // the router's clock may lag ours
+			FilterPattern: aws.String(pattern),
 		}
-		for _, e := range page.Events {
-			var line map[string]any
-			if json.Unmarshal([]byte(aws.ToString(e.Message)), &line) != nil {
-				continue
+		for p := cloudwatchlogs.NewFilterLogEventsPaginator(logs, in); p.HasMorePages(); {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the router's log group %s: %w", group, err)
 			}
-			id, _ := line[contract.LogEventID].(string)
-			cluster, _ := line[contract.LogCluster].(string)
-			if r, ok := byEvent[id]; ok && r.Cluster == cluster && e.Timestamp != nil {
-				if _, seen := at[id]; !seen {
-					at[id] = time.UnixMilli(*e.Timestamp)
+			for _, e := range page.Events {
+				var line map[string]any
+				if json.Unmarshal([]byte(aws.ToString(e.Message)), &line) == nil && e.Timestamp != nil {
+					record(line, time.UnixMilli(*e.Timestamp))
 				}
 			}
 		}
+		return nil
 	}
-	return nil
+	err := read(fmt.Sprintf(`{ $.msg = %q }`, contract.LogCanaryForwarded), func(line map[string]any, ts time.Time) {
+		id, _ := line[contract.LogEventID].(string)
+		cluster, _ := line[contract.LogCluster].(string)
+		if r, ok := byEvent[id]; ok && r.Cluster == cluster {
+			if _, seen := at[id]; !seen {
+				at[id] = ts
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return read(fmt.Sprintf(`{ $.%s = %q }`, contract.LogReason, contract.ReasonCanaryRateLimited), func(line map[string]any, ts time.Time) {
+		if id, _ := line[contract.LogEventID].(string); byEvent[id] != nil && line["msg"] == contract.LogMessageDropped {
+			if _, seen := held[id]; !seen {
+				held[id] = ts
+			}
+		}
+	})
 }
 
 // emptyQueue reports whether the queue holds no message, visible, in flight or delayed: once the canary was
@@ -299,6 +346,9 @@ func Report(w io.Writer, results []Result) []string {
 	for _, r := range results {
 		var line string
 		switch {
+		case r.Err == nil && r.HeldBack > 0:
+			line = fmt.Sprintf("forwarded in %s, consumed by Karpenter in %s (put again: the router held back %d, another canary had just reached it)",
+				seconds(r.Forwarded), seconds(r.Consumed), r.HeldBack)
 		case r.Err == nil:
 			line = fmt.Sprintf("forwarded in %s, consumed by Karpenter in %s", seconds(r.Forwarded), seconds(r.Consumed))
 		case errors.Is(r.Err, ErrNotConsumed):

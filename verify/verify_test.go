@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -26,10 +27,12 @@ type fakeAWS struct {
 	mu       sync.Mutex
 	forwards map[string]bool
 	full     map[string]bool
-	refuse   string // a cluster whose canary PutEvents refuses
+	refuse   string          // a cluster whose canary PutEvents refuses
+	held     map[string]bool // clusters whose first canary the router holds back (the canary interval)
 	puts     int
 	put      map[string]string // event id -> cluster
-	pattern  string
+	order    []string          // event ids in the order put
+	patterns []string          // filter patterns asked, once each
 }
 
 func (f *fakeAWS) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
@@ -47,6 +50,7 @@ func (f *fakeAWS) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _
 		}
 		id := fmt.Sprintf("ev-%d-%s", f.puts, cluster)
 		f.put[id] = cluster
+		f.order = append(f.order, id)
 		out.Entries = append(out.Entries, ebtypes.PutEventsResultEntry{EventId: aws.String(id)})
 	}
 	return out, nil
@@ -55,12 +59,24 @@ func (f *fakeAWS) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _
 func (f *fakeAWS) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pattern = aws.ToString(in.FilterPattern)
+	pattern := aws.ToString(in.FilterPattern)
+	if !slices.Contains(f.patterns, pattern) {
+		f.patterns = append(f.patterns, pattern)
+	}
 	out := &cloudwatchlogs.FilterLogEventsOutput{}
-	for id, cluster := range f.put {
-		if f.forwards[cluster] {
+	ts := aws.Int64(time.Unix(1000, 0).Add(1500 * time.Millisecond).UnixMilli())
+	first := map[string]bool{}
+	for _, id := range f.order {
+		cluster := f.put[id]
+		heldBack := f.held[cluster] && !first[cluster]
+		first[cluster] = true
+		switch {
+		case heldBack && pattern == `{ $.reason = "canary_rate_limited" }`:
+			msg := fmt.Sprintf(`{"msg":"message dropped","reason":"canary_rate_limited","eventId":%q}`, id)
+			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
+		case !heldBack && f.forwards[cluster] && pattern == `{ $.msg = "canary forwarded" }`:
 			msg := fmt.Sprintf(`{"msg":%q,"eventId":%q,"cluster":%q}`, contract.LogCanaryForwarded, id, cluster)
-			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: aws.Int64(time.Unix(1000, 0).Add(1500 * time.Millisecond).UnixMilli())})
+			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
 		}
 	}
 	return out, nil
@@ -137,8 +153,8 @@ func TestRun(t *testing.T) {
 			if !strings.Contains(out.String(), "a  forwarded in 0.50 s, consumed by Karpenter in ") {
 				t.Errorf("report:\n%s", out.String())
 			}
-			if f.pattern != `{ $.msg = "canary forwarded" }` {
-				t.Errorf("filter pattern = %s", f.pattern)
+			if want := []string{`{ $.msg = "canary forwarded" }`, `{ $.reason = "canary_rate_limited" }`}; !slices.Equal(f.patterns, want) {
+				t.Errorf("filter patterns = %q, want %q", f.patterns, want)
 			}
 		})
 	}
@@ -211,5 +227,48 @@ func TestRunNamesTheClustersAccount(t *testing.T) {
 	}
 	if len(rec.details) != 1 || rec.details[0] != `{"bus":"kib-test","account":"222222222222","clusters":["a"]}` {
 		t.Errorf("canary details %v, want a's account named", rec.details)
+	}
+}
+
+// TestRunPutsAHeldBackCanaryAgain: the router held b's canary back (another had just reached b, such as its
+// heartbeat's): verify puts another once the canary interval has passed, and b passes; when the interval would
+// end after the timeout, b fails, saying why.
+func TestRunPutsAHeldBackCanaryAgain(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		interval int
+		timeout  time.Duration
+		wantErr  bool
+	}{
+		{"within the timeout", 5, time.Minute, false},
+		{"after the timeout", 120, time.Minute, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAWS{forwards: map[string]bool{"a": true, "b": true}, full: map[string]bool{}, put: map[string]string{}, held: map[string]bool{"b": true}}
+			o := outputs("a", "b")
+			o.CanaryIntervalSeconds = tt.interval
+			results, err := Run(context.Background(), Clients{f, f, f}, o, Options{Timeout: tt.timeout, Poll: time.Millisecond, Now: clock()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := results[1]
+			if b.Cluster != "b" || b.HeldBack != 1 || (b.Err != nil) != tt.wantErr {
+				t.Fatalf("b = %+v, want held back once, failed %t", b, tt.wantErr)
+			}
+			if tt.wantErr {
+				if !errors.Is(b.Err, ErrNotForwarded) || !strings.Contains(b.Err.Error(), "held its canary back") || f.puts != 1 {
+					t.Errorf("b: %v after %d puts, want the held-back canary named and no second put", b.Err, f.puts)
+				}
+				return
+			}
+			if f.puts != 2 || results[0].Err != nil {
+				t.Errorf("%d PutEvents calls (want 2: the first, and b's again); a: %v", f.puts, results[0].Err)
+			}
+			var out bytes.Buffer
+			Report(&out, results)
+			if !strings.Contains(out.String(), "put again: the router held back 1") {
+				t.Errorf("report:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -20,7 +20,7 @@ func (p *problems) addf(path, format string, args ...any) {
 
 // keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
 var (
-	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard"}
+	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard", "example", "organization"}
 	removed = map[string]string{
 		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
 	}
@@ -61,9 +61,15 @@ func decode(c *Config, values map[string]string, p *problems) {
 			}
 		}
 	}
+	if text := get("organization"); text != "" {
+		var o Organization
+		if p.decode("organization", text, &o) {
+			c.Organization = &o
+		}
+	}
 	for key, v := range map[string]any{
 		"router": &c.Router, "centralQueue": &c.CentralQueue, "alarms": &c.Alarms, "heartbeat": &c.Heartbeat, "tags": &c.Tags,
-		"dashboard": &c.Dashboard,
+		"dashboard": &c.Dashboard, "example": &c.Example,
 	} {
 		if text := get(key); text != "" {
 			p.decode(key, text, v)

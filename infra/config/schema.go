@@ -25,6 +25,9 @@ type Config struct {
 	Account string
 	// Accounts are the member accounts whose clusters the bus also serves (key accounts), by account ID.
 	Accounts map[string]Account
+	// Organization, when set, admits member accounts by their AWS Organization instead of by a list (key
+	// organization; README, "An organization of any size").
+	Organization *Organization
 	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
 	// not collide. Key namePrefix; default "kib-<stack>".
 	NamePrefix string
@@ -38,6 +41,9 @@ type Config struct {
 	Heartbeat    Heartbeat
 	Dashboard    bool
 	Tags         map[string]string
+	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
+	// and deploy no stack so marked (key example).
+	Example bool
 }
 
 // Mode is how a cluster's Karpenter is wired to the bus.
@@ -84,6 +90,32 @@ var Identities = []Identity{IdentityPodIdentity, IdentityIRSA}
 
 // DefaultKarpenterVersion is the chart installed when karpenter.version is not set.
 const DefaultKarpenterVersion = karpenter.Default
+
+// Organization admits every account of an AWS Organization as a member: policies name the organization and the
+// fixed role names, and grow with nothing.
+type Organization struct {
+	// ID is the organization's ID, o-....
+	ID string `json:"id"`
+	// MemberOUs, when set, are the organizational units whose accounts get the member baseline from a
+	// service-managed CloudFormation StackSet, automatically, an account moved or created there included.
+	MemberOUs []string `json:"memberOUs"`
+	// CallAs is how the hub creates the StackSet: DELEGATED_ADMIN (the hub is a delegated administrator for
+	// CloudFormation StackSets, the default) or SELF (the hub is the organization's management account).
+	CallAs string `json:"callAs"`
+}
+
+// CallAs values of Organization.
+const (
+	CallAsDelegatedAdmin = "DELEGATED_ADMIN"
+	CallAsSelf           = "SELF"
+)
+
+// IsOrganization reports whether members are admitted by organization.
+func (c Config) IsOrganization() bool { return c.Organization != nil }
+
+// Baselined reports whether the members' baseline comes from the StackSet (organization.memberOUs) rather than
+// from the hub through each member's provider.
+func (c Config) Baselined() bool { return c.Organization != nil && len(c.Organization.MemberOUs) > 0 }
 
 // Account is a member account of the bus (README, "One bus for an organization").
 type Account struct {
@@ -155,6 +187,9 @@ type Router struct {
 	LogRetentionDays             int      `json:"logRetentionDays"`
 	LogLevel                     string   `json:"logLevel"`
 	OwnerTagKeys                 []string `json:"ownerTagKeys"`
+	// CanaryIntervalSeconds is the least time between two canaries the router delivers to one cluster, per
+	// router instance (contract.Settings.CanaryInterval): below the heartbeat's rate, so no beat is held back.
+	CanaryIntervalSeconds int `json:"canaryIntervalSeconds"`
 }
 
 // VisibilityTimeout is the central queue's visibility timeout: AWS asks for at least 6 times the function
@@ -207,6 +242,7 @@ var (
 	DefaultRouter = Router{
 		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 5, MemoryMB: 256, TimeoutSeconds: 30,
 		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel,
+		CanaryIntervalSeconds: int(contract.DefaultSettings.CanaryInterval.Seconds()),
 	}
 	// MaxReceiveCount gives a message about four minutes of retries before the dead-letter queue, at the router's
 	// backoff (contract.DefaultSettings: 2 s doubling to 60 s).
@@ -232,6 +268,9 @@ func defaults(stack, account string) Config {
 func applyDefaults(c *Config) {
 	if c.NamePrefix == "" {
 		c.NamePrefix = "kib-" + c.Stack
+	}
+	if o := c.Organization; o != nil && o.CallAs == "" {
+		o.CallAs = CallAsDelegatedAdmin
 	}
 	c.QueuePrefix = queuename.Prefix(c.NamePrefix)
 	for i := range c.Clusters {

@@ -37,10 +37,11 @@ func validate(c Config, p *problems) {
 	}
 	validateClusters(c.Clusters, p)
 	validateAccounts(c, p)
+	validateOrganization(c.Organization, p)
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
 	validateAlarms(c.Alarms, p)
-	validateHeartbeat(c.Heartbeat, p)
+	validateHeartbeat(c.Heartbeat, c.Router, p)
 	validateTags(c.Tags, p)
 }
 
@@ -101,11 +102,16 @@ func validateAccounts(c Config, p *problems) {
 	}
 }
 
-func validateHeartbeat(h Heartbeat, p *problems) {
+func validateHeartbeat(h Heartbeat, r Router, p *problems) {
 	d, err := time.ParseDuration(h.Rate)
 	if err != nil || d%time.Minute != 0 || d < MinHeartbeatRate || d > MaxHeartbeatRate {
 		p.addf("heartbeat.rate", "%q is not a whole number of minutes from %dm to %dm, such as %s", h.Rate,
 			int(MinHeartbeatRate.Minutes()), int(MaxHeartbeatRate.Minutes()), DefaultHeartbeat.Rate)
+		return
+	}
+	if interval := time.Duration(r.CanaryIntervalSeconds) * time.Second; h.Enabled && interval >= d {
+		p.addf("router.canaryIntervalSeconds", "%d s is not below heartbeat.rate (%s): the router would hold back beats, and "+
+			"the heartbeat alarms would fire", r.CanaryIntervalSeconds, h.Rate)
 	}
 }
 
@@ -199,6 +205,8 @@ func validateCreate(at func(string) string, cl Cluster, p *problems) {
 	}
 	if v := c.KubernetesVersion; v != "" && !k8sVersionRE.MatchString(v) {
 		p.addf(at("create.kubernetesVersion"), "%q is not a Kubernetes minor version such as 1.33", v)
+	} else if v != "" {
+		checkKubernetes(at("create.kubernetesVersion"), v, cl.Karpenter.Version, p)
 	}
 	n := c.SystemNodes
 	if n.Min < 1 || n.Max < n.Min || n.Desired < n.Min || n.Desired > n.Max {
@@ -220,6 +228,7 @@ func validateRouter(r Router, p *problems) {
 	between("router.maximumConcurrency", r.MaximumConcurrency, 2, 1000)
 	between("router.memoryMb", r.MemoryMB, 128, 10240)
 	between("router.timeoutSeconds", r.TimeoutSeconds, 3, 900)
+	between("router.canaryIntervalSeconds", r.CanaryIntervalSeconds, 1, 3600)
 	if !slices.Contains(logRetentionDays, r.LogRetentionDays) {
 		p.addf("router.logRetentionDays", "%d is not a CloudWatch Logs retention (one of %v)", r.LogRetentionDays, logRetentionDays)
 	}
@@ -320,4 +329,44 @@ func CheckReleases(c Config, deployed map[string]Deployed) error {
 		return &Error{Problems: p}
 	}
 	return nil
+}
+
+// checkKubernetes reports a Kubernetes version k that Karpenter karpenterVersion does not run on; an unsupported
+// or malformed Karpenter version is reported on its own field.
+func checkKubernetes(path, k, karpenterVersion string, p *problems) {
+	v, err := karpenter.Parse(karpenterVersion)
+	if err != nil {
+		return
+	}
+	r, ok := v.Kubernetes()
+	if !ok {
+		return
+	}
+	if in, err := r.Contains(k); err == nil && !in {
+		p.addf(path, "Kubernetes %s is outside what Karpenter %s runs on, %s: choose a Kubernetes version in that range, or a "+
+			"karpenter.version that runs on %s (README, \"Karpenter versions\")", k, v, r, k)
+	}
+}
+
+var (
+	orgIDRE = regexp.MustCompile(`^o-[a-z0-9]{10,32}$`)
+	// ouRE is an organizational unit's ID, or the root's, the targets a StackSet deploys to.
+	ouRE = regexp.MustCompile(`^(ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}|r-[0-9a-z]{4,32})$`)
+)
+
+func validateOrganization(o *Organization, p *problems) {
+	if o == nil {
+		return
+	}
+	if !orgIDRE.MatchString(o.ID) {
+		p.addf("organization.id", "%q is not an AWS Organizations ID such as o-a1b2c3d4e5", o.ID)
+	}
+	for i, ou := range o.MemberOUs {
+		if !ouRE.MatchString(ou) {
+			p.addf(fmt.Sprintf("organization.memberOUs[%d]", i), "%q is not an organizational unit ID (ou-...) or a root ID (r-...)", ou)
+		}
+	}
+	if o.CallAs != CallAsDelegatedAdmin && o.CallAs != CallAsSelf {
+		p.addf("organization.callAs", "%q is not one of %s, %s", o.CallAs, CallAsDelegatedAdmin, CallAsSelf)
+	}
 }

@@ -4,6 +4,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Document is an IAM policy document.
@@ -60,4 +61,32 @@ func (d Document) JSON() string {
 		panic(fmt.Sprintf("marshalling a policy document: %v", err))
 	}
 	return string(b)
+}
+
+// RootOf is the root principal of the account an ARN is in (arn:<partition>:iam::<account>:root): the account,
+// which always exists, as a policy's principal.
+func RootOf(arn string) string {
+	parts := strings.SplitN(arn, ":", 6)
+	if len(parts) < 6 {
+		panic("policy: not an ARN: " + arn) // the program builds every ARN it passes
+	}
+	return "arn:" + parts[1] + ":iam::" + parts[4] + ":root"
+}
+
+// PrincipalIs admits roles named by ARN in a resource or trust policy without naming them as principals: the
+// principal is the account of the roles (Principal must name something that exists when the policy is set, and a
+// role named there is stored as its unique ID, so a role recreated later would lose access), and the roles' ARNs
+// are the aws:PrincipalArn condition. Every role must be of one account.
+func PrincipalIs(roleARNs ...string) (principal any, condition map[string]map[string]any) {
+	root := RootOf(roleARNs[0])
+	for _, r := range roleARNs[1:] {
+		if RootOf(r) != root {
+			panic("policy: roles of several accounts: " + strings.Join(roleARNs, ", "))
+		}
+	}
+	var arns any = roleARNs[0]
+	if len(roleARNs) > 1 {
+		arns = roleARNs
+	}
+	return map[string]string{"AWS": root}, map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": arns}}
 }

@@ -1,5 +1,6 @@
 // Package alarms declares the bus's CloudWatch alarms: something waits in the dead-letter queue, the central
-// queue backs up, the router fails or is throttled.
+// queue backs up, the router fails, is throttled or cannot keep up, and events keep coming for clusters or
+// accounts the bus does not know.
 package alarms
 
 import (
@@ -7,6 +8,8 @@ import (
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
@@ -16,14 +19,18 @@ const Type = "karpenter-interruption-bus:index:Alarms"
 type Args struct {
 	// NamePrefix starts every alarm's name: "<NamePrefix>-<key>".
 	NamePrefix string
+	// Bus is the router's Bus dimension, Namespace its metrics namespace.
+	Bus, Namespace string
 	// TopicARN, when set, is notified on alarm and on recovery.
 	TopicARN string
 	// OldestMessageAgeSeconds is the central queue's backlog threshold.
 	OldestMessageAgeSeconds int
-	CentralQueueName        pulumi.StringInput
-	DLQName                 pulumi.StringInput
-	FunctionName            pulumi.StringInput
-	Tags                    pulumi.StringMap
+	// MaximumConcurrency is the event source mapping's: the router at it, minute after minute, cannot keep up.
+	MaximumConcurrency int
+	CentralQueueName   pulumi.StringInput
+	DLQName            pulumi.StringInput
+	FunctionName       pulumi.StringInput
+	Tags               pulumi.StringMap
 }
 
 // Alarms is the set.
@@ -33,13 +40,72 @@ type Alarms struct {
 	ARNs pulumi.StringMapOutput `pulumi:"alarmArns"`
 }
 
-// spec is one alarm: a metric, its statistic and the threshold it must exceed.
-type spec struct {
-	key, description, namespace, metric, statistic string
-	dimension                                      string
-	value                                          pulumi.StringInput
-	threshold                                      float64
-	periods                                        int
+// Spec is one alarm: a metric, its statistic, and how many of how many periods must cross the threshold.
+type Spec struct {
+	Key, Description, Namespace, Metric, Statistic string
+	Dimensions                                     pulumi.StringMap
+	Threshold                                      float64
+	// Comparison is GreaterThanThreshold unless set.
+	Comparison string
+	// PeriodSeconds (60 unless set); DatapointsToAlarm of the last EvaluationPeriods.
+	PeriodSeconds, DatapointsToAlarm, EvaluationPeriods int
+}
+
+// Keys of the alarms, each "<NamePrefix>-<key>".
+const (
+	KeyDLQNotEmpty           = "dlq-not-empty"
+	KeyCentralBacklog        = "central-backlog"
+	KeyRouterErrors          = "router-errors"
+	KeyRouterThrottles       = "router-throttles"
+	KeyRouterSaturated       = "router-saturated"
+	KeyEventsUnknownClusters = "events-for-unknown-clusters"
+	KeyEventsUnknownAccounts = "events-from-unknown-accounts"
+)
+
+// DropWindow shapes the alarms on drops for clusters or accounts the bus does not know: drops in DropDatapoints of
+// the last DropPeriods periods of DropPeriod. A cluster missing from the stack keeps having instances stop,
+// terminate and be interrupted, so its drops recur period after period; a cluster just taken off the bus has its
+// last nodes terminate within a period or two, and a stray event is one period: neither reaches three of six.
+const (
+	DropPeriod     = 10 * 60
+	DropDatapoints = 3
+	DropPeriods    = 6
+)
+
+// SaturatedMinutes is how long the router must stay at its maximum concurrency to alarm: a burst of events fills
+// it for a minute or two; five means it cannot keep up.
+const SaturatedMinutes = 5
+
+// Specs are the bus's alarms.
+func Specs(args *Args) []Spec {
+	drops := func(key string, reason contract.Reason, what string) Spec {
+		return Spec{Key: key, Description: fmt.Sprintf("The router dropped events as %s in %d of the last %d periods of %d minutes: %s. "+
+			"Their Karpenter misses its interruptions. See the README's runbook, \"Events dropped as no_owner or no_queue\".",
+			reason, DropDatapoints, DropPeriods, DropPeriod/60, what),
+			Namespace: args.Namespace, Metric: contract.MetricDropped, Statistic: "Sum",
+			Dimensions:    pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus), contract.DimReason: pulumi.String(string(reason))},
+			PeriodSeconds: DropPeriod, DatapointsToAlarm: DropDatapoints, EvaluationPeriods: DropPeriods}
+	}
+	fn := pulumi.StringMap{"FunctionName": args.FunctionName}
+	return []Spec{
+		{Key: KeyDLQNotEmpty, Description: "Interruption events wait in the dead-letter queue: the router could not forward them, or EventBridge could not deliver them. See the README's runbook.",
+			Namespace: "AWS/SQS", Metric: "ApproximateNumberOfMessagesVisible", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.DLQName}},
+		{Key: KeyCentralBacklog, Description: fmt.Sprintf("The oldest interruption event has waited over %d s in the central queue: the router is behind or failing. Spot warnings give 2 minutes.", args.OldestMessageAgeSeconds),
+			Namespace: "AWS/SQS", Metric: "ApproximateAgeOfOldestMessage", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.CentralQueueName},
+			Threshold: float64(args.OldestMessageAgeSeconds)},
+		{Key: KeyRouterErrors, Description: "The router function failed whole invocations.",
+			Namespace: "AWS/Lambda", Metric: "Errors", Statistic: "Sum", Dimensions: fn},
+		{Key: KeyRouterThrottles, Description: "The router function was throttled; events wait in the central queue.",
+			Namespace: "AWS/Lambda", Metric: "Throttles", Statistic: "Sum", Dimensions: fn, DatapointsToAlarm: 2, EvaluationPeriods: 2},
+		{Key: KeyRouterSaturated, Description: fmt.Sprintf("The router ran at its maximum concurrency (%d, router.maximumConcurrency) for %d minutes: "+
+			"the event source mapping cannot keep up, and events wait in the central queue. See the README's runbook, \"Throttling or backlog\".",
+			args.MaximumConcurrency, SaturatedMinutes),
+			Namespace: "AWS/Lambda", Metric: "ConcurrentExecutions", Statistic: "Maximum", Dimensions: fn,
+			Threshold: float64(args.MaximumConcurrency), Comparison: "GreaterThanOrEqualToThreshold",
+			DatapointsToAlarm: SaturatedMinutes, EvaluationPeriods: SaturatedMinutes},
+		drops(KeyEventsUnknownClusters, contract.ReasonNoQueue, "instances owned by clusters that have no queue on the bus (a cluster missing from the stack, or tagged with another name)"),
+		drops(KeyEventsUnknownAccounts, contract.ReasonUnknownAccount, "events from accounts that are not on the bus (an account missing from the stack)"),
+	}
 }
 
 // New declares the alarms.
@@ -48,42 +114,41 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err := ctx.RegisterComponentResource(Type, name, a, opts...); err != nil {
 		return nil, err
 	}
-	specs := []spec{
-		{key: "dlq-not-empty", description: "Interruption events wait in the dead-letter queue: the router could not forward them, or EventBridge could not deliver them. See the README's runbook.",
-			namespace: "AWS/SQS", metric: "ApproximateNumberOfMessagesVisible", statistic: "Maximum", dimension: "QueueName", value: args.DLQName, threshold: 0, periods: 1},
-		{key: "central-backlog", description: fmt.Sprintf("The oldest interruption event has waited over %d s in the central queue: the router is behind or failing. Spot warnings give 2 minutes.", args.OldestMessageAgeSeconds),
-			namespace: "AWS/SQS", metric: "ApproximateAgeOfOldestMessage", statistic: "Maximum", dimension: "QueueName", value: args.CentralQueueName, threshold: float64(args.OldestMessageAgeSeconds), periods: 1},
-		{key: "router-errors", description: "The router function failed whole invocations.",
-			namespace: "AWS/Lambda", metric: "Errors", statistic: "Sum", dimension: "FunctionName", value: args.FunctionName, threshold: 0, periods: 1},
-		{key: "router-throttles", description: "The router function was throttled; events wait in the central queue.",
-			namespace: "AWS/Lambda", metric: "Throttles", statistic: "Sum", dimension: "FunctionName", value: args.FunctionName, threshold: 0, periods: 2},
-	}
 	var actions pulumi.Array
 	if args.TopicARN != "" {
 		actions = pulumi.Array{pulumi.String(args.TopicARN)}
 	}
 	arns := pulumi.StringMap{}
-	for _, s := range specs {
-		alarm, err := cloudwatch.NewMetricAlarm(ctx, name+"-"+s.key, &cloudwatch.MetricAlarmArgs{
-			Name:               pulumi.String(args.NamePrefix + "-" + s.key),
-			AlarmDescription:   pulumi.String(s.description),
-			Namespace:          pulumi.String(s.namespace),
-			MetricName:         pulumi.String(s.metric),
-			Statistic:          pulumi.String(s.statistic),
-			Dimensions:         pulumi.StringMap{s.dimension: s.value},
-			Period:             pulumi.Int(60),
-			EvaluationPeriods:  pulumi.Int(s.periods),
-			Threshold:          pulumi.Float64(s.threshold),
-			ComparisonOperator: pulumi.String("GreaterThanThreshold"),
+	for _, s := range Specs(args) {
+		period, comparison := s.PeriodSeconds, s.Comparison
+		if period == 0 {
+			period = 60
+		}
+		if comparison == "" {
+			comparison = "GreaterThanThreshold"
+		}
+		evaluation, datapoints := max(s.EvaluationPeriods, 1), max(s.DatapointsToAlarm, 1)
+		alarm, err := cloudwatch.NewMetricAlarm(ctx, name+"-"+s.Key, &cloudwatch.MetricAlarmArgs{
+			Name:               pulumi.String(args.NamePrefix + "-" + s.Key),
+			AlarmDescription:   pulumi.String(s.Description),
+			Namespace:          pulumi.String(s.Namespace),
+			MetricName:         pulumi.String(s.Metric),
+			Statistic:          pulumi.String(s.Statistic),
+			Dimensions:         s.Dimensions,
+			Period:             pulumi.Int(period),
+			EvaluationPeriods:  pulumi.Int(evaluation),
+			DatapointsToAlarm:  pulumi.Int(datapoints),
+			Threshold:          pulumi.Float64(s.Threshold),
+			ComparisonOperator: pulumi.String(comparison),
 			TreatMissingData:   pulumi.String("notBreaching"),
 			AlarmActions:       actions,
 			OkActions:          actions,
 			Tags:               args.Tags,
 		}, pulumi.Parent(a))
 		if err != nil {
-			return nil, fmt.Errorf("declaring alarm %s: %w", s.key, err)
+			return nil, fmt.Errorf("declaring alarm %s: %w", s.Key, err)
 		}
-		arns[s.key] = alarm.Arn
+		arns[s.Key] = alarm.Arn
 	}
 	a.ARNs = arns.ToStringMapOutput()
 	if err := ctx.RegisterResourceOutputs(a, pulumi.Map{"alarmArns": a.ARNs}); err != nil {

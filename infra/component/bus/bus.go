@@ -11,6 +11,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -29,10 +30,10 @@ type Args struct {
 	MaxReceiveCount int
 	// EventMaxAgeSeconds bounds how long EventBridge retries delivering an event to the central queue.
 	EventMaxAgeSeconds int
-	// ForwarderRoleARNs are the member accounts' forwarder roles, which may send to the central queue.
-	ForwarderRoleARNs []string
-	Env               awsenv.Env
-	Tags              pulumi.StringMap
+	// Forwarders are the member accounts' forwarder roles, which may send to the central queue.
+	Forwarders Forwarders
+	Env        awsenv.Env
+	Tags       pulumi.StringMap
 }
 
 // Bus is the shared plumbing.
@@ -75,6 +76,24 @@ func Rules(namePrefix string) []Rule {
 	})
 }
 
+// RuleARNs are the ARNs of the bus's rules in env.
+func RuleARNs(env awsenv.Env, namePrefix string) []string {
+	var out []string
+	for _, t := range Rules(namePrefix) {
+		out = append(out, env.ARN("events", "rule/"+namePrefix+"-"+t.Key))
+	}
+	return out
+}
+
+// RedriveRoleName names the redrive role.
+func RedriveRoleName(namePrefix string) string { return iamname.Role(namePrefix + "-redrive") }
+
+// CentralPolicyOf is the central queue's policy of the bus of namePrefix in env.
+func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders) policy.Document {
+	return CentralPolicy(env, env.ARN("sqs", CentralQueueName(namePrefix)), RuleARNs(env, namePrefix),
+		env.IAMARN("role/"+RedriveRoleName(namePrefix)), f)
+}
+
 // New declares the bus.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Bus, error) {
 	b := &Bus{}
@@ -114,11 +133,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 
 	ruleARNs := pulumi.StringMap{}
-	var ruleARNList []string
+	ruleARNList := RuleARNs(env, np)
 	for _, t := range Rules(np) {
 		ruleName := np + "-" + t.Key
-		ruleARN := env.ARN("events", "rule/"+ruleName)
-		ruleARNList = append(ruleARNList, ruleARN)
 		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+t.Key, &cloudwatch.EventRuleArgs{
 			Name:         pulumi.String(ruleName),
 			Description:  pulumi.String(t.Description),
@@ -143,14 +160,13 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		ruleARNs[t.Key] = rule.Arn
 	}
 
-	redriveRoleName := iamname.Role(np + "-redrive")
-	redriveRoleARN := env.IAMARN("role/" + redriveRoleName)
+	redriveRoleName := RedriveRoleName(np)
 	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, args.Tags, parent)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
-		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicy(env, centralARN, ruleARNList, redriveRoleARN, args.ForwarderRoleARNs).JSON()),
+		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicyOf(env, np, args.Forwarders).JSON()),
 	}, parent); err != nil {
 		return nil, fmt.Errorf("declaring the central queue policy: %w", err)
 	}

@@ -10,34 +10,62 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
 
+// Forwarders are the member accounts' forwarder roles, which may send to the central queue besides the stack's
+// rules and its redrive role: named one by one (accounts), or, with an organization, every role of its RoleName
+// in an account of OrgID, without a list that grows with the members.
+type Forwarders struct {
+	ARNs            []string
+	OrgID, RoleName string
+}
+
 // CentralPolicy lets only the stack's rules (through EventBridge), the member accounts' forwarder roles (their
 // rules send as them) and the redrive role send to the central queue. The Deny makes that true inside the
 // account too, where an identity policy alone would otherwise suffice: a role allowed sqs:SendMessage on *
-// cannot put a forged event on the bus.
-func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string, forwarderRoleARNs []string) policy.Document {
-	statements := []policy.Statement{
-		fromRules(env, queueARN, ruleARNs),
-		{
-			Sid: "RedriveFromTheDeadLetterQueue", Effect: "Allow", Principal: map[string]string{"AWS": redriveRoleARN},
-			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-		},
-	}
-	if len(forwarderRoleARNs) > 0 {
+// cannot put a forged event on the bus. No role is a principal: members' roles are admitted by any principal with
+// conditions on aws:PrincipalArn, so the policy can be set before the roles exist and keeps admitting a role
+// recreated later. The redrive role, of the queue's own account, needs no Allow here: its identity policy
+// suffices within an account, and the Deny excepts it.
+//
+// SQS counts at most 10 conditions in a queue's policy (README, "AWS quotas"): the policy uses 5 with accounts, 7
+// with an organization, whatever the number of members.
+func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string, f Forwarders) policy.Document {
+	statements := []policy.Statement{fromRules(env, queueARN, ruleARNs)}
+	senders := []string{redriveRoleARN}
+	switch {
+	case f.OrgID != "":
+		pattern := env.In("*").IAMARN("role/" + f.RoleName)
 		statements = append(statements, policy.Statement{
-			Sid: "MemberAccountsForward", Effect: "Allow", Principal: map[string]any{"AWS": forwarderRoleARNs},
+			Sid: "OrganizationAccountsForward", Effect: "Allow", Principal: "*",
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{
+				"StringEquals": {"aws:PrincipalOrgID": f.OrgID},
+				"ArnLike":      {"aws:PrincipalArn": pattern},
+			},
+		})
+		senders = append(senders, pattern)
+	case len(f.ARNs) > 0:
+		statements = append(statements, policy.Statement{
+			Sid: "MemberAccountsForward", Effect: "Allow", Principal: "*",
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": f.ARNs}},
+		})
+		senders = append(senders, f.ARNs...)
+	}
+	statements = append(statements, policy.Statement{
+		Sid: "OnlyTheRulesTheRedriveRoleAndForwardersSend", Effect: "Deny", Principal: "*",
+		Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+		Condition: map[string]map[string]any{"ArnNotEquals": {"aws:SourceArn": ruleARNs}, "ArnNotLike": {"aws:PrincipalArn": senders}},
+	})
+	if f.OrgID != "" {
+		// The forwarder's name admits any account of the organization, the hub's own included, where no forwarder
+		// exists: a role of the hub so named must not send.
+		statements = append(statements, policy.Statement{
+			Sid: "NoForwarderInTheHub", Effect: "Deny", Principal: "*",
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": env.IAMARN("role/" + f.RoleName)}},
 		})
 	}
-	return policy.New(append(statements,
-		policy.Statement{
-			Sid: "OnlyTheRulesAndTheRedriveRoleSend", Effect: "Deny", Principal: "*",
-			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-			Condition: map[string]map[string]any{"ArnNotEquals": {
-				"aws:SourceArn": ruleARNs, "aws:PrincipalArn": append([]string{redriveRoleARN}, forwarderRoleARNs...),
-			}},
-		},
-		policy.DenyInsecureTransport(queueARN),
-	)...)
+	return policy.New(append(statements, policy.DenyInsecureTransport(queueARN))...)
 }
 
 // DLQPolicy lets only the rules send to a dead-letter queue (the events EventBridge could not deliver). SQS

@@ -40,6 +40,16 @@ type Args struct {
 	// HubAccount, for a cluster of a member account, is the hub's: its principals may read the queue's message
 	// counts (make verify, run in the hub), if their own policies allow it.
 	HubAccount string
+	// Existing, in install mode, is the EKS cluster as a lookup already found it; when nil, the component looks
+	// it up itself.
+	Existing *Existing
+	// Prerequisites must exist before Karpenter is installed (the account's EC2 Spot service-linked role).
+	Prerequisites []pulumi.Resource
+}
+
+// Existing is what installing Karpenter needs of an existing EKS cluster: its API's endpoint and CA.
+type Existing struct {
+	Endpoint, CertificateAuthority string
 }
 
 // ClusterInterruption is one cluster on the bus.
@@ -84,10 +94,13 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 	case config.ModeExistingRole:
 		w, err = s.existingRole(cl.ControllerRoleName, args.PolicyName, queueARN)
 	case config.ModeInstall:
-		w, err = s.install(cl, s.existingCluster(cl), queue.Name, queueARN)
+		t := s.existingCluster(cl, args.Existing)
+		t.ready = append(t.ready, args.Prerequisites...)
+		w, err = s.install(cl, t, queue.Name, queueARN)
 	case config.ModeCreate:
 		var t target
 		if t, err = s.createCluster(cl); err == nil {
+			t.ready = append(t.ready, args.Prerequisites...)
 			w, err = s.install(cl, t, queue.Name, queueARN)
 		}
 	default:
@@ -154,11 +167,8 @@ func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput, hubAcco
 	if err != nil {
 		return nil, fmt.Errorf("declaring the queue of %s: %w", s.cluster, err)
 	}
-	var hubRoot string
-	if hubAccount != "" {
-		hubRoot = s.env.In(hubAccount).IAMARN("root")
-	}
-	pol := routerRoleARN.ToStringOutput().ApplyT(func(router string) string { return QueuePolicy(arn, router, hubRoot).JSON() }).(pulumi.StringOutput)
+	hubReads := hubAccount != ""
+	pol := routerRoleARN.ToStringOutput().ApplyT(func(router string) string { return QueuePolicy(arn, router, hubReads).JSON() }).(pulumi.StringOutput)
 	if _, err := sqs.NewQueuePolicy(s.ctx, s.name("queue"), &sqs.QueuePolicyArgs{QueueUrl: q.Url, Policy: pol}, s.parent); err != nil {
 		return nil, fmt.Errorf("declaring the queue policy of %s: %w", s.cluster, err)
 	}
@@ -167,24 +177,28 @@ func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput, hubAcco
 
 // QueuePolicy lets only the router's role send to the cluster's queue: the Allow admits it (from another
 // account too), the Deny shuts out everyone else, inside the account as well, where an identity policy with
-// sqs:SendMessage would otherwise suffice to forge an interruption and make Karpenter drain a node. For a
-// member's cluster, hubRoot (the hub account) may read the queue's attributes, its message counts, which is
-// all verify needs; its principals still need their own policies to allow it.
-func QueuePolicy(queueARN, routerRoleARN, hubRoot string) policy.Document {
-	if hubRoot != "" {
-		return policy.New(append(queuePolicy(queueARN, routerRoleARN), policy.Statement{
-			Sid: "HubReadsCounts", Effect: "Allow", Principal: map[string]string{"AWS": hubRoot},
+// sqs:SendMessage would otherwise suffice to forge an interruption and make Karpenter drain a node. The router's
+// role is admitted by its account and its ARN in aws:PrincipalArn, not as a principal: the policy can be set before
+// the role exists, and keeps admitting it if it is recreated. With hubReads (a member's cluster), the router's
+// account, the hub, may read the queue's attributes, its message counts, which is all verify needs; its principals
+// still need their own policies to allow it.
+func QueuePolicy(queueARN, routerRoleARN string, hubReads bool) policy.Document {
+	statements := queuePolicy(queueARN, routerRoleARN)
+	if hubReads {
+		statements = append(statements, policy.Statement{
+			Sid: "HubReadsCounts", Effect: "Allow", Principal: map[string]string{"AWS": policy.RootOf(routerRoleARN)},
 			Action: []string{"sqs:GetQueueAttributes"}, Resource: []string{queueARN},
-		})...)
+		})
 	}
-	return policy.New(queuePolicy(queueARN, routerRoleARN)...)
+	return policy.New(statements...)
 }
 
 func queuePolicy(queueARN, routerRoleARN string) []policy.Statement {
+	router, routerCondition := policy.PrincipalIs(routerRoleARN)
 	return []policy.Statement{
 		{
 			// GetQueueUrl too: a router in another account (a hub) may look the queue up only if the queue says so.
-			Sid: "RouterForwards", Effect: "Allow", Principal: map[string]string{"AWS": routerRoleARN},
+			Sid: "RouterForwards", Effect: "Allow", Principal: router, Condition: routerCondition,
 			Action: []string{"sqs:SendMessage", "sqs:GetQueueUrl"}, Resource: []string{queueARN},
 		},
 		{

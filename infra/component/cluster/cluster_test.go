@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -116,7 +117,10 @@ func TestQueue(t *testing.T) {
 	}
 	d := stacktest.Doc(t, rs.One(t, "aws:sqs/queuePolicy:QueuePolicy"), "policy")
 	send := stacktest.Statement(t, d, "RouterForwards")
-	if fmt.Sprint(send.Principal) != "map[AWS:"+routerRole+"]" || !slices.Equal(send.Action, []string{"sqs:SendMessage", "sqs:GetQueueUrl"}) ||
+	// The router's account as the principal, the router's role as aws:PrincipalArn: settable before the role
+	// exists, and still true if it is recreated.
+	if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::123456789012:root]" || fmt.Sprint(send.Condition) != "map[ArnEquals:map[aws:PrincipalArn:"+routerRole+"]]" ||
+		!slices.Equal(send.Action, []string{"sqs:SendMessage", "sqs:GetQueueUrl"}) ||
 		!slices.Equal(send.Resource, []string{queueARN}) {
 		t.Errorf("send statement = %+v, want only the router role to send to this queue", send)
 	}
@@ -186,7 +190,8 @@ func TestControllerPolicyFollowsTheVersion(t *testing.T) {
 		}
 		return false
 	}
-	later := []string{"iam:ListInstanceProfiles", "ec2:DescribePlacementGroups", "ec2:DescribeInstanceStatus", "arc-zonal-shift:GetManagedResource"}
+	later := []string{"iam:ListInstanceProfiles", "ec2:DescribePlacementGroups", "ec2:DescribeInstanceStatus", "arc-zonal-shift:GetManagedResource", "ec2:RebootInstances"}
+	upTo14 := later[:4]
 	tests := []struct {
 		version string
 		want    []string // of later
@@ -195,14 +200,23 @@ func TestControllerPolicyFollowsTheVersion(t *testing.T) {
 		{"1.7.0", []string{"iam:ListInstanceProfiles"}},
 		{"1.10.2", []string{"iam:ListInstanceProfiles"}},
 		{"1.11.3", []string{"iam:ListInstanceProfiles", "ec2:DescribePlacementGroups"}},
-		{"1.12.0", later},
-		{"1.14.1", later},
+		{"1.12.0", upTo14},
+		{"1.14.1", upTo14},
+		{"1.15.0", later},
+		{"1.15.1", later},
 	}
 	for _, tt := range tests {
 		d := stacktest.Doc(t, declare(t, `{"name":"a","karpenter":{"version":"`+tt.version+`"}}`).One(t, "aws:iam/rolePolicy:RolePolicy"), "policy")
 		for _, a := range later {
 			if has(d, a) != slices.Contains(tt.want, a) {
 				t.Errorf("Karpenter %s: %s granted %t, want %t", tt.version, a, has(d, a), slices.Contains(tt.want, a))
+			}
+		}
+		if slices.Contains(tt.want, "ec2:RebootInstances") {
+			// Rebooting is scoped as terminating is: the cluster's own instances of a node pool.
+			reboot, del := stacktest.Statement(t, d, "AllowScopedInstanceReboot"), stacktest.Statement(t, d, "AllowScopedDeletion")
+			if !slices.Equal(reboot.Resource, []string{"arn:aws:ec2:us-east-1:*:instance/*"}) || !reflect.DeepEqual(reboot.Condition, del.Condition) {
+				t.Errorf("Karpenter %s: reboot on %v under %v, want instances under the deletion's condition %v", tt.version, reboot.Resource, reboot.Condition, del.Condition)
 			}
 		}
 		placement := slices.Contains(stacktest.Statement(t, d, "AllowScopedEC2InstanceAccessActions").Resource, "arn:aws:ec2:us-east-1:*:placement-group/*")
@@ -374,7 +388,8 @@ func TestChinaServicePrincipals(t *testing.T) {
 	for _, x := range rs {
 		for _, v := range stacktest.Plain(x) {
 			// (the router role is the test's own, given to the component)
-			if s, ok := v.(string); ok && strings.Contains(strings.ReplaceAll(s, routerRole, ""), "arn:aws:") {
+			// (and its account, the principal admitting it)
+			if s, ok := v.(string); ok && strings.Contains(strings.NewReplacer(routerRole, "", "arn:aws:iam::123456789012:root", "").Replace(s), "arn:aws:") {
 				t.Errorf("%s %s names a resource of the aws partition: %s", x.Type, x.Name, s)
 			}
 		}

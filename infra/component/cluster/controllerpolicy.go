@@ -13,7 +13,10 @@ import (
 //
 //   - 1.7: iam:ListInstanceProfiles (instance profile garbage collection);
 //   - 1.11: ec2:DescribePlacementGroups, and launching into placement groups;
-//   - 1.12: ec2:DescribeInstanceStatus (instance status polling) and arc-zonal-shift:GetManagedResource.
+//   - 1.12: ec2:DescribeInstanceStatus (instance status polling) and arc-zonal-shift:GetManagedResource;
+//   - 1.15: ec2:RebootInstances (node repair reboots a node in place, behind the rebootForRepair feature gate),
+//     scoped as the template scopes the other call on running instances, TerminateInstances: the cluster's own
+//     instances of a node pool.
 //
 // Resource "*" remains only where the template has it because AWS supports no narrower resource: the EC2
 // Describe* calls (limited to the region), pricing:GetProducts, iam:ListInstanceProfiles, and
@@ -101,6 +104,10 @@ func ControllerPolicy(env awsenv.Env, cluster, nodeRoleARN, queueARN string, v k
 	}
 	if v.AtLeast(1, 7) {
 		statements = append(statements, st("AllowUnscopedInstanceProfileListAction", []string{"iam:ListInstanceProfiles"}, []string{"*"}, nil))
+	}
+	if v.AtLeast(1, 15) {
+		statements = append(statements, st("AllowScopedInstanceReboot", []string{"ec2:RebootInstances"}, []string{ec2("*:instance/*")},
+			cond("StringEquals", "aws:ResourceTag/"+owned, "owned", "StringLike", "aws:ResourceTag/karpenter.sh/nodepool", "*")))
 	}
 	if v.AtLeast(1, 12) {
 		statements = append(statements, st("AllowZonalShiftStatusReadOnly", []string{"arc-zonal-shift:GetManagedResource"}, []string{"*"},

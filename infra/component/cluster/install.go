@@ -35,13 +35,17 @@ type target struct {
 	ready []pulumi.Resource
 }
 
-// existingCluster is the target of install mode: a cluster that exists, read with a lookup.
-func (s scope) existingCluster(cl config.Cluster) target {
-	c := eks.LookupClusterOutput(s.ctx, eks.LookupClusterOutputArgs{Name: pulumi.String(cl.Name)}, s.parent)
-	return target{
-		kubeconfig:      Kubeconfig(cl.Name, s.env.Region, s.deployRole, c.Endpoint(), c.CertificateAuthorities().Index(pulumi.Int(0)).Data()),
-		oidcProviderARN: pulumi.String(cl.OIDCProviderARN).ToStringOutput(),
+// existingCluster is the target of install mode: a cluster that exists, as found (e), or read with a lookup.
+func (s scope) existingCluster(cl config.Cluster, e *Existing) target {
+	t := target{oidcProviderARN: pulumi.String(cl.OIDCProviderARN).ToStringOutput()}
+	if e != nil {
+		t.kubeconfig = Kubeconfig(cl.Name, s.env.Region, s.deployRole, pulumi.String(e.Endpoint).ToStringOutput(),
+			pulumi.String(e.CertificateAuthority).ToStringOutput())
+		return t
 	}
+	c := eks.LookupClusterOutput(s.ctx, eks.LookupClusterOutputArgs{Name: pulumi.String(cl.Name)}, s.parent)
+	t.kubeconfig = Kubeconfig(cl.Name, s.env.Region, s.deployRole, c.Endpoint(), c.CertificateAuthorities().Index(pulumi.Int(0)).Data())
+	return t
 }
 
 // install wires a Karpenter installed by this stack on t: node role and access entry, controller role with its

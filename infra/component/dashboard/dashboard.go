@@ -21,9 +21,11 @@ const Type = "karpenter-interruption-bus:index:Dashboard"
 type Args struct {
 	// Name is the dashboard's; Bus is the router's Bus dimension, Namespace its metrics namespace.
 	Name, Bus, Namespace, Region string
-	CentralQueueName             pulumi.StringInput
-	DLQName                      pulumi.StringInput
-	FunctionName                 pulumi.StringInput
+	// MaximumConcurrency is the router's limit, drawn on its concurrency graph.
+	MaximumConcurrency int
+	CentralQueueName   pulumi.StringInput
+	DLQName            pulumi.StringInput
+	FunctionName       pulumi.StringInput
 	// Clusters each get a row: their canaries and interruptions forwarded, and their queue's deletes and age.
 	Clusters []Cluster
 }
@@ -46,7 +48,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {
 		return NewBody(Names{
-			Namespace: args.Namespace, Bus: args.Bus, Region: args.Region,
+			Namespace: args.Namespace, Bus: args.Bus, Region: args.Region, MaximumConcurrency: args.MaximumConcurrency,
 			CentralQueue: v[0].(string), DLQ: v[1].(string), Function: v[2].(string), Clusters: args.Clusters,
 		}).JSON()
 	}).(pulumi.StringOutput)
@@ -66,12 +68,19 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // Names are what the dashboard's body shows.
 type Names struct {
 	Namespace, Bus, Region, CentralQueue, DLQ, Function string
+	MaximumConcurrency                                  int
 	Clusters                                            []Cluster
 }
 
-// MaxClusterRows is how many clusters get a row: CloudWatch takes 500 widgets per dashboard, and the bus's own
-// take 7, one more says how many clusters have no row.
-const MaxClusterRows = 500 - 8
+// BusWidgets are the widgets before the clusters' rows: the title and the bus's graphs.
+const BusWidgets = 9
+
+// MaxWidgets is CloudWatch's limit on a dashboard's widgets (CloudWatch quotas: "500 widgets per dashboard").
+const MaxWidgets = 500
+
+// MaxClusterRows is how many clusters get a row: the bus's own widgets first, then one more says how many clusters
+// have no row.
+const MaxClusterRows = MaxWidgets - BusWidgets - 1
 
 // Body is a dashboard body (the CloudWatch dashboard body structure).
 type Body struct {
@@ -97,6 +106,19 @@ type Properties struct {
 	Stat     string  `json:"stat,omitempty"`
 	Period   int     `json:"period,omitempty"`
 	Metrics  [][]any `json:"metrics,omitempty"`
+	// Annotations are horizontal lines: a limit, a threshold.
+	Annotations *Annotations `json:"annotations,omitempty"`
+}
+
+// Annotations of a metric widget.
+type Annotations struct {
+	Horizontal []Annotation `json:"horizontal"`
+}
+
+// Annotation is one horizontal line.
+type Annotation struct {
+	Label string  `json:"label"`
+	Value float64 `json:"value"`
 }
 
 // NewBody returns the dashboard body for the bus named in n.
@@ -113,6 +135,10 @@ func NewBody(n Names) Body {
 	busMetric := func(name, stat, label string) []any {
 		return []any{n.Namespace, name, contract.DimBus, n.Bus, map[string]any{"stat": stat, "label": label}}
 	}
+	concurrency := metric("Router concurrency (alarmed on at its maximum)", "Maximum", [][]any{
+		{"AWS/Lambda", "ConcurrentExecutions", "FunctionName", n.Function, map[string]any{"label": "concurrent executions"}},
+	})
+	concurrency.Annotations = &Annotations{Horizontal: []Annotation{{Label: "maximumConcurrency", Value: float64(n.MaximumConcurrency)}}}
 	widgets := []Properties{
 		metric("Events in, by kind", "Sum", search(contract.DimKind, contract.MetricReceived, "Sum")),
 		metric("Forwarded, per cluster", "Sum", search(contract.DimCluster, contract.MetricForwarded, "Sum")),
@@ -131,6 +157,12 @@ func NewBody(n Names) Body {
 			{"AWS/Lambda", "Throttles", "FunctionName", n.Function, map[string]any{"label": "throttles"}},
 			busMetric(contract.MetricRetried, "Sum", "messages retried"),
 		}),
+		// Alarmed on: a cluster or an account running instances the bus does not know misses its interruptions.
+		metric("Events for clusters and accounts not on the bus", "Sum", [][]any{
+			{n.Namespace, contract.MetricDropped, contract.DimBus, n.Bus, contract.DimReason, string(contract.ReasonNoQueue), map[string]any{"label": "no queue (cluster not on the bus)"}},
+			{n.Namespace, contract.MetricDropped, contract.DimBus, n.Bus, contract.DimReason, string(contract.ReasonUnknownAccount), map[string]any{"label": "unknown account"}},
+		}),
+		concurrency,
 	}
 	b := Body{Widgets: []Widget{{Type: "text", Width: 24, Height: 2, Properties: Properties{
 		Markdown: fmt.Sprintf("# Karpenter interruption bus `%s`\nEvents from EC2 and AWS Health, routed to each cluster's Karpenter queue. Runbook: the project's README, *Troubleshooting*.", n.Bus),

@@ -1,8 +1,13 @@
-// Package member declares what the bus needs in one member account, through that account's own provider,
-// besides its clusters: the forwarding rules, which send the account's EC2 and AWS Health events (and its
-// canaries) straight to the hub's central queue, with the role they send as and a dead-letter queue for what
-// they cannot deliver; and the reader role the hub's router assumes to look the account's instances up
-// (README, "One bus for an organization").
+// Package member declares what the bus needs in one member account, besides its clusters: the forwarding rules,
+// which send the account's EC2 and AWS Health events (and its canaries) straight to the hub's central queue, with
+// the role they send as and a dead-letter queue for what they cannot deliver; the reader role the hub's router
+// assumes to look the account's instances up; and, with the heartbeat, the schedule group and role the account's
+// clusters' schedules put canaries with (README, "One bus for an organization").
+//
+// The baseline is described once (Baseline) and reaches an account two ways: declared by the hub through the
+// account's own provider (New), or as the template of a service-managed CloudFormation StackSet deployed to
+// organizational units (Template, declared by StackSet), so that an account created in or moved into them gets
+// it without any hub update.
 package member
 
 import (
@@ -15,6 +20,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
@@ -22,11 +28,12 @@ import (
 // Type is the component's type token.
 const Type = "karpenter-interruption-bus:index:MemberAccount"
 
-// Args configure one member account.
+// Args configure one member account's baseline.
 type Args struct {
 	// NamePrefix names the account's resources as the hub's: "<NamePrefix>-<rule>", "<NamePrefix>-forward", ...
 	NamePrefix string
-	// Env is the member account's: its partition and region are the hub's, its account its own.
+	// Env is the member account's: its partition and region are the hub's, its account its own (in a template,
+	// "${AWS::AccountId}", which CloudFormation substitutes in each account).
 	Env awsenv.Env
 	// HubCentralQueueARN is where the rules send; HubRouterRoleARN the only principal that may take the reader
 	// role.
@@ -36,15 +43,35 @@ type Args struct {
 	EventMaxAgeSeconds int
 	// AlarmActions are notified by the account's alarm (topics of the account).
 	AlarmActions []string
-	Tags         pulumi.StringMap
+	Tags         map[string]string
 }
 
-// Member is one member account's part of the bus.
-type Member struct {
-	pulumi.ResourceState
+// Role is an IAM role with one inline policy.
+type Role struct {
+	Name, Description string
+	Trust             policy.Document
+	PolicyName        string
+	Policy            policy.Document
+}
 
-	ForwarderRoleARN pulumi.StringOutput `pulumi:"forwarderRoleArn"`
-	ReaderRoleARN    pulumi.StringOutput `pulumi:"readerRoleArn"`
+// Baseline is everything a member account gets, as plain values: what New declares and Template writes.
+type Baseline struct {
+	DLQName          string
+	DLQRetentionDays int
+	DLQPolicy        policy.Document
+	Forwarder        Role
+	Reader           Role
+	// Rules are the forwarding rules, each sending to the hub's central queue as the forwarder.
+	Rules []bus.Rule
+	// RuleNames are the rules' names, by their Key.
+	RuleNames          map[string]string
+	EventMaxAgeSeconds int
+	RetryAttempts      int
+	AlarmName          string
+	AlarmDescription   string
+	// HeartbeatGroup and Heartbeat are the schedule group and role of the account's clusters' schedules.
+	HeartbeatGroup string
+	Heartbeat      Role
 }
 
 // ForwarderRoleName and ReaderRoleName name the account's two roles; their ARNs are known before they exist,
@@ -57,90 +84,108 @@ func ReaderRoleName(namePrefix string) string { return iamname.Role(namePrefix +
 // DLQName names the account's dead-letter queue of the forwarding rules.
 func DLQName(namePrefix string) string { return namePrefix + "-forward-dlq" }
 
-// New declares the member account's part. The component and its children are declared through opts' provider
-// (the account's).
+// NewBaseline describes the baseline of the account of args.Env.
+func NewBaseline(args *Args) Baseline {
+	env, np := args.Env, args.NamePrefix
+	b := Baseline{
+		DLQName: DLQName(np), DLQRetentionDays: 14, RuleNames: map[string]string{},
+		EventMaxAgeSeconds: args.EventMaxAgeSeconds, RetryAttempts: 185,
+		Forwarder: Role{
+			Name:        ForwarderRoleName(np),
+			Description: "EventBridge sends this account's interruption events to the interruption bus " + np + " as this role",
+			Trust:       ForwarderTrust(env), PolicyName: "forward",
+			Policy: policy.New(policy.Allow("SendToTheHub", []string{"sqs:SendMessage"}, []string{args.HubCentralQueueARN})),
+		},
+		Reader: Role{
+			Name:        ReaderRoleName(np),
+			Description: "The router of the interruption bus " + np + " looks this account's instances up as this role",
+			Trust:       ReaderTrust(args.HubRouterRoleARN), PolicyName: "find-instance-owners", Policy: ReaderPolicy(env),
+		},
+		AlarmName: np + "-forward-dlq-not-empty",
+		AlarmDescription: "Interruption events of this account could not be sent to the interruption bus " + np +
+			". See the README's runbook, \"DLQ not empty\".",
+		HeartbeatGroup: heartbeat.Name(np),
+		Heartbeat: Role{
+			Name:        iamname.Role(heartbeat.Name(np)),
+			Description: "Puts the interruption bus's heartbeat canaries on the default event bus",
+			Trust:       heartbeat.Trust(env, heartbeat.Name(np)), PolicyName: "put-canaries", Policy: heartbeat.Policy(env),
+		},
+	}
+	var ruleARNs []string
+	for _, r := range bus.Rules(np) {
+		b.Rules = append(b.Rules, r)
+		b.RuleNames[r.Key] = np + "-" + r.Key
+		ruleARNs = append(ruleARNs, env.ARN("events", "rule/"+np+"-"+r.Key))
+	}
+	b.DLQPolicy = bus.DLQPolicy(env, env.ARN("sqs", b.DLQName), "", ruleARNs)
+	return b
+}
+
+// Member is one member account's part of the bus.
+type Member struct {
+	pulumi.ResourceState
+
+	ForwarderRoleARN pulumi.StringOutput `pulumi:"forwarderRoleArn"`
+	ReaderRoleARN    pulumi.StringOutput `pulumi:"readerRoleArn"`
+}
+
+// New declares the member account's baseline, less the heartbeat's part (the heartbeat package's component
+// declares it beside). The component and its children are declared through opts' provider (the account's).
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Member, error) {
 	m := &Member{}
 	if err := ctx.RegisterComponentResource(Type, name, m, opts...); err != nil {
 		return nil, err
 	}
 	parent := pulumi.Parent(m)
-	env, np := args.Env, args.NamePrefix
-	var ruleARNs []string
-	for _, r := range bus.Rules(np) {
-		ruleARNs = append(ruleARNs, env.ARN("events", "rule/"+np+"-"+r.Key))
-	}
-	dlqARN := env.ARN("sqs", DLQName(np))
+	env := args.Env
+	b := NewBaseline(args)
+	tags := pulumi.ToStringMap(args.Tags)
 
 	dlq, err := sqs.NewQueue(ctx, name+"-forward-dlq", &sqs.QueueArgs{
-		Name:                    pulumi.String(DLQName(np)),
-		MessageRetentionSeconds: pulumi.Int(1209600), // 14 days to inspect and redrive
+		Name:                    pulumi.String(b.DLQName),
+		MessageRetentionSeconds: pulumi.Int(b.DLQRetentionDays * 24 * 3600), // to inspect and redrive
 		SqsManagedSseEnabled:    pulumi.Bool(true),
-		Tags:                    args.Tags,
+		Tags:                    tags,
 	}, parent)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the forwarding dead-letter queue of %s: %w", env.Account, err)
 	}
 	if _, err := sqs.NewQueuePolicy(ctx, name+"-forward-dlq", &sqs.QueuePolicyArgs{
-		QueueUrl: dlq.Url, Policy: pulumi.String(bus.DLQPolicy(env, dlqARN, "", ruleARNs).JSON()),
+		QueueUrl: dlq.Url, Policy: pulumi.String(b.DLQPolicy.JSON()),
 	}, parent); err != nil {
 		return nil, fmt.Errorf("declaring the forwarding dead-letter queue policy of %s: %w", env.Account, err)
 	}
-
-	forwarder, err := iam.NewRole(ctx, name+"-forward", &iam.RoleArgs{
-		Name:             pulumi.String(ForwarderRoleName(np)),
-		Description:      pulumi.String("EventBridge sends this account's interruption events to the interruption bus " + np + " as this role"),
-		AssumeRolePolicy: pulumi.String(ForwarderTrust(env, ruleARNs).JSON()),
-		Tags:             args.Tags,
-	}, parent)
+	forwarder, forwarderPolicy, err := declareRole(ctx, name+"-forward", b.Forwarder, tags, parent)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the forwarder role of %s: %w", env.Account, err)
 	}
-	forwarderPolicy, err := iam.NewRolePolicy(ctx, name+"-forward", &iam.RolePolicyArgs{
-		Name: pulumi.String("forward"), Role: forwarder.Name,
-		Policy: pulumi.String(policy.New(policy.Allow("SendToTheHub", []string{"sqs:SendMessage"}, []string{args.HubCentralQueueARN})).JSON()),
-	}, parent)
-	if err != nil {
-		return nil, fmt.Errorf("declaring the forwarder policy of %s: %w", env.Account, err)
-	}
-	for _, r := range bus.Rules(np) {
+	for _, r := range b.Rules {
 		rule, err := cloudwatch.NewEventRule(ctx, name+"-"+r.Key, &cloudwatch.EventRuleArgs{
-			Name:         pulumi.String(np + "-" + r.Key),
+			Name:         pulumi.String(b.RuleNames[r.Key]),
 			Description:  pulumi.String(r.Description + " (in account " + env.Account + ")"),
 			EventPattern: pulumi.String(r.Pattern),
-			Tags:         args.Tags,
+			Tags:         tags,
 		}, parent)
 		if err != nil {
 			return nil, fmt.Errorf("declaring rule %s of %s: %w", r.Key, env.Account, err)
 		}
 		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+r.Key, &cloudwatch.EventTargetArgs{
 			Rule:     rule.Name,
-			TargetId: pulumi.String("hub-central-queue"),
+			TargetId: pulumi.String(TargetID),
 			Arn:      pulumi.String(args.HubCentralQueueARN),
 			RoleArn:  forwarder.Arn,
 			RetryPolicy: &cloudwatch.EventTargetRetryPolicyArgs{
-				MaximumEventAgeInSeconds: pulumi.Int(args.EventMaxAgeSeconds),
-				MaximumRetryAttempts:     pulumi.Int(185),
+				MaximumEventAgeInSeconds: pulumi.Int(b.EventMaxAgeSeconds),
+				MaximumRetryAttempts:     pulumi.Int(b.RetryAttempts),
 			},
 			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
 		}, parent, pulumi.DependsOn([]pulumi.Resource{forwarderPolicy})); err != nil {
 			return nil, fmt.Errorf("declaring the target of rule %s of %s: %w", r.Key, env.Account, err)
 		}
 	}
-
-	reader, err := iam.NewRole(ctx, name+"-reader", &iam.RoleArgs{
-		Name:             pulumi.String(ReaderRoleName(np)),
-		Description:      pulumi.String("The router of the interruption bus " + np + " looks this account's instances up as this role"),
-		AssumeRolePolicy: pulumi.String(ReaderTrust(args.HubRouterRoleARN).JSON()),
-		Tags:             args.Tags,
-	}, parent)
+	reader, _, err := declareRole(ctx, name+"-reader", b.Reader, tags, parent)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the reader role of %s: %w", env.Account, err)
-	}
-	if _, err := iam.NewRolePolicy(ctx, name+"-reader", &iam.RolePolicyArgs{
-		Name: pulumi.String("find-instance-owners"), Role: reader.Name, Policy: pulumi.String(ReaderPolicy(env).JSON()),
-	}, parent); err != nil {
-		return nil, fmt.Errorf("declaring the reader policy of %s: %w", env.Account, err)
 	}
 
 	var actions pulumi.Array
@@ -148,8 +193,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		actions = append(actions, pulumi.String(a))
 	}
 	if _, err := cloudwatch.NewMetricAlarm(ctx, name+"-forward-dlq-not-empty", &cloudwatch.MetricAlarmArgs{
-		Name:               pulumi.String(np + "-forward-dlq-not-empty"),
-		AlarmDescription:   pulumi.String("Interruption events of account " + env.Account + " could not be sent to the interruption bus " + np + ". See the README's runbook, \"DLQ not empty\"."),
+		Name:               pulumi.String(b.AlarmName),
+		AlarmDescription:   pulumi.String(b.AlarmDescription),
 		Namespace:          pulumi.String("AWS/SQS"),
 		MetricName:         pulumi.String("ApproximateNumberOfMessagesVisible"),
 		Statistic:          pulumi.String("Maximum"),
@@ -161,7 +206,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		TreatMissingData:   pulumi.String("notBreaching"),
 		AlarmActions:       actions,
 		OkActions:          actions,
-		Tags:               args.Tags,
+		Tags:               tags,
 	}, parent); err != nil {
 		return nil, fmt.Errorf("declaring the forwarding alarm of %s: %w", env.Account, err)
 	}
@@ -173,18 +218,42 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	return m, nil
 }
 
-// ForwarderTrust lets only EventBridge take the forwarder role, for the account's own forwarding rules.
-func ForwarderTrust(env awsenv.Env, ruleARNs []string) policy.Document {
-	return policy.AssumableBy(env.Principal("events"), map[string]map[string]any{
-		"StringEquals": {"aws:SourceAccount": env.Account},
-		"ArnEquals":    {"aws:SourceArn": ruleARNs},
-	})
+// TargetID is the forwarding rules' target's ID.
+const TargetID = "hub-central-queue"
+
+func declareRole(ctx *pulumi.Context, name string, r Role, tags pulumi.StringMap, opts ...pulumi.ResourceOption) (*iam.Role, *iam.RolePolicy, error) {
+	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
+		Name: pulumi.String(r.Name), Description: pulumi.String(r.Description),
+		AssumeRolePolicy: pulumi.String(r.Trust.JSON()), Tags: tags,
+	}, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	inline, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
+		Name: pulumi.String(r.PolicyName), Role: role.Name, Policy: pulumi.String(r.Policy.JSON()),
+	}, opts...)
+	return role, inline, err
 }
 
-// ReaderTrust lets only the hub's router role take the reader role.
+// ForwarderTrust lets EventBridge take the forwarder role, in the form EventBridge documents for the execution
+// role of a rule sending to another account ("Sending events to an AWS service in another account",
+// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-cross-account.html): no condition. EventBridge
+// documents aws:SourceArn and aws:SourceAccount for the resource policies of the targets it calls, not for the
+// AssumeRole of a rule's execution role; a trust requiring them, if EventBridge did not set them, would send every
+// forwarded event to the dead-letter queue. What narrows the role: only a principal of the account allowed
+// iam:PassRole on it can give it to a rule; it may only send to the hub's central queue; and events whose source
+// is aws.* cannot be put by anyone but AWS.
+func ForwarderTrust(env awsenv.Env) policy.Document {
+	return policy.AssumableBy(env.Principal("events"), nil)
+}
+
+// ReaderTrust lets only the hub's router role take the reader role: the hub's account as the principal, the
+// router's ARN as aws:PrincipalArn, so the trust can be set before the router's role exists, and survives its
+// being recreated.
 func ReaderTrust(hubRouterRoleARN string) policy.Document {
+	principal, condition := policy.PrincipalIs(hubRouterRoleARN)
 	return policy.New(policy.Statement{
-		Effect: "Allow", Principal: map[string]string{"AWS": hubRouterRoleARN}, Action: []string{"sts:AssumeRole"},
+		Effect: "Allow", Principal: principal, Action: []string{"sts:AssumeRole"}, Condition: condition,
 	})
 }
 

@@ -149,27 +149,37 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // other stack's queue starts with; describe instances in its region (an action that takes no narrower resource
 // than *); write to its own log group.
 // With member accounts, it also sends to and looks up their cluster queues (by the same prefix, in each member
-// account), and takes each member's reader role.
+// account), and takes each member's reader role. In an organization, it does so in any account of the organization
+// (aws:ResourceOrgID, which AWS sets for sts:AssumeRole and SQS alike: AWS's own data-perimeter policies rely on it
+// for every action, aws-samples/data-perimeter-policy-examples), by the reader role's fixed name: the policy does
+// not grow with the members.
 func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, logGroupName string) policy.Document {
 	describe := policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"})
 	describe.Condition = map[string]map[string]any{"StringEquals": {"aws:RequestedRegion": env.Region}}
 	queues := []string{env.ARN("sqs", s.ClusterQueuePrefix+"*")}
 	for _, account := range s.MemberAccounts() {
-		member := env
-		member.Account = account
-		queues = append(queues, member.ARN("sqs", s.ClusterQueuePrefix+"*"))
+		queues = append(queues, env.In(account).ARN("sqs", s.ClusterQueuePrefix+"*"))
 	}
+	send := []string{"sqs:SendMessage", "sqs:GetQueueUrl"}
 	statements := []policy.Statement{
 		policy.Allow("ReadCentralQueue",
 			[]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"},
 			[]string{centralQueueARN}),
-		policy.Allow("ForwardToClusterQueues", []string{"sqs:SendMessage", "sqs:GetQueueUrl"}, queues),
+		policy.Allow("ForwardToClusterQueues", send, queues),
 		describe,
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
 	}
 	if len(s.MemberReaderRoles) > 0 {
 		statements = append(statements, policy.Allow("ReadMemberAccounts", []string{"sts:AssumeRole"}, s.MemberReaderRoles))
+	}
+	if s.OrganizationID != "" {
+		inOrg := map[string]map[string]any{"StringEquals": {"aws:ResourceOrgID": s.OrganizationID}}
+		forward := policy.Allow("ForwardToOrganizationClusterQueues", send, []string{env.In("*").ARN("sqs", s.ClusterQueuePrefix+"*")})
+		forward.Condition = inOrg
+		read := policy.Allow("ReadOrganizationAccounts", []string{"sts:AssumeRole"}, []string{env.In("*").IAMARN("role/" + s.ReaderRoleName)})
+		read.Condition = inOrg
+		statements = append(statements, forward, read)
 	}
 	return policy.New(statements...)
 }

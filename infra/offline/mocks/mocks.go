@@ -5,13 +5,19 @@
 package mocks
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 )
 
 // The environment the mocks pretend to be unless told otherwise.
@@ -25,9 +31,13 @@ type Resource struct {
 	Type, Name string
 	// Parent is the parent's logical name, "" for the stack itself.
 	Parent string
+	// URN is the resource's URN as the engine forms it (its parent's type chain, its type, its name): unique.
 	URN    string
 	Custom bool
-	Inputs resource.PropertyMap
+	// Dependencies are the URNs of the resources it waits for (its dependsOn and the resources its inputs come
+	// from), as the SDK registers them.
+	Dependencies []string
+	Inputs       resource.PropertyMap
 	// RetainOnDelete: deleting the resource from the program leaves it in the cloud.
 	RetainOnDelete bool
 	// DeleteBeforeReplace: a replacement deletes (or, retained, forgets) the old resource first.
@@ -43,11 +53,33 @@ type Mocks struct {
 	// Region and Account are where the stack deploys; the partition, DNS suffix and service principals follow
 	// from the region, as AWS's would.
 	Region, Account string
-	// Clusters answers aws:eks/getCluster lookups: name -> endpoint, CA and OIDC issuer (made up when absent).
-	Clusters map[string]EKSCluster
+	// Organization is the Pulumi organization the backend gives the program ("" for a self-managed backend).
+	Organization string
+	// Update runs the program as pulumi up does; a preview (a dry run) otherwise.
+	Update bool
 	// Previous are the outputs of the stack's last update, which a stack reference to itself reads; nil on the
 	// first update.
 	Previous map[string]any
+
+	// What the lookups find. The zero value is an AWS in which the stack's configuration holds: every EKS cluster
+	// it names exists in the account it names, runs Kubernetes 1.33 with access entries enabled, has the Pod
+	// Identity agent add-on, and an IRSA cluster's oidcProviderArn is its own OIDC provider; no account has the
+	// EC2 Spot service-linked role yet. The fields below change that world, for tests of what the program does
+	// when the configuration does not hold. The offline render assumes the zero value, since it cannot look.
+
+	// Clusters overrides what aws:eks/getCluster answers for a cluster, field by field (empty fields keep the
+	// defaults): its endpoint, CA, OIDC issuer, Kubernetes version, status, authentication mode.
+	Clusters map[string]EKSCluster
+	// MissingClusters do not exist: aws:eks/getClusters does not list them and aws:eks/getCluster fails.
+	MissingClusters []string
+	// NoPodIdentityAgent are clusters without the eks-pod-identity-agent add-on: aws:eks/getAddon fails.
+	NoPodIdentityAgent []string
+	// OIDCProviders overrides what aws:iam/getOpenIdConnectProvider answers by ARN; a provider with an empty URL
+	// does not exist (the lookup fails). Without an entry, the provider exists, its URL taken from its ARN.
+	OIDCProviders map[string]OIDCProvider
+	// SpotServiceLinkedRole lists the accounts where the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot)
+	// exists: aws:iam/getRoles finds it there.
+	SpotServiceLinkedRole []string
 
 	mu        sync.Mutex
 	resources []Resource
@@ -93,15 +125,25 @@ func ServicePrincipal(service, region string) string {
 // EKSCluster is what aws:eks/getCluster returns for a cluster.
 type EKSCluster struct {
 	Endpoint, CertificateAuthority, OIDCIssuer string
+	// Version is its Kubernetes version (1.33 by default), Status its status (ACTIVE), AuthenticationMode its
+	// access configuration's (API_AND_CONFIG_MAP).
+	Version, Status, AuthenticationMode string
+}
+
+// OIDCProvider is what aws:iam/getOpenIdConnectProvider returns: the provider's URL (its issuer without
+// https://) and its audiences (sts.amazonaws.com when none are given).
+type OIDCProvider struct {
+	URL       string
+	Audiences []string
 }
 
 var _ pulumi.MockResourceMonitor = (*Mocks)(nil)
 
-// Run runs program as a preview (a dry run: what the engine cannot know yet stays unknown) of project's stack
-// under m, reading its configuration from PULUMI_CONFIG, and returns m.
+// Run runs program as a preview (a dry run: what the engine cannot know yet stays unknown), or as an update with
+// m.Update, of project's stack under m, reading its configuration from PULUMI_CONFIG, and returns m.
 func (m *Mocks) Run(project, stack string, program pulumi.RunFunc) (*Mocks, error) {
-	preview := func(info *pulumi.RunInfo) { info.DryRun = true }
-	return m, pulumi.RunErr(program, pulumi.WithMocks(project, stack, m), preview)
+	preview := func(info *pulumi.RunInfo) { info.DryRun = !m.Update }
+	return m, pulumi.RunErr(program, pulumi.WithMocksWithOrganization(m.Organization, project, stack, m), preview)
 }
 
 // Resources returns what was declared, in declaration order.
@@ -114,12 +156,23 @@ func (m *Mocks) Resources() []Resource {
 // NewResource records a resource and returns its id and the outputs AWS would compute.
 func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.PropertyMap, error) {
 	r := Resource{Type: args.TypeToken, Name: args.Name, Custom: args.Custom, Inputs: args.Inputs}
+	r.URN = fmt.Sprintf("urn:pulumi:stack::project::%s::%s", args.TypeToken, args.Name)
 	if rpc := args.RegisterRPC; rpc != nil {
 		r.Parent = nameOfURN(rpc.GetParent())
 		r.RetainOnDelete = rpc.GetRetainOnDelete()
 		r.DeleteBeforeReplace = rpc.GetDeleteBeforeReplace()
+		r.URN = string(urnOf(resource.URN(rpc.GetParent()), args.TypeToken, args.Name))
+		deps := map[string]bool{}
+		for _, d := range rpc.GetDependencies() {
+			deps[d] = true
+		}
+		for _, pd := range rpc.GetPropertyDependencies() {
+			for _, d := range pd.GetUrns() {
+				deps[d] = true
+			}
+		}
+		r.Dependencies = slices.Sorted(maps.Keys(deps))
 	}
-	r.URN = fmt.Sprintf("urn:pulumi:stack::project::%s::%s", args.TypeToken, args.Name)
 	r.Account = m.accountOf(args.Provider)
 
 	if args.TypeToken == "pulumi:providers:aws" {
@@ -235,24 +288,65 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			"name": name, "id": svc + "." + region + "." + suffix, "serviceName": svc, "region": region,
 			"suffix": strings.TrimPrefix(name, svc+"."),
 		}), nil
-	case "aws:eks/getCluster:getCluster":
-		name := args.Args["name"].StringValue()
-		c, ok := m.Clusters[name]
-		if !ok {
-			c = EKSCluster{
-				Endpoint:             fmt.Sprintf("https://%s.gr7.%s.eks.%s", strings.ToUpper(name), region, suffix),
-				CertificateAuthority: "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=",
-				OIDCIssuer:           fmt.Sprintf("https://oidc.eks.%s.%s/id/%s", region, suffix, strings.ToUpper(name)),
+	case "aws:eks/getClusters:getClusters":
+		var names []any
+		for _, c := range m.configured() {
+			if c.account(m.account()) == m.accountOf(args.Provider) && !slices.Contains(m.MissingClusters, c.Name) {
+				names = append(names, c.Name)
 			}
 		}
+		return resource.NewPropertyMapFromMap(map[string]any{"id": region, "names": names}), nil
+	case "aws:eks/getCluster:getCluster":
+		name := args.Args["name"].StringValue()
+		if slices.Contains(m.MissingClusters, name) {
+			return nil, fmt.Errorf("reading EKS Cluster (%s): couldn't find resource", name)
+		}
+		c := m.cluster(name, region, suffix)
+		account := m.accountOf(args.Provider)
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"name": name, "id": name, "arn": arn("eks", "cluster/"+name), "endpoint": c.Endpoint,
+			"name": name, "id": name, "arn": fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, name), "endpoint": c.Endpoint,
 			"certificateAuthorities": []any{map[string]any{"data": c.CertificateAuthority}},
 			"identities":             []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}},
-			"version":                "1.33", "status": "ACTIVE", "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", partition, account, name),
+			"version":                c.Version, "status": c.Status, "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", partition, account, name),
 			"vpcConfig":     map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock-" + name},
-			"accessConfigs": []any{map[string]any{"authenticationMode": "API_AND_CONFIG_MAP"}},
+			"accessConfigs": []any{map[string]any{"authenticationMode": c.AuthenticationMode}},
 		}), nil
+	case "aws:eks/getAddon:getAddon":
+		cluster, addon := args.Args["clusterName"].StringValue(), args.Args["addonName"].StringValue()
+		if addon != "eks-pod-identity-agent" || slices.Contains(m.NoPodIdentityAgent, cluster) || slices.Contains(m.MissingClusters, cluster) {
+			return nil, fmt.Errorf("reading EKS Add-On (%s:%s): couldn't find resource", cluster, addon)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"id": cluster + ":" + addon, "addonName": addon, "clusterName": cluster, "addonVersion": "v1.3.8-eksbuild.2",
+			"arn": arn("eks", "addon/"+cluster+"/"+addon+"/mock"),
+		}), nil
+	case "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
+		providerARN := args.Args["arn"].StringValue()
+		p, ok := m.OIDCProviders[providerARN]
+		if !ok {
+			_, url, _ := strings.Cut(providerARN, ":oidc-provider/")
+			p = OIDCProvider{URL: url}
+		}
+		if p.URL == "" {
+			return nil, fmt.Errorf("reading IAM OIDC Provider (%s): couldn't find resource", providerARN)
+		}
+		audiences := p.Audiences
+		if audiences == nil {
+			audiences = []string{"sts.amazonaws.com"}
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"id": providerARN, "arn": providerARN, "url": p.URL, "clientIdLists": toAny(audiences), "thumbprintLists": []any{},
+		}), nil
+	case "aws:iam/getRoles:getRoles":
+		account := m.accountOf(args.Provider)
+		var arns, names []any
+		const spotRolePath = "/aws-service-role/spot.amazonaws.com/"
+		if path := args.Args["pathPrefix"]; path.IsString() && strings.HasPrefix(spotRolePath, path.StringValue()) &&
+			slices.Contains(m.SpotServiceLinkedRole, account) {
+			arns = append(arns, fmt.Sprintf("arn:%s:iam::%s:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot", partition, account))
+			names = append(names, "AWSServiceRoleForEC2Spot")
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{"id": account, "arns": arns, "names": names}), nil
 	}
 	return nil, fmt.Errorf("mocks: no answer for %s", args.Token)
 }
@@ -276,4 +370,74 @@ func nameOfURN(urn string) string {
 		return urn
 	}
 	return urn[i+2:]
+}
+
+// configuredCluster is what the mocks read of a cluster entry of the stack's configuration.
+type configuredCluster struct {
+	Name            string `json:"name"`
+	Account         string `json:"account"`
+	OIDCProviderARN string `json:"oidcProviderArn"`
+}
+
+func (c configuredCluster) account(stack string) string {
+	if c.Account == "" {
+		return stack
+	}
+	return c.Account
+}
+
+// configured are the clusters of the stack's configuration (PULUMI_CONFIG, which the program reads too): the
+// world the mocks answer for unless told otherwise. A configuration the program will refuse yields none.
+func (m *Mocks) configured() []configuredCluster {
+	var all map[string]string
+	_ = json.Unmarshal([]byte(os.Getenv(pulumi.EnvConfig)), &all)
+	var out []configuredCluster
+	_ = json.Unmarshal([]byte(all[config.Namespace+":clusters"]), &out)
+	return out
+}
+
+// cluster is what getCluster answers for name: the overrides of Clusters over the defaults.
+func (m *Mocks) cluster(name, region, suffix string) EKSCluster {
+	c := EKSCluster{
+		Endpoint:             fmt.Sprintf("https://%s.gr7.%s.eks.%s", strings.ToUpper(name), region, suffix),
+		CertificateAuthority: "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1PQ0sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=",
+		OIDCIssuer:           fmt.Sprintf("https://oidc.eks.%s.%s/id/%s", region, suffix, strings.ToUpper(name)),
+		Version:              "1.33", Status: "ACTIVE", AuthenticationMode: "API_AND_CONFIG_MAP",
+	}
+	for _, cc := range m.configured() {
+		if _, url, ok := strings.Cut(cc.OIDCProviderARN, ":oidc-provider/"); ok && cc.Name == name {
+			c.OIDCIssuer = "https://" + url // its configured provider is its own
+		}
+	}
+	o := m.Clusters[name]
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&c.Endpoint, o.Endpoint}, {&c.CertificateAuthority, o.CertificateAuthority}, {&c.OIDCIssuer, o.OIDCIssuer},
+		{&c.Version, o.Version}, {&c.Status, o.Status}, {&c.AuthenticationMode, o.AuthenticationMode},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+	return c
+}
+
+func toAny(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+// urnOf is the URN the engine gives a resource of type typ named name under parent (the stack's children carry
+// no parent type).
+func urnOf(parent resource.URN, typ, name string) resource.URN {
+	var parentType tokens.Type
+	if parent.IsValid() && parent.QualifiedType() != resource.RootStackType {
+		parentType = parent.QualifiedType()
+	}
+	return resource.NewURN(parent.Stack(), parent.Project(), parentType, tokens.Type(typ), name)
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -68,4 +70,57 @@ func value(v any) (string, error) {
 func Env(cfg map[string]string) (string, error) {
 	b, err := json.Marshal(cfg)
 	return string(b), err
+}
+
+// Stack is one Pulumi.<name>.yaml of a project.
+type Stack struct {
+	Name string `json:"name"`
+	// Example marks the documented example (key example: true), which is rendered but never previewed against
+	// AWS nor deployed.
+	Example bool `json:"example"`
+}
+
+// Stacks lists the stack files of the project in dir, by name, each read for its example key in the namespace of
+// project.
+func Stacks(dir, project string) ([]Stack, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "Pulumi.*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Stack
+	for _, p := range paths {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "Pulumi."), ".yaml")
+		cfg, err := Load(p, project)
+		if err != nil {
+			return nil, err
+		}
+		example, err := parseBool(cfg[project+":example"])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s:example: %w", p, project, err)
+		}
+		out = append(out, Stack{Name: name, Example: example})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Deployable are the stacks that are not examples.
+func Deployable(stacks []Stack) []string {
+	out := []string{}
+	for _, s := range stacks {
+		if !s.Example {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+func parseBool(s string) (bool, error) {
+	switch s {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", s)
 }

@@ -1,0 +1,45 @@
+package infra
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// checkMemberQuotas refuses, before anything is declared, a list of member accounts (accounts, without
+// organization) that makes a hub document pass a quota AWS enforces at create time: the central queue's policy
+// names every member's forwarder role, the router's policy and environment every member's reader role. With
+// organization.id they name the organization instead, and grow with nothing.
+func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
+	if cfg.IsOrganization() || len(cfg.MemberAccounts()) == 0 {
+		return nil
+	}
+	settings := RouterSettings(cfg, env)
+	// The URL SQS gives the central queue (the environment carries it), with the longest DNS suffix, China's: on
+	// the safe side.
+	settings.CentralQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.CentralQueueName(cfg.NamePrefix))
+	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
+	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env)).JSON())
+	figures = append(figures,
+		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},
+		quota.Figure{Quota: quota.IAMInlinePolicies, Value: quota.IAMSize(routerPolicy)},
+	)
+	var over []string
+	for _, f := range figures {
+		if f.Over() {
+			over = append(over, fmt.Sprintf("%d %s (the hub's), over %d (%s)", f.Value, f.Quota.What, f.Quota.Limit, f.Quota.Doc))
+		}
+	}
+	if len(over) == 0 {
+		return nil
+	}
+	return &config.Error{Problems: []string{fmt.Sprintf("accounts: %d member accounts, listed one by one, make %s. Set organization.id to "+
+		"admit the members by their organization instead: the hub's policies then name the organization, and grow with "+
+		"no member (README, \"An organization of any size\")", len(cfg.MemberAccounts()), strings.Join(over, "; "))}}
+}
