@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -29,6 +30,7 @@ type Server struct {
 	srv *httptest.Server
 
 	mu        sync.Mutex
+	latency   time.Duration                // added to every call (SetLatency)
 	tags      map[string]map[string]string // "<account>/<instance id>" -> tags
 	throttled int                          // calls still to answer RequestLimitExceeded; -1 for all
 	calls     int
@@ -41,6 +43,13 @@ func Start() *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
+}
+
+// SetLatency adds d to every call from now on, as a real endpoint's round trip would (the storm's figures).
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
 
 // Close stops the stub.
@@ -84,6 +93,10 @@ func (s *Server) Calls() int {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	d := s.latency
+	s.mu.Unlock()
+	time.Sleep(d)
 	if err := r.ParseForm(); err != nil {
 		writeError(w, http.StatusBadRequest, "MalformedQueryString", err.Error())
 		return

@@ -64,6 +64,9 @@ type Bus struct {
 	Central string
 	ESM     lambdaesm.Mapping
 	Out     *SyncBuffer // the router's stdout: JSON logs and EMF metrics
+	Stderr  *SyncBuffer // the router binary's stderr (NewWithBinary); nil for a router in this process
+	// Environments are the router binary's processes (NewWithBinaries); none for a router in this process.
+	Environments []Environment
 	// Settings are the router's: what the infrastructure would give it on this bus.
 	Settings contract.Settings
 	// STS answers the router's AssumeRole of the members' reader roles (nil without members).
@@ -71,6 +74,7 @@ type Bus struct {
 
 	env     map[string]string // router variables beyond those of Settings
 	restore func()
+	stop    func()            // stops the router binary, if any
 	urls    map[string]string // queue name -> URL, resolved once as Karpenter does at start-up
 	account map[string]string // queue name -> its account, when not the bus's
 }
@@ -158,6 +162,9 @@ func (b *Bus) RouterEnv() map[string]string {
 
 // Close stops the stubs and restores the environment. goaws stays up for the process; Start resets it.
 func (b *Bus) Close() {
+	if b.stop != nil {
+		b.stop()
+	}
 	b.EC2.Close()
 	if b.STS != nil {
 		b.STS.Close()

@@ -39,6 +39,13 @@ type Result struct {
 // PollOnce receives up to BatchSize messages (in receives of at most 10) and, if there are any, invokes the
 // handler once.
 func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
+	return m.PollWindow(ctx, 0)
+}
+
+// PollWindow is PollOnce with Lambda's batching window (MaximumBatchingWindowInSeconds): once a first message is
+// in hand it keeps receiving until the batch is full or window has passed since the poll began, then invokes.
+func (m Mapping) PollWindow(ctx context.Context, window time.Duration) (Result, error) {
+	deadline := time.Now().Add(window)
 	var msgs []types.Message
 	for len(msgs) < m.BatchSize {
 		out, err := m.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
@@ -48,14 +55,27 @@ func (m Mapping) PollOnce(ctx context.Context) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("receiving from %s: %w", m.QueueURL, err)
 		}
-		if len(out.Messages) == 0 {
+		msgs = append(msgs, out.Messages...)
+		if len(out.Messages) > 0 {
+			continue
+		}
+		if len(msgs) == 0 || !time.Now().Before(deadline) {
 			break
 		}
-		msgs = append(msgs, out.Messages...)
+		select {
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		case <-time.After(min(50*time.Millisecond, time.Until(deadline))):
+		}
 	}
 	if len(msgs) == 0 {
 		return Result{}, nil
 	}
+	return m.invoke(ctx, msgs)
+}
+
+// invoke hands msgs to the handler as one batch and deletes what it did not report failed.
+func (m Mapping) invoke(ctx context.Context, msgs []types.Message) (Result, error) {
 	batch := events.SQSEvent{Records: make([]events.SQSMessage, len(msgs))}
 	byID := map[string]bool{}
 	for i, msg := range msgs {

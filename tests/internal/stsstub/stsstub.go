@@ -27,6 +27,7 @@ type Server struct {
 	srv *httptest.Server
 
 	mu      sync.Mutex
+	latency time.Duration     // added to every call (SetLatency)
 	allowed map[string]string // role ARN -> the account whose credentials may assume it
 	fail    map[string]int    // role ARN -> AssumeRole calls still to refuse
 	calls   map[string]int    // role ARN -> AssumeRole calls
@@ -39,6 +40,13 @@ func Start(roles map[string]string, def string) *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, def) }))
 	s.URL = s.srv.URL
 	return s
+}
+
+// SetLatency adds d to every call from now on, as a real endpoint's round trip would (the storm's figures).
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
 }
 
 // Close stops the stub.
@@ -79,6 +87,10 @@ type response struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
+	s.mu.Lock()
+	d := s.latency
+	s.mu.Unlock()
+	time.Sleep(d)
 	if err := r.ParseForm(); err != nil {
 		writeError(w, http.StatusBadRequest, "MalformedQueryString", err.Error())
 		return
