@@ -12,7 +12,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: stacks all test test-router test-infra test-e2e test-karpenter test-workflows race lint router bench fuzz demo render scale tidy verify docs karpenter-bump
+.PHONY: storm stacks all test test-router test-infra test-e2e test-karpenter test-workflows race lint router bench fuzz demo render scale tidy verify docs karpenter-bump
 
 all: test
 
@@ -46,6 +46,7 @@ test-infra:
 	$(GO) vet ./... && $(TEST) ./...
 
 test-e2e: $(IAM_EVALUATOR)
+	cd tests/internal && $(GO) vet ./...
 	cd tests && $(GO) vet ./... && $(TEST) ./...
 
 test-karpenter:
@@ -62,6 +63,7 @@ lint:
 	$(TOOL) golangci-lint run ./...
 	cd router && $(TOOL) golangci-lint run ./...
 	cd tests && $(TOOL) golangci-lint run ./...
+	cd tests/internal && $(TOOL) golangci-lint run ./...
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(TOOL) golangci-lint run ./...); done
 
 ## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
@@ -85,8 +87,16 @@ demo:
 	cd tests && $(GO) run ./cmd/demo
 
 tidy:
-	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests && $(GO) mod tidy && cd ../tools && $(GO) mod tidy
+	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests/internal && $(GO) mod tidy && cd .. && $(GO) mod tidy && cd ../tools && $(GO) mod tidy
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(GO) mod tidy); done
+
+## storm: 10,000 interruption events over 200 clusters, each with Karpenter's own interruption controller (the
+## default version's), through the bus and then through per-cluster rules, with AWS-like latency at the stubs: the
+## event-to-NodeClaim latency, drain time, requests per event and router memory, and docs/storm.svg (README, "The
+## storm"). STORMFLAGS passes flags (e.g. STORMFLAGS="-events 2000 -baseline=false").
+STORM_MODULE := $(lastword $(shell ls -d tests/karpenter/v*/ | sort -V))
+storm:
+	cd $(STORM_MODULE) && $(GO) run ./cmd/storm -svg $(CURDIR)/docs/storm.svg $(STORMFLAGS)
 
 ## render: what the program declares for STACK (Pulumi.<STACK>.yaml), offline; FORMAT=table|json
 render:

@@ -3,14 +3,14 @@ module github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests
 go 1.26.10
 
 require (
-	github.com/Admiral-Piett/goaws v0.5.4
+	github.com/Admiral-Piett/goaws v0.5.4 // indirect
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.47.7
-	github.com/aws/aws-sdk-go-v2/service/ec2 v1.344.1
+	github.com/aws/aws-sdk-go-v2/service/ec2 v1.344.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/karpenter-provider-aws v1.15.1 // indirect; the version the stack installs by default (router/karpenter.Default)
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/router v0.0.0-00010101000000-000000000000
-	github.com/sirupsen/logrus v1.9.4
+	github.com/sirupsen/logrus v1.9.4 // indirect
 )
 
 require (
@@ -117,7 +117,7 @@ require (
 
 require (
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter v0.0.0-00010101000000-000000000000
-	quamina.net/go/quamina v1.5.1
+	quamina.net/go/quamina v1.5.1 // indirect
 )
 
 require (
@@ -131,6 +131,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.26 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/go-openapi/swag/pools v0.27.1 // indirect
+	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
@@ -141,6 +142,7 @@ replace (
 	github.com/aws/aws-sdk-go-v2/service/timestreamwrite => github.com/aws/aws-sdk-go-v2/service/timestreamwrite v1.43.0
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus => ../
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/router => ../router
+	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal => ./internal
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter => ./karpenter
 	quamina.net/go/quamina => github.com/timbray/quamina v1.5.1
 	// karpenter-provider-aws v1.15.1 requires sigs.k8s.io/karpenter v1.15.1 and the AWS SDK's timestreamwrite

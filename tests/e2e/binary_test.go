@@ -3,85 +3,50 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaruntime"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
 )
 
-// buildRouter compiles the router's main package for this machine, with the Lambda build tag and otherwise the
-// settings of the test build, so it reuses the packages that build compiled (the deployed build, static and for
-// arm64, is infra/routerbuild's, tested there).
+// buildRouter compiles the router's bootstrap for this machine (harness.BuildRouter).
 func buildRouter(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, ".")
-	cmd.Dir = filepath.Join("..", "..", "router")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the router: %v\n%s", err, out)
+	bin, err := harness.BuildRouter(filepath.Join("..", "..", "router"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
 
-// routerBinary starts a bus whose router is the real bootstrap, run as Lambda does, polling the Runtime API,
-// configured only by environment variables (the SDK's AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL_EC2 among them).
-// Its stderr is returned for failure messages.
-func routerBinary(t *testing.T, clusters ...string) (*bus, *bytes.Buffer) {
+// routerBinary starts a bus whose router is the real bootstrap, run as Lambda does (harness.NewWithBinary). Its
+// stderr is returned for failure messages.
+func routerBinary(t *testing.T, clusters ...string) (*bus, stderr) {
 	t.Helper()
 	return routerBinaryWith(t, harness.Options{Clusters: clusters})
 }
 
 // routerBinaryWith is routerBinary on a bus of opts (its Handler is the binary's).
-func routerBinaryWith(t *testing.T, opts harness.Options) (*bus, *bytes.Buffer) {
+func routerBinaryWith(t *testing.T, opts harness.Options) (*bus, stderr) {
 	t.Helper()
-	bin := buildRouter(t)
-	rt := lambdaruntime.Start()
-	t.Cleanup(rt.Close)
-	invoke := func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
-		payload, err := json.Marshal(batch)
-		if err != nil {
-			return events.SQSEventResponse{}, err
-		}
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		body, err := rt.Invoke(ctx, payload)
-		if err != nil {
-			return events.SQSEventResponse{}, err
-		}
-		var resp events.SQSEventResponse
-		return resp, json.Unmarshal(body, &resp)
-	}
-	opts.Handler = invoke
-	hb, err := harness.New(context.Background(), opts)
+	hb, err := harness.NewWithBinary(context.Background(), opts, buildRouter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(hb.Close)
-	b := &bus{Bus: hb, t: t}
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "AWS_LAMBDA_RUNTIME_API="+rt.Addr)
-	for k, v := range b.RouterEnv() {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = b.Out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return b, &stderr
+	return &bus{Bus: hb, t: t}, stderr{hb}
 }
+
+// stderr is what the router binary wrote to its stderr.
+type stderr struct{ b *harness.Bus }
+
+func (s stderr) String() string { return s.b.StderrText() }
 
 // TestRouterBinaryUnderLambdaRuntime runs the real bootstrap as Lambda does.
 func TestRouterBinaryUnderLambdaRuntime(t *testing.T) {

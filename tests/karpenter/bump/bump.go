@@ -6,6 +6,7 @@
 package bump
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"go/ast"
@@ -208,6 +209,12 @@ func setVersions(root string, v karpenter.Version) error {
 	return os.WriteFile(path, []byte(text), 0o644)
 }
 
+// copied are the files of a version module a new one starts from: its go.mod and go.sum, the contract test, and
+// the judge of its interruption controller (the adapter that builds the version's controller, its test, and the
+// storm command, run for the default version). An adapter that no longer compiles against the new version is the
+// failing check that asks for a person.
+var copied = []string{"go.mod", "go.sum", "contract_test.go", "interruption_test.go", "interruption/interruption.go", "cmd/storm/main.go"}
+
 // versionModule is the contract module of v's minor version, made by copying the newest one when there is none.
 func versionModule(root string, v karpenter.Version) (dir string, created bool, err error) {
 	base := filepath.Join(root, ContractDir)
@@ -241,9 +248,9 @@ func versionModule(root string, v karpenter.Version) (dir string, created bool, 
 	if err := os.MkdirAll(filepath.Join(dir, "testdata"), 0o755); err != nil {
 		return "", false, err
 	}
-	for _, f := range []string{"go.mod", "go.sum", "contract_test.go"} {
+	for _, f := range copied {
 		b, err := os.ReadFile(filepath.Join(from, f))
-		if os.IsNotExist(err) && f == "go.sum" {
+		if os.IsNotExist(err) && f != "go.mod" {
 			continue
 		}
 		if err != nil {
@@ -254,6 +261,12 @@ func versionModule(root string, v karpenter.Version) (dir string, created bool, 
 			if err != nil {
 				return "", false, err
 			}
+		} else {
+			// The module's own packages (its controller adapter) are imported by the module path.
+			b = bytes.ReplaceAll(b, []byte("/"+ContractDir+"/"+newest+"/"), []byte("/"+ContractDir+"/"+name+"/"))
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			return "", false, err
 		}
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			return "", false, err

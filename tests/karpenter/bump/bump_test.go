@@ -55,7 +55,11 @@ func fixtureTree(t *testing.T) string {
 	for _, m := range modules {
 		dir, _ := filepath.Rel(src, filepath.Dir(m))
 		files = append(files, filepath.Join(dir, "go.mod"), filepath.Join(dir, "go.sum"), filepath.Join(dir, "contract_test.go"),
+			filepath.Join(dir, "interruption_test.go"), filepath.Join(dir, "interruption", "interruption.go"),
 			filepath.Join(dir, "testdata", "controller-policy.json"))
+		if _, err := os.Stat(filepath.Join(src, dir, "cmd", "storm", "main.go")); err == nil {
+			files = append(files, filepath.Join(dir, "cmd", "storm", "main.go"))
+		}
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(src, f))
@@ -172,6 +176,15 @@ func TestBumpToANewMinorVersion(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(mod, "contract_test.go")); err != nil {
 		t.Error("the new module has no contract test")
+	}
+	// The judge of the controller is copied, importing the new module's own adapter.
+	for _, f := range []string{"interruption_test.go", filepath.Join("cmd", "storm", "main.go")} {
+		if src := read(t, filepath.Join(mod, f)); !strings.Contains(src, "/tests/karpenter/v1.16/interruption\"") || strings.Contains(src, "/v1.15/") {
+			t.Errorf("the new module's %s does not import its own adapter:\n%s", f, src)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(mod, "interruption", "interruption.go")); err != nil {
+		t.Error("the new module has no controller adapter")
 	}
 	var extract struct {
 		Source   string

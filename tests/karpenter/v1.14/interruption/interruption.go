@@ -1,0 +1,56 @@
+// Package interruption builds Karpenter v1.14's own interruption controller for one cluster of a judge.Fleet.
+package interruption
+
+import (
+	"context"
+	"time"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/karpenter-provider-aws/pkg/cache"
+	"github.com/aws/karpenter-provider-aws/pkg/controllers/interruption"
+	"github.com/aws/karpenter-provider-aws/pkg/operator/options"
+	"github.com/aws/karpenter-provider-aws/pkg/providers/capacityreservation"
+	gocache "github.com/patrickmn/go-cache"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/karpenter/pkg/events"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/judge"
+)
+
+// Build is judge.Build for this version: NewController(kubeClient, clock, cloudProvider, recorder, sqsProvider,
+// sqsAPI, unavailableOfferingsCache, capacityReservationProvider). The SQS provider is left nil so the
+// controller makes its own on its first Reconcile, finding the queue by the name in its options, as in
+// production; the cloud provider is nil (called on no interruption path of v1.14.1). Its capacity reservation
+// provider is Karpenter's own, told each reservation has capacity, as its nodeclass controller would have
+// found: a capacity reservation interruption marks the reservation unavailable there (count 0).
+func Build(c *judge.Cluster) (judge.Controller, error) {
+	clk := clock.RealClock{}
+	offerings := cache.NewUnavailableOfferings()
+	reservations := capacityreservation.NewProvider(nil, clk, gocache.New(time.Hour, time.Hour), gocache.New(time.Hour, time.Hour))
+	for _, in := range c.Instances {
+		if in.Reservation != "" {
+			reservations.SetAvailableInstanceCount(in.Reservation, 1)
+		}
+	}
+	ctl := interruption.NewController(c.Kube, clk, nil, events.NewRecorder(c.Recorder), nil, c.SQS, offerings, reservations)
+	return &controller{ctl: ctl, opts: &options.Options{InterruptionQueue: c.Queue}, offerings: offerings, reservations: reservations}, nil
+}
+
+type controller struct {
+	ctl          *interruption.Controller
+	opts         *options.Options
+	offerings    *cache.UnavailableOfferings
+	reservations *capacityreservation.DefaultProvider
+}
+
+func (c *controller) Reconcile(ctx context.Context) error {
+	_, err := c.ctl.Reconcile(options.ToContext(ctx, c.opts))
+	return err
+}
+
+func (c *controller) Unavailable(in judge.Instance) bool {
+	if in.Capacity == judge.Reserved {
+		return c.reservations.GetAvailableInstanceCount(in.Reservation) == 0
+	}
+	return c.offerings.IsUnavailable(ec2types.InstanceType(in.Type), in.Zone, nil, in.Capacity)
+}

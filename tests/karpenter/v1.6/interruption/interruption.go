@@ -1,0 +1,44 @@
+// Package interruption builds Karpenter v1.6's own interruption controller for one cluster of a judge.Fleet.
+package interruption
+
+import (
+	"context"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/karpenter-provider-aws/pkg/cache"
+	"github.com/aws/karpenter-provider-aws/pkg/controllers/interruption"
+	"github.com/aws/karpenter-provider-aws/pkg/operator/options"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/karpenter/pkg/events"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/judge"
+)
+
+// Build is judge.Build for this version: NewController(kubeClient, cloudProvider, clock, recorder, sqsProvider,
+// sqsAPI, unavailableOfferingsCache). The SQS provider is left nil so the controller makes its own on its first
+// Reconcile, finding the queue by the name in its options, as in production; the cloud provider is nil (called
+// on no interruption path of v1.6.3). This version parses no capacity reservation interruption: it keeps no
+// reservation state to mark.
+func Build(c *judge.Cluster) (judge.Controller, error) {
+	offerings := cache.NewUnavailableOfferings()
+	ctl := interruption.NewController(c.Kube, nil, clock.RealClock{}, events.NewRecorder(c.Recorder), nil, c.SQS, offerings)
+	return &controller{ctl: ctl, opts: &options.Options{InterruptionQueue: c.Queue}, offerings: offerings}, nil
+}
+
+type controller struct {
+	ctl       *interruption.Controller
+	opts      *options.Options
+	offerings *cache.UnavailableOfferings
+}
+
+func (c *controller) Reconcile(ctx context.Context) error {
+	_, err := c.ctl.Reconcile(options.ToContext(ctx, c.opts))
+	return err
+}
+
+func (c *controller) Unavailable(in judge.Instance) bool {
+	if in.Capacity == judge.Reserved {
+		return false
+	}
+	return c.offerings.IsUnavailable(ec2types.InstanceType(in.Type), in.Zone, in.Capacity)
+}
