@@ -17,6 +17,7 @@ require (
 	github.com/pulumi/pulumi-eks/sdk/v2 v2.8.1
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.23.0
 	github.com/pulumi/pulumi/sdk/v3 v3.175.0
+	github.com/yuin/goldmark v1.5.2
 	gopkg.in/yaml.v3 v3.0.1
 	quamina.net/go/quamina v1.5.1
 )

@@ -3,6 +3,7 @@ package docgen_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +63,64 @@ func TestApplyRefusesBadMarkers(t *testing.T) {
 		if _, err := docgen.Apply(text); err == nil {
 			t.Errorf("Apply accepted %q", text)
 		}
+	}
+}
+
+// TestNoBrokenLinks: every relative link of the documents names a file that exists, and an anchor one of its
+// headings makes.
+func TestNoBrokenLinks(t *testing.T) {
+	broken, err := docgen.BrokenLinks("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+func TestAnchorsAreGitHubs(t *testing.T) {
+	for heading, want := range map[string]string{
+		"One bus for an organization":            "one-bus-for-an-organization",
+		"Events dropped as no_owner or no_queue": "events-dropped-as-no_owner-or-no_queue",
+		"The EC2 Spot service-linked role":       "the-ec2-spot-service-linked-role",
+		"Moving to the next Karpenter release":   "moving-to-the-next-karpenter-release",
+		"Costs: what, and why?":                  "costs-what-and-why",
+		"1.15 (default)":                         "115-default",
+	} {
+		if got := docgen.Anchor(heading); got != want {
+			t.Errorf("Anchor(%q) = %q, want %q", heading, got, want)
+		}
+	}
+}
+
+// TestBrokenLinksFindsThem: a missing file, a missing anchor (here and there), a repeated heading's second
+// anchor, links in code ignored, other sites not followed.
+func TestBrokenLinksFindsThem(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, text string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("README.md", "# Top\n\n## Setup\n\n## Setup\n\n[a](#setup) [b](#setup-1) [c](#nowhere) [d](docs/ops.md#alarms)"+
+		" [e](docs/ops.md#missing) [f](docs/gone.md) [g](https://example.com/x#y) `[h](#code)`\n")
+	write("docs/ops.md", "# Operations\n\n## `Alarms`\n\n<a id=\"own\"></a>[back](../README.md#top) [up](../../x.md) [own](#own)\n")
+	broken, err := docgen.BrokenLinks(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"README.md: #nowhere: no heading has the anchor #nowhere",
+		"README.md: docs/ops.md#missing: no heading has the anchor #missing",
+		"README.md: docs/gone.md: no such file",
+		"docs/ops.md: ../../x.md: outside the repository",
+	}
+	slices.Sort(want)
+	slices.Sort(broken)
+	if !slices.Equal(broken, want) {
+		t.Errorf("broken =\n%s\nwant\n%s", strings.Join(broken, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"time"
 )
 
-// SVG plots each mode's event-to-NodeClaim latency over the storm: for each second of arrivals, the median and
-// the slowest event that arrived in it, on a shared time axis. A chart this small needs no plotting library.
+// SVG plots each mode's event-to-NodeClaim latency over the storm: for each second of the storm, the median and
+// the slowest latency of the NodeClaims deleted in it, on a shared time axis. A chart this small needs no plotting library.
 func SVG(title string, results []StormResult) string {
 	const (
 		w, h           = 900, 420
@@ -25,7 +25,7 @@ func SVG(title string, results []StormResult) string {
 	for i, r := range results {
 		bySecond := map[int][]time.Duration{}
 		for _, s := range r.Samples {
-			bySecond[int(s.Sent.Seconds())] = append(bySecond[int(s.Sent.Seconds())], s.Latency)
+			bySecond[int(s.Done.Seconds())] = append(bySecond[int(s.Done.Seconds())], s.Latency)
 		}
 		secs := make([]int, 0, len(bySecond))
 		for s := range bySecond {
@@ -53,7 +53,7 @@ func SVG(title string, results []StormResult) string {
 			left, w-right, y(vy), y(vy), left-6, y(vy)+4, trim(vy))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%s s</text>`+"\n", x(vx), h-bottom+18, trim(vx))
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">arrival of the event on its queue, since the storm began</text>`+"\n", left+plotW/2, h-bottom+38)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">NodeClaim deleted, since the storm began</text>`+"\n", left+plotW/2, h-bottom+38)
 	fmt.Fprintf(&b, `<text transform="translate(16 %d) rotate(-90)" text-anchor="middle">event to NodeClaim deletion</text>`+"\n", top+plotH/2)
 	for i, s := range series {
 		c := colors[i%len(colors)]
@@ -65,8 +65,8 @@ func SVG(title string, results []StormResult) string {
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", c, strings.Join(med, " "))
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1" stroke-dasharray="4 3" points="%s"/>`+"\n", c, strings.Join(slow, " "))
 		ly := top + 8 + i*legendRowSpace
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s: median (solid) and slowest (dashed) per second of arrivals</text>`+"\n",
-			left+12, left+36, ly, ly, c, left+42, ly+4, escape(results[i].Mode))
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/><text x="%d" y="%d">%s: median (solid) and slowest (dashed) of each second</text>`+"\n",
+			left+12, left+36, ly, ly, c, left+42, ly+4, escape(fmt.Sprintf("%s, %d events", results[i].Mode, results[i].Events)))
 	}
 	b.WriteString("</svg>\n")
 	return b.String()

@@ -45,9 +45,9 @@ const (
 	ModePerCluster = "per-cluster rules"
 )
 
-// Sample is one event of a storm: when it reached the queue EventBridge puts it on (since the storm began), and
-// how long its NodeClaim's deletion took from there.
-type Sample struct{ Sent, Latency time.Duration }
+// Sample is one event of a storm: when its NodeClaim was deleted (since the storm began), and how long that took
+// from the event reaching the queue EventBridge puts it on.
+type Sample struct{ Done, Latency time.Duration }
 
 // StormResult is one mode's storm.
 type StormResult struct {
@@ -327,7 +327,7 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 		res.Acted++
 		l := at.Sub(sent[i])
 		lat = append(lat, l)
-		res.Samples = append(res.Samples, Sample{Sent: sent[i].Sub(start), Latency: l})
+		res.Samples = append(res.Samples, Sample{Done: at.Sub(start), Latency: l})
 		if at.After(last) {
 			last = at
 		}
@@ -365,7 +365,7 @@ func observed(c *Cluster, obs *observer) client.Client {
 // Table is the storm's results as a Markdown table, one row per mode.
 func Table(spec StormSpec, results []StormResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| | events | acted | lost | misrouted | p50 | p99 | max | drain | requests per event | router peak memory |\n")
+	fmt.Fprintf(&b, "| mode | events | acted | lost | misrouted | p50 | p99 | max | drain | requests per event | router peak memory |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
 		mem := "–"
@@ -389,7 +389,7 @@ func round(d time.Duration) string {
 func Breakdown(results []StormResult) string {
 	var b strings.Builder
 	for _, r := range results {
-		fmt.Fprintf(&b, "%s:", r.Mode)
+		fmt.Fprintf(&b, "%s, %d events:", r.Mode, r.Events)
 		if r.Invocations > 0 {
 			fmt.Fprintf(&b, " %d router invocations (median %s, slowest %s);", r.Invocations, round(r.InvocationP50), round(r.InvocationMax))
 		}
