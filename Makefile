@@ -19,12 +19,16 @@ all: test
 TOOL := $(GO) tool -modfile=$(CURDIR)/tools/go.mod
 
 # The contract with Karpenter: the suite's module, and one module per Karpenter version it runs against, each
-# pinning its own (README, "Karpenter versions").
+# pinning its own (docs/clusters.md, "Karpenter versions").
 KARPENTER_VERSIONS := $(patsubst %/go.mod,%,$(wildcard tests/karpenter/*/go.mod))
 KARPENTER_MODULES  := tests/karpenter $(KARPENTER_VERSIONS)
 
 # The IAM evaluator (tests/iam): @cloud-copilot/iam-simulate, pinned by its package-lock.json; needs Node.js.
 IAM_EVALUATOR := tests/iam/evaluator/node_modules/.package-lock.json
+
+# Mermaid's own parser, for the documentation's diagrams (docgen): mermaid and jsdom, pinned by
+# docgen/mermaid/package-lock.json; needs Node.js.
+MERMAID := docgen/mermaid/node_modules/.package-lock.json
 
 # go test's own vet would analyze every dependency a second time (its analyzers differ from go vet's, so
 # nothing is shared): minutes on a cold cache. go vet runs first in each module, so its checks are not lost.
@@ -42,7 +46,7 @@ test-router:
 race:
 	cd router && $(GO) test -race -count=1 ./...
 
-test-infra:
+test-infra: $(MERMAID)
 	$(GO) vet ./... && $(TEST) ./...
 
 test-e2e: $(IAM_EVALUATOR)
@@ -54,6 +58,9 @@ test-karpenter:
 
 $(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-lock.json
 	cd tests/iam/evaluator && npm ci --no-audit --no-fund
+
+$(MERMAID): docgen/mermaid/package.json docgen/mermaid/package-lock.json
+	cd docgen/mermaid && npm ci --no-audit --no-fund
 
 test-workflows:
 	$(TOOL) actionlint -color=false .github/workflows/*.yml
@@ -71,7 +78,7 @@ router:
 	$(GO) run ./cmd/build-router -src router -out build/router
 
 ## bench: the router's per-message CPU and allocations, the time from a transient failure to delivery, and the
-## offline render of the sized stacks (make scale) (README figures)
+## offline render of the sized stacks (make scale) (docs/performance.md)
 bench: scale
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
 	cd tests && $(GO) test -run '^$$' -bench RetryLatency -benchtime 5x ./e2e/
@@ -92,8 +99,8 @@ tidy:
 
 ## storm: 10,000 interruption events over 200 clusters, each with Karpenter's own interruption controller (the
 ## default version's), through the bus and then through per-cluster rules, with AWS-like latency at the stubs: the
-## event-to-NodeClaim latency, drain time, requests per event and router memory, and docs/storm.svg (README, "The
-## storm"). STORMFLAGS passes flags (e.g. STORMFLAGS="-events 2000 -baseline=false").
+## event-to-NodeClaim latency, drain time, requests per event and router memory, and docs/storm.svg (docs/performance.md, "The
+## storm"). STORMFLAGS passes flags (e.g. STORMFLAGS="-events 2000 -baseline-events 0").
 STORM_MODULE := $(lastword $(shell ls -d tests/karpenter/v*/ | sort -V))
 storm:
 	cd $(STORM_MODULE) && $(GO) run ./cmd/storm -svg $(CURDIR)/docs/storm.svg $(STORMFLAGS)
@@ -120,7 +127,7 @@ docs:
 	$(GO) run ./cmd/docs
 
 ## karpenter-bump: move the bus to Karpenter VERSION (default, supported range, contract module pins, the release's
-## template policies, its Kubernetes range, the README's table); make test then says what needs a person
+## template policies, its Kubernetes range, the versions table); make test then says what needs a person
 karpenter-bump:
 	@test -n "$(VERSION)" || { echo "usage: make karpenter-bump VERSION=x.y.z"; exit 2; }
 	cd tests/karpenter && $(GO) run ./cmd/karpenter-bump -root ../.. -version $(VERSION)

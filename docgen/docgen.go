@@ -23,6 +23,8 @@ type Block struct {
 var Blocks = []Block{
 	{Name: "karpenter-versions", Markdown: always(KarpenterVersions)},
 	{Name: "quotas", Markdown: Quotas},
+	{Name: "alarms", Markdown: always(Alarms)},
+	{Name: "make-targets", Markdown: MakeTargets},
 }
 
 func always(f func() string) func() (string, error) {

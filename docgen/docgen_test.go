@@ -1,6 +1,7 @@
 package docgen_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,5 +123,28 @@ func TestBrokenLinksFindsThem(t *testing.T) {
 	slices.Sort(broken)
 	if !slices.Equal(broken, want) {
 		t.Errorf("broken =\n%s\nwant\n%s", strings.Join(broken, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMermaidDiagramsParse: every mermaid diagram of the documents is one mermaid's own parser reads, and a
+// broken one is caught.
+func TestMermaidDiagramsParse(t *testing.T) {
+	diagrams, err := docgen.Diagrams("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(diagrams) == 0 {
+		t.Fatal("no mermaid diagram found in the documents")
+	}
+	broken := docgen.Diagram{Where: "fixture:1", Text: "flowchart LR\n    a[x] --> --> b["}
+	problems, err := docgen.ParseMermaid(context.Background(), "mermaid", append(diagrams, broken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) == 0 || problems[len(problems)-1].Where != "fixture:1" {
+		t.Fatalf("the broken fixture was not refused: %+v", problems)
+	}
+	for _, p := range problems[:len(problems)-1] {
+		t.Errorf("%s: %s", p.Where, p.Error)
 	}
 }

@@ -1,10 +1,14 @@
 package docgen
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -153,4 +157,82 @@ func check(root, from, link string, docs map[string]Document) string {
 		return "no heading has the anchor #" + u.Fragment
 	}
 	return ""
+}
+
+// Diagram is a mermaid block of a document.
+type Diagram struct {
+	Where string `json:"where"` // document:line
+	Text  string `json:"text"`
+}
+
+// Diagrams are the mermaid blocks (```mermaid) of the documents under root.
+func Diagrams(root string) ([]Diagram, error) {
+	files, err := Documents(root)
+	if err != nil {
+		return nil, err
+	}
+	var out []Diagram
+	for _, f := range files {
+		src, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, diagramsOf(filepath.ToSlash(f), src)...)
+	}
+	return out, nil
+}
+
+func diagramsOf(name string, source []byte) []Diagram {
+	var out []Diagram
+	root := markdown.Parser().Parse(text.NewReader(source))
+	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		block, ok := n.(*ast.FencedCodeBlock)
+		if !entering || !ok || string(block.Language(source)) != "mermaid" {
+			return ast.WalkContinue, nil
+		}
+		var b strings.Builder
+		lines := block.Lines()
+		for i := range lines.Len() {
+			seg := lines.At(i)
+			b.Write(seg.Value(source))
+		}
+		line := 1
+		if lines.Len() > 0 {
+			line = strings.Count(string(source[:lines.At(0).Start]), "\n") + 1
+		}
+		out = append(out, Diagram{Where: fmt.Sprintf("%s:%d", name, line), Text: b.String()})
+		return ast.WalkSkipChildren, nil
+	})
+	return out
+}
+
+// MermaidProblem is a diagram mermaid's parser refuses, and why.
+type MermaidProblem struct {
+	Where string `json:"where"`
+	Error string `json:"error"`
+}
+
+// ParseMermaid has mermaid's own parser (docgen/mermaid/parse.mjs, its packages installed there by npm ci from
+// the lockfile) read each diagram, and returns those it refuses.
+func ParseMermaid(ctx context.Context, dir string, diagrams []Diagram) ([]MermaidProblem, error) {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid")); err != nil {
+		return nil, fmt.Errorf("mermaid is not installed in %s: make test runs npm ci there", dir)
+	}
+	in, err := json.Marshal(diagrams)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "node", "parse.mjs")
+	cmd.Dir, cmd.Stdin = dir, bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("node parse.mjs: %w: %s", err, stderr.String())
+	}
+	var problems []MermaidProblem
+	if err := json.Unmarshal(out, &problems); err != nil {
+		return nil, fmt.Errorf("node parse.mjs said %q: %w", out, err)
+	}
+	return problems, nil
 }

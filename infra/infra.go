@@ -572,7 +572,7 @@ func checkCommands(cfg config.Config, lookPath func(string) (string, error)) err
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("commands missing where pulumi runs (README, \"Prerequisites\"):\n  %s", strings.Join(missing, "\n  "))
+		return fmt.Errorf("commands missing where pulumi runs (docs/deploying.md, \"Deploying the stack\"):\n  %s", strings.Join(missing, "\n  "))
 	}
 	return nil
 }

@@ -41,5 +41,5 @@ func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
 	}
 	return &config.Error{Problems: []string{fmt.Sprintf("accounts: %d member accounts, listed one by one, make %s. Set organization.id to "+
 		"admit the members by their organization instead: the hub's policies then name the organization, and grow with "+
-		"no member (README, \"An organization of any size\")", len(cfg.MemberAccounts()), strings.Join(over, "; "))}}
+		"no member (docs/organization.md, \"An organization of any size\")", len(cfg.MemberAccounts()), strings.Join(over, "; "))}}
 }

@@ -1,5 +1,5 @@
 // Command router is the bus's Lambda function: it forwards EC2 interruption events from the central queue to the
-// owning cluster's Karpenter interruption queue. README.md documents its environment variables.
+// owning cluster's Karpenter interruption queue. docs/configuration.md documents its environment variables.
 package main
 
 import (

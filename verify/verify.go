@@ -1,5 +1,5 @@
 // Package verify proves, on demand, that each cluster's Karpenter reads its interruption queue (make verify,
-// README "Heartbeat"): it puts one canary per cluster on the default event bus, as the heartbeat schedules do,
+// docs/operations.md, "Heartbeat"): it puts one canary per cluster on the default event bus, as the heartbeat schedules do,
 // then reports when the router forwarded it (its "canary forwarded" log line, read from the router's log group)
 // and when the cluster's queue was seen empty again (Karpenter received and deleted it). It touches no
 // instance: a canary is a no-op for every Karpenter.

@@ -17,7 +17,7 @@ import (
 // Namespace is the project's configuration namespace: keys are "karpenter-interruption-bus:<key>".
 const Namespace = "karpenter-interruption-bus"
 
-// Config is the validated stack configuration. README.md documents every key.
+// Config is the validated stack configuration. docs/configuration.md documents every key.
 type Config struct {
 	// Stack is the Pulumi stack name.
 	Stack string
@@ -26,7 +26,7 @@ type Config struct {
 	// Accounts are the member accounts whose clusters the bus also serves (key accounts), by account ID.
 	Accounts map[string]Account
 	// Organization, when set, admits member accounts by their AWS Organization instead of by a list (key
-	// organization; README, "An organization of any size").
+	// organization; docs/organization.md, "An organization of any size").
 	Organization *Organization
 	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
 	// not collide. Key namePrefix; default "kib-<stack>".
@@ -117,7 +117,7 @@ func (c Config) IsOrganization() bool { return c.Organization != nil }
 // from the hub through each member's provider.
 func (c Config) Baselined() bool { return c.Organization != nil && len(c.Organization.MemberOUs) > 0 }
 
-// Account is a member account of the bus (README, "One bus for an organization").
+// Account is a member account of the bus (docs/organization.md, "One bus for an organization").
 type Account struct {
 	// DeployRoleARN is the role in the account that Pulumi assumes to declare the account's resources.
 	DeployRoleARN string `json:"deployRoleArn"`
@@ -151,7 +151,7 @@ type Karpenter struct {
 	Values map[string]any `json:"values"`
 	// ReplaceRelease acknowledges that the Karpenter release this stack deployed in another namespace, or the one
 	// managed elsewhere before the cluster moved to install mode, has been uninstalled, so a new release may
-	// take its place (README, "Changing a cluster").
+	// take its place (docs/clusters.md, "Changing a cluster").
 	ReplaceRelease bool `json:"replaceRelease"`
 }
 
@@ -215,7 +215,7 @@ type Alarms struct {
 }
 
 // Heartbeat configures the canaries the bus puts on a schedule for every cluster, and each cluster's alarm on
-// them (key heartbeat; README, "Heartbeat").
+// them (key heartbeat; docs/operations.md, "Heartbeat").
 type Heartbeat struct {
 	Enabled bool `json:"enabled"`
 	// Rate is how often a canary is put for each cluster: a duration of whole minutes ("5m", "1h"), from

@@ -163,7 +163,7 @@ func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
 	if v, err := karpenter.Parse(k.Version); err != nil {
 		p.addf(at("karpenter.version"), "%v", err)
 	} else if !v.Supported() {
-		p.addf(at("karpenter.version"), "%q is outside the supported range, %s (README, \"Karpenter versions\")", k.Version, karpenter.Range())
+		p.addf(at("karpenter.version"), "%q is outside the supported range, %s (docs/clusters.md, \"Karpenter versions\")", k.Version, karpenter.Range())
 	}
 	if !k8sNameRE.MatchString(k.Namespace) || len(k.Namespace) > 63 {
 		p.addf(at("karpenter.namespace"), "%q is not a Kubernetes namespace name", k.Namespace)
@@ -317,11 +317,11 @@ func CheckReleases(c Config, deployed map[string]Deployed) error {
 			p.addf(at+".karpenter.namespace", "%q would replace the Karpenter release this stack deployed in %q: Helm "+
 				"cannot move a release, and the retained old one would collide with the new one. Keep %q, or move it: "+
 				"helm uninstall karpenter -n %s (running nodes stay), then set %s.karpenter.replaceRelease: true and "+
-				"run pulumi up (README, \"Changing a cluster\")", cl.Karpenter.Namespace, was.Namespace, was.Namespace, was.Namespace, at)
+				"run pulumi up (docs/clusters.md, \"Changing a cluster\")", cl.Karpenter.Namespace, was.Namespace, was.Namespace, was.Namespace, at)
 		case was.Mode == ModeExistingRole:
 			p.addf(at+".mode", "%q would install Karpenter over the release managed elsewhere until now (mode %s), and "+
 				"collide with it. Uninstall that release first (helm uninstall karpenter -n <its namespace>; running nodes "+
-				"stay), then set %s.karpenter.replaceRelease: true and run pulumi up (README, \"Changing a cluster\")",
+				"stay), then set %s.karpenter.replaceRelease: true and run pulumi up (docs/clusters.md, \"Changing a cluster\")",
 				cl.Mode, ModeExistingRole, at)
 		}
 	}
@@ -344,7 +344,7 @@ func checkKubernetes(path, k, karpenterVersion string, p *problems) {
 	}
 	if in, err := r.Contains(k); err == nil && !in {
 		p.addf(path, "Kubernetes %s is outside what Karpenter %s runs on, %s: choose a Kubernetes version in that range, or a "+
-			"karpenter.version that runs on %s (README, \"Karpenter versions\")", k, v, r, k)
+			"karpenter.version that runs on %s (docs/clusters.md, \"Karpenter versions\")", k, v, r, k)
 	}
 }
 

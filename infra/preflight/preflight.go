@@ -135,7 +135,7 @@ func installable(ctx *pulumi.Context, cl config.Cluster, c *eks.LookupClusterRes
 		if k8s, ok := v.Kubernetes(); ok {
 			if in, err := k8s.Contains(c.Version); err != nil || !in {
 				problems = append(problems, fmt.Sprintf("%s: it runs Kubernetes %s, which Karpenter %s does not run on (%s). "+
-					"Fix: set karpenter.version to a release that runs on %s (README, \"Karpenter versions\"), or upgrade the "+
+					"Fix: set karpenter.version to a release that runs on %s (docs/clusters.md, \"Karpenter versions\"), or upgrade the "+
 					"cluster", where, c.Version, v, k8s, c.Version))
 			}
 		}

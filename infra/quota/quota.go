@@ -59,7 +59,7 @@ var (
 	StackSetTemplateBytes  = Quota{"cloudformation-template-bytes", "bytes of a template body passed inline", 51200, cfnLimits}
 )
 
-// All are every quota, in the order of the README's table.
+// All are every quota, in the order of the quota table (docs/performance.md).
 var All = []Quota{
 	SQSPolicyBytes, SQSPolicyConditions, SQSPolicyPrincipals, SQSPolicyStatements, SQSStatementActions, SQSQueueName,
 	LambdaEnvironmentBytes, LambdaFunctionName, IAMRoleName, IAMTrustPolicy, IAMInlinePolicies, IAMManagedPolicies,

@@ -5,7 +5,7 @@ import "encoding/json"
 // Canary events are the bus's own heartbeat: put on the default event bus (by the heartbeat schedules and by
 // verify), matched by the bus's canary rule, routed by the router to the clusters they name without any EC2
 // lookup, and read by each cluster's Karpenter, which parses them as a no-op and deletes them. Their passage
-// proves the whole path, from the rule to Karpenter's deletes (README, "Heartbeat").
+// proves the whole path, from the rule to Karpenter's deletes (docs/operations.md, "Heartbeat").
 const (
 	// SourceCanary and DetailTypeCanary identify a canary; no AWS service uses them.
 	SourceCanary     = "karpenter-interruption-bus.canary"

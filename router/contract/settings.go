@@ -17,7 +17,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
-// The router's environment variables. README.md documents each.
+// The router's environment variables. docs/configuration.md documents each.
 const (
 	EnvClusterQueuePrefix = "CLUSTER_QUEUE_PREFIX"
 	EnvOwnerTagKeys       = "OWNER_TAG_KEYS"
@@ -86,7 +86,7 @@ type Settings struct {
 	// member is dropped as unknown_account.
 	MemberReaderRoles []string
 	// CanaryInterval is the least time between two canaries delivered to one cluster by one router instance
-	// (README, "Heartbeat"): well below the fastest heartbeat, a minute, so the heartbeat is never held back.
+	// (docs/operations.md, "Heartbeat"): well below the fastest heartbeat, a minute, so the heartbeat is never held back.
 	CanaryInterval time.Duration
 	// OrganizationID, with ReaderRoleName and Partition, makes every account of the organization a member
 	// without a list: an event of an account is looked up as arn:<Partition>:iam::<account>:role/<ReaderRoleName>;

@@ -27,7 +27,7 @@ func canaryEvent(id, putIn, to string, clusters ...string) string {
 
 // TestCanaryFlood: 1,000 canaries naming one cluster, put as fast as PutEvents allows, reach its queue once per
 // canary interval per router instance: the interval is an hour here, so exactly once for one instance and twice
-// for two (Lambda runs up to maximumConcurrency instances, each with its own memory: README, "Heartbeat"). The
+// for two (Lambda runs up to maximumConcurrency instances, each with its own memory: docs/operations.md, "Heartbeat"). The
 // rest are dropped as canary_rate_limited and counted; a spot warning for the same cluster in the middle of the
 // flood is forwarded.
 func TestCanaryFlood(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 
 // TestCostModel counts, at the emulator, the requests an interruption event costs with the bus and with
 // per-cluster rules, at 1, 10 and 100 clusters. The bus's cost must not grow with the fleet; the per-cluster
-// setup's grows linearly. The README's cost table comes from this test's log (go test -run CostModel -v).
+// setup's grows linearly. The cost table (docs/performance.md) comes from this test's log (go test -run CostModel -v).
 func TestCostModel(t *testing.T) {
 	for _, n := range []int{1, 10, 100} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -45,7 +45,7 @@ func TestCostModel(t *testing.T) {
 }
 
 // TestHeartbeatCost counts the requests a canary costs, from its PutEvents to its Karpenter's delete, when each
-// one travels alone (the worst case). The README's heartbeat cost comes from this test's log
+// one travels alone (the worst case). The heartbeat's cost (docs/operations.md) comes from this test's log
 // (go test -run HeartbeatCost -v).
 func TestHeartbeatCost(t *testing.T) {
 	const clusters, beats = 3, 4

@@ -79,7 +79,7 @@ func TestRetryComesBackInSeconds(t *testing.T) {
 }
 
 // BenchmarkRetryLatency measures the time from a transient cluster-queue failure to the event's delivery, with
-// the router's default backoff: make bench reports it as s/retry (README, "Performance"; goal at most 10 s).
+// the router's default backoff: make bench reports it as s/retry (docs/performance.md, "Performance"; goal at most 10 s).
 func BenchmarkRetryLatency(b *testing.B) {
 	bus, err := harness.New(context.Background(), harness.Options{Clusters: []string{"alpha"}})
 	if err != nil {

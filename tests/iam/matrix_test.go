@@ -78,7 +78,7 @@ var (
 )
 
 // TestIAMMatrix evaluates, with an IAM evaluator this project did not write, who may do what to the bus: the
-// README's "Security" section states exactly these rows.
+// docs/security.md states exactly these rows.
 func TestIAMMatrix(t *testing.T) {
 	dev := load(t, "dev", account, "eu-west-1", render(t, "dev", devStack, account))
 	prod := load(t, "prod", account, "eu-west-1", render(t, "prod", prodStack, account))

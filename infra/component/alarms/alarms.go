@@ -49,7 +49,29 @@ type Spec struct {
 	Comparison string
 	// PeriodSeconds (60 unless set); DatapointsToAlarm of the last EvaluationPeriods.
 	PeriodSeconds, DatapointsToAlarm, EvaluationPeriods int
+	// Runbook is the heading of the troubleshooting entry (docs/operations.md) to read first, if any (the generated alarms
+	// table links it).
+	Runbook string
 }
+
+// Period is the spec's period in seconds: 60 unless set.
+func (s Spec) Period() int {
+	if s.PeriodSeconds == 0 {
+		return 60
+	}
+	return s.PeriodSeconds
+}
+
+// Operator is the spec's comparison: GreaterThanThreshold unless set.
+func (s Spec) Operator() string {
+	if s.Comparison == "" {
+		return "GreaterThanThreshold"
+	}
+	return s.Comparison
+}
+
+// MOfN is how many datapoints of how many periods must breach: 1 of 1 unless set.
+func (s Spec) MOfN() (m, n int) { return max(s.DatapointsToAlarm, 1), max(s.EvaluationPeriods, 1) }
 
 // Keys of the alarms, each "<NamePrefix>-<key>".
 const (
@@ -80,29 +102,32 @@ const SaturatedMinutes = 5
 func Specs(args *Args) []Spec {
 	drops := func(key string, reason contract.Reason, what string) Spec {
 		return Spec{Key: key, Description: fmt.Sprintf("The router dropped events as %s in %d of the last %d periods of %d minutes: %s. "+
-			"Their Karpenter misses its interruptions. See the README's runbook, \"Events dropped as no_owner or no_queue\".",
+			"Their Karpenter misses its interruptions. See the runbook (docs/operations.md), \"Events dropped as no_owner or no_queue\".",
 			reason, DropDatapoints, DropPeriods, DropPeriod/60, what),
 			Namespace: args.Namespace, Metric: contract.MetricDropped, Statistic: "Sum",
 			Dimensions:    pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus), contract.DimReason: pulumi.String(string(reason))},
-			PeriodSeconds: DropPeriod, DatapointsToAlarm: DropDatapoints, EvaluationPeriods: DropPeriods}
+			PeriodSeconds: DropPeriod, DatapointsToAlarm: DropDatapoints, EvaluationPeriods: DropPeriods,
+			Runbook: "Events for clusters or accounts the bus does not know"}
 	}
 	fn := pulumi.StringMap{"FunctionName": args.FunctionName}
 	return []Spec{
-		{Key: KeyDLQNotEmpty, Description: "Interruption events wait in the dead-letter queue: the router could not forward them, or EventBridge could not deliver them. See the README's runbook.",
-			Namespace: "AWS/SQS", Metric: "ApproximateNumberOfMessagesVisible", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.DLQName}},
+		{Key: KeyDLQNotEmpty, Description: "Interruption events wait in the dead-letter queue: the router could not forward them, or EventBridge could not deliver them. See the runbook (docs/operations.md).",
+			Namespace: "AWS/SQS", Metric: "ApproximateNumberOfMessagesVisible", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.DLQName},
+			Runbook: "DLQ not empty"},
 		{Key: KeyCentralBacklog, Description: fmt.Sprintf("The oldest interruption event has waited over %d s in the central queue: the router is behind or failing. Spot warnings give 2 minutes.", args.OldestMessageAgeSeconds),
 			Namespace: "AWS/SQS", Metric: "ApproximateAgeOfOldestMessage", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.CentralQueueName},
-			Threshold: float64(args.OldestMessageAgeSeconds)},
+			Threshold: float64(args.OldestMessageAgeSeconds), Runbook: "Throttling or backlog"},
 		{Key: KeyRouterErrors, Description: "The router function failed whole invocations.",
 			Namespace: "AWS/Lambda", Metric: "Errors", Statistic: "Sum", Dimensions: fn},
 		{Key: KeyRouterThrottles, Description: "The router function was throttled; events wait in the central queue.",
-			Namespace: "AWS/Lambda", Metric: "Throttles", Statistic: "Sum", Dimensions: fn, DatapointsToAlarm: 2, EvaluationPeriods: 2},
+			Namespace: "AWS/Lambda", Metric: "Throttles", Statistic: "Sum", Dimensions: fn, DatapointsToAlarm: 2, EvaluationPeriods: 2,
+			Runbook: "Throttling or backlog"},
 		{Key: KeyRouterSaturated, Description: fmt.Sprintf("The router ran at its maximum concurrency (%d, router.maximumConcurrency) for %d minutes: "+
-			"the event source mapping cannot keep up, and events wait in the central queue. See the README's runbook, \"Throttling or backlog\".",
+			"the event source mapping cannot keep up, and events wait in the central queue. See the runbook (docs/operations.md), \"Throttling or backlog\".",
 			args.MaximumConcurrency, SaturatedMinutes),
 			Namespace: "AWS/Lambda", Metric: "ConcurrentExecutions", Statistic: "Maximum", Dimensions: fn,
 			Threshold: float64(args.MaximumConcurrency), Comparison: "GreaterThanOrEqualToThreshold",
-			DatapointsToAlarm: SaturatedMinutes, EvaluationPeriods: SaturatedMinutes},
+			DatapointsToAlarm: SaturatedMinutes, EvaluationPeriods: SaturatedMinutes, Runbook: "Throttling or backlog"},
 		drops(KeyEventsUnknownClusters, contract.ReasonNoQueue, "instances owned by clusters that have no queue on the bus (a cluster missing from the stack, or tagged with another name)"),
 		drops(KeyEventsUnknownAccounts, contract.ReasonUnknownAccount, "events from accounts that are not on the bus (an account missing from the stack)"),
 	}
@@ -120,14 +145,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}
 	arns := pulumi.StringMap{}
 	for _, s := range Specs(args) {
-		period, comparison := s.PeriodSeconds, s.Comparison
-		if period == 0 {
-			period = 60
-		}
-		if comparison == "" {
-			comparison = "GreaterThanThreshold"
-		}
-		evaluation, datapoints := max(s.EvaluationPeriods, 1), max(s.DatapointsToAlarm, 1)
+		period, comparison := s.Period(), s.Operator()
+		datapoints, evaluation := s.MOfN()
 		alarm, err := cloudwatch.NewMetricAlarm(ctx, name+"-"+s.Key, &cloudwatch.MetricAlarmArgs{
 			Name:               pulumi.String(args.NamePrefix + "-" + s.Key),
 			AlarmDescription:   pulumi.String(s.Description),

@@ -26,7 +26,7 @@ type Forwarders struct {
 // recreated later. The redrive role, of the queue's own account, needs no Allow here: its identity policy
 // suffices within an account, and the Deny excepts it.
 //
-// SQS counts at most 10 conditions in a queue's policy (README, "AWS quotas"): the policy uses 5 with accounts, 7
+// SQS counts at most 10 conditions in a queue's policy (docs/performance.md, "AWS quotas"): the policy uses 5 with accounts, 7
 // with an organization, whatever the number of members.
 func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string, f Forwarders) policy.Document {
 	statements := []policy.Statement{fromRules(env, queueARN, ruleARNs)}

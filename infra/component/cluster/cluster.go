@@ -32,7 +32,7 @@ type Args struct {
 	Tags       pulumi.StringMap
 	// RouterRoleARN is the only principal the queue policy lets send.
 	RouterRoleARN pulumi.StringInput
-	// Heartbeat, when set, gives the cluster a heartbeat schedule and the alarm on it (README, "Heartbeat").
+	// Heartbeat, when set, gives the cluster a heartbeat schedule and the alarm on it (docs/operations.md, "Heartbeat").
 	Heartbeat *heartbeat.Cluster
 	// DeployRoleARN, for a cluster of a member account, is the role Pulumi takes there: the Kubernetes provider
 	// signs in to the cluster as it. Env is then the member account's.

@@ -50,7 +50,7 @@ func (s scope) existingCluster(cl config.Cluster, e *Existing) target {
 
 // install wires a Karpenter installed by this stack on t: node role and access entry, controller role with its
 // identity, and the Helm release. The release and the identities it runs with are retained on delete: taking a
-// cluster off the bus never uninstalls Karpenter from a live cluster (README, "Removing a cluster").
+// cluster off the bus never uninstalls Karpenter from a live cluster (docs/clusters.md, "Removing a cluster").
 func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutput, queueARN string) (wiring, error) {
 	env := s.env
 	version, err := karpenter.Parse(cl.Karpenter.Version)

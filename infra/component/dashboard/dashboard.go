@@ -165,7 +165,7 @@ func NewBody(n Names) Body {
 		concurrency,
 	}
 	b := Body{Widgets: []Widget{{Type: "text", Width: 24, Height: 2, Properties: Properties{
-		Markdown: fmt.Sprintf("# Karpenter interruption bus `%s`\nEvents from EC2 and AWS Health, routed to each cluster's Karpenter queue. Runbook: the project's README, *Troubleshooting*.", n.Bus),
+		Markdown: fmt.Sprintf("# Karpenter interruption bus `%s`\nEvents from EC2 and AWS Health, routed to each cluster's Karpenter queue. Runbook: the project's docs/operations.md, *Troubleshooting*.", n.Bus),
 	}}}}
 	for i, p := range widgets {
 		b.Widgets = append(b.Widgets, Widget{Type: "metric", X: (i % 2) * 12, Y: 2 + (i/2)*6, Width: 12, Height: 6, Properties: p})

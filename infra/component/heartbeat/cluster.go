@@ -126,7 +126,7 @@ func Alarm(ctx *pulumi.Context, name, cluster string, queueName pulumi.StringInp
 		Name: pulumi.String(h.AlarmName),
 		AlarmDescription: pulumi.String(fmt.Sprintf("Karpenter of cluster %s does not read its interruption queue: in %d of the last %d "+
 			"periods of %d s (one heartbeat each), its oldest message was older than %d s or nothing was deleted from it. "+
-			"Fires %s to %s after Karpenter stops. See the README's runbook, \"Karpenter does not read its queue\".",
+			"Fires %s to %s after Karpenter stops. See the runbook (docs/operations.md), \"Karpenter does not read its queue\".",
 			cluster, e.DatapointsToAlarm, e.EvaluationPeriods, period, int(AgeThreshold.Seconds()), lo, hi)),
 		MetricQueries: cloudwatch.MetricAlarmMetricQueryArray{
 			metric("age", "ApproximateAgeOfOldestMessage", "Maximum"),

@@ -1,4 +1,4 @@
-// Package heartbeat declares the bus's heartbeat (README, "Heartbeat"): for every cluster, an EventBridge
+// Package heartbeat declares the bus's heartbeat (docs/operations.md, "Heartbeat"): for every cluster, an EventBridge
 // Scheduler schedule puts a canary naming it on the default event bus, which the bus's canary rule, the central
 // queue and the router carry to the cluster's queue, where its Karpenter deletes it as a no-op; and an alarm per
 // cluster fires when its Karpenter stops doing so. The shared part (a schedule group and the role the schedules

@@ -2,7 +2,7 @@
 // which send the account's EC2 and AWS Health events (and its canaries) straight to the hub's central queue, with
 // the role they send as and a dead-letter queue for what they cannot deliver; the reader role the hub's router
 // assumes to look the account's instances up; and, with the heartbeat, the schedule group and role the account's
-// clusters' schedules put canaries with (README, "One bus for an organization").
+// clusters' schedules put canaries with (docs/organization.md, "One bus for an organization").
 //
 // The baseline is described once (Baseline) and reaches an account two ways: declared by the hub through the
 // account's own provider (New), or as the template of a service-managed CloudFormation StackSet deployed to
@@ -103,7 +103,7 @@ func NewBaseline(args *Args) Baseline {
 		},
 		AlarmName: np + "-forward-dlq-not-empty",
 		AlarmDescription: "Interruption events of this account could not be sent to the interruption bus " + np +
-			". See the README's runbook, \"DLQ not empty\".",
+			". See the runbook (docs/operations.md), \"DLQ not empty\".",
 		HeartbeatGroup: heartbeat.Name(np),
 		Heartbeat: Role{
 			Name:        iamname.Role(heartbeat.Name(np)),

@@ -184,7 +184,7 @@ func StackSetName(namePrefix string) string { return namePrefix + "-member-basel
 // organizational units, in the hub's region: an account created in or moved into them gets the baseline with no
 // hub update, an account leaving them loses it. CloudFormation deploys service-managed StackSets to every account
 // of the units but the organization's management account, and only from the management account or a delegated
-// administrator, with trusted access for StackSets enabled in AWS Organizations (README, "An organization of any
+// administrator, with trusted access for StackSets enabled in AWS Organizations (docs/organization.md, "An organization of any
 // size").
 func NewStackSet(ctx *pulumi.Context, name string, args *StackSetArgs, opts ...pulumi.ResourceOption) (*StackSet, error) {
 	s := &StackSet{}

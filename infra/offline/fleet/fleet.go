@@ -1,7 +1,7 @@
 // Package fleet is the stacks the bus is sized for, as configurations: one cluster, 300 clusters in one account,
 // 500 member accounts admitted by organization (one cluster each, declared through accounts), and the same with
 // the member baseline as a StackSet. The quota judge renders each and measures every resource against what AWS
-// enforces (package quota); make docs writes the worst figures into the README.
+// enforces (package quota); make docs writes the worst figures into docs/performance.md.
 package fleet
 
 import (

@@ -74,7 +74,7 @@ func warmRouter(tb testing.TB) (*Router, events.SQSEvent, *fakeEC2, *nullSQS) {
 	return r, in, ec2, sqsAPI
 }
 
-// TestAllocationsPerMessage holds the README's allocation target (<= 15 per message, warm cache) in make test;
+// TestAllocationsPerMessage holds the allocation target (docs/performance.md) (<= 15 per message, warm cache) in make test;
 // allocation counts, unlike times, do not depend on the machine.
 func TestAllocationsPerMessage(t *testing.T) {
 	r, in, _, _ := warmRouter(t)
@@ -85,7 +85,7 @@ func TestAllocationsPerMessage(t *testing.T) {
 }
 
 // BenchmarkHandle routes a 100-message batch over 5 clusters with warm caches; cpu-ns/msg and allocs/msg are
-// the README's figures (make bench).
+// the figures of docs/performance.md (make bench).
 func BenchmarkHandle(b *testing.B) {
 	const messages, clusters = benchMessages, benchClusters
 	r, in, ec2, sqsAPI := warmRouter(b)

@@ -2,7 +2,7 @@
 // version it installs by default, the range it supports, the module each contract test pins, that release's
 // template policies (copied with the commit they come from) and the Kubernetes versions its source accepts.
 // What needs a person is left to the contract tests, which then fail and say what: an AWS call the controller
-// policy does not grant, an event the bus does not carry, a chart value that moved (README, "Karpenter versions").
+// policy does not grant, an event the bus does not carry, a chart value that moved (docs/clusters.md, "Karpenter versions").
 package bump
 
 import (

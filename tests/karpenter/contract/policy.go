@@ -23,7 +23,7 @@ import (
 const TemplateFile = "testdata/controller-policy.json"
 
 // narrowings are the template's grants the bus leaves out, by statement: resources it does not grant, and why
-// (README, "Security").
+// (docs/security.md, "Security").
 var narrowings = map[string]map[string]string{
 	"AllowScopedEC2InstanceActionsWithTags": {
 		"arn:aws:ec2:" + region + ":*:capacity-reservation/*": "RunInstances and CreateFleet never create nor tag a capacity reservation (the template itself drops it from v1.10)",

@@ -2,7 +2,7 @@
 // parser reads every event the router forwards as the router does, it knows no event the bus does not carry, its
 // chart, rendered with Helm's engine, receives the values the component passes, and the controller policy the
 // stack grants for it covers what its source calls and its getting-started template grants, and no more. Each
-// module under tests/karpenter/ runs it against the version its go.mod pins (README, "Karpenter versions").
+// module under tests/karpenter/ runs it against the version its go.mod pins (docs/clusters.md, "Karpenter versions").
 package contract
 
 import (

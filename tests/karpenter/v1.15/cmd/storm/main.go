@@ -2,7 +2,7 @@
 // (the default version's, one per cluster), and the same storm through Karpenter's own per-cluster setup (every
 // cluster's rules deliver every event to every cluster's queue), and reports, for each, the time from an event
 // reaching its queue to its NodeClaim's deletion, the drain time, the AWS requests per event and the router's
-// memory (make storm; README, "The storm").
+// memory (make storm; docs/performance.md, "The storm").
 package main
 
 import (
@@ -59,7 +59,7 @@ func run() error {
 	}
 	// Per-cluster rules deliver every event to every cluster's queue: Events × Clusters messages, each received
 	// and deleted by a Karpenter. goaws scans a queue's messages under one lock for every receive and delete, so
-	// its cost grows with each queue's depth: the baseline runs a prefix of the storm (README, "The storm").
+	// its cost grows with each queue's depth: the baseline runs a prefix of the storm (docs/performance.md, "The storm").
 	type run struct {
 		mode   string
 		events int
