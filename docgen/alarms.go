@@ -45,3 +45,21 @@ func Alarms() string {
 	}
 	return b.String()
 }
+
+// Metrics is the table of the router's metrics, as contract.MetricSets declares its records.
+func Metrics() string {
+	var b strings.Builder
+	b.WriteString("| metric | unit | dimensions | what |\n|---|---|---|---|\n")
+	for _, s := range contract.MetricSets {
+		dims := "`" + contract.DimBus + "`"
+		if s.Dimension != "" {
+			dims += ", `" + s.Dimension + "`"
+		}
+		names := make([]string, len(s.Metrics))
+		for i, m := range s.Metrics {
+			names[i] = "`" + m + "`"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", strings.Join(names, ", "), contract.Unit(s.Metrics[0]), dims, s.About)
+	}
+	return b.String()
+}

@@ -25,6 +25,8 @@ var Blocks = []Block{
 	{Name: "quotas", Markdown: Quotas},
 	{Name: "alarms", Markdown: always(Alarms)},
 	{Name: "make-targets", Markdown: MakeTargets},
+	{Name: "config-reference", Markdown: ConfigReference},
+	{Name: "metrics", Markdown: always(Metrics)},
 }
 
 func always(f func() string) func() (string, error) {

@@ -148,3 +148,22 @@ func TestMermaidDiagramsParse(t *testing.T) {
 		t.Errorf("%s: %s", p.Where, p.Error)
 	}
 }
+
+// TestConfigReferenceIsTheValidators: the reference's ranges, defaults and messages are what the configuration
+// says, found by probing it.
+func TestConfigReferenceIsTheValidators(t *testing.T) {
+	ref, err := docgen.ConfigReference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| `router.batchSize` | integer | `100` | 1 to 10000 | `0`: 0 is out of range 1 to 10000; `10001`: 10001 is out of range 1 to 10000 |",
+		"| `clusters[].name` | string | required: is required |",
+		"| `heartbeat.enabled` | boolean | `true` |",
+		"`router.logRetentionDays` | integer | `30` | between 14 and 30, not all |",
+	} {
+		if !strings.Contains(ref, want) {
+			t.Errorf("the reference does not say %q", want)
+		}
+	}
+}

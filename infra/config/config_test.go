@@ -219,3 +219,16 @@ func TestLoadAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyTypesAreTheKeys: the reference's types cover exactly the keys decode reads.
+func TestKeyTypesAreTheKeys(t *testing.T) {
+	types := KeyTypes()
+	if len(types) != len(Keys()) {
+		t.Errorf("%d key types for %d keys", len(types), len(Keys()))
+	}
+	for _, k := range Keys() {
+		if types[k] == nil {
+			t.Errorf("key %s has no type", k)
+		}
+	}
+}

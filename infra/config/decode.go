@@ -157,3 +157,18 @@ func kindOf(t reflect.Type) string {
 		return "a number"
 	}
 }
+
+// KeyTypes are the Go types each key decodes into, by key: the configuration reference (docs/configuration.md)
+// is generated from them and from what Load says of probe values.
+func KeyTypes() map[string]reflect.Type {
+	var c Config
+	return map[string]reflect.Type{
+		"namePrefix": reflect.TypeOf(c.NamePrefix), "clusters": reflect.TypeOf(c.Clusters), "accounts": reflect.TypeOf(c.Accounts),
+		"organization": reflect.TypeOf(Organization{}), "router": reflect.TypeOf(c.Router), "centralQueue": reflect.TypeOf(c.CentralQueue),
+		"alarms": reflect.TypeOf(c.Alarms), "heartbeat": reflect.TypeOf(c.Heartbeat), "tags": reflect.TypeOf(c.Tags),
+		"dashboard": reflect.TypeOf(c.Dashboard), "example": reflect.TypeOf(c.Example),
+	}
+}
+
+// Keys are the configuration's keys, in the order the reference lists them.
+func Keys() []string { return slices.Clone(keys) }

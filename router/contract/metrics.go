@@ -1,5 +1,10 @@
 package contract
 
+import (
+	"slices"
+	"strings"
+)
+
 // MetricsNamespace is the CloudWatch namespace of the router's metrics, unless Settings.MetricsNamespace says
 // otherwise; the alarms and the dashboard read them there.
 const MetricsNamespace = "KarpenterInterruptionBus"
@@ -56,3 +61,53 @@ var Reasons = []Reason{
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
 const KindUnknown Kind = "unknown"
+
+// Unit is a metric's CloudWatch unit: every metric counts, but the lag.
+func Unit(metric string) string {
+	if metric == MetricForwardLag {
+		return "Milliseconds"
+	}
+	return "Count"
+}
+
+// MetricSet is one kind of record the router writes: its dimensions besides DimBus (none, or one) and its
+// metrics. The router's EMF writer declares exactly these, and the documentation's metrics table is generated
+// from them.
+type MetricSet struct {
+	Dimension string
+	Metrics   []string
+	About     string
+}
+
+// MetricSets are every record the router writes, once per invocation.
+var MetricSets = []MetricSet{
+	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data"},
+	{DimKind, []string{MetricReceived}, "messages received, per kind of event (" + kindList() + ")"},
+	{DimCluster, []string{MetricForwarded}, "deliveries to each cluster's queue: a Health event for k clusters counts k; canaries are not counted"},
+	{DimCluster, []string{MetricCanaryForwarded}, "canaries delivered to each cluster's queue"},
+	{DimReason, []string{MetricDropped}, "messages acknowledged without delivery, per reason (" + reasonList() + ")"},
+	{"", []string{MetricForwardLag}, "time from each interruption event's time to its forwarding"},
+}
+
+func kindList() string {
+	var s []string
+	for _, t := range EventTypes {
+		if !slices.Contains(s, string(t.Kind)) {
+			s = append(s, string(t.Kind))
+		}
+	}
+	for _, k := range []Kind{KindOtherEC2, KindCanary, KindUnknown} {
+		if !slices.Contains(s, string(k)) {
+			s = append(s, string(k))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+func reasonList() string {
+	s := make([]string, len(Reasons))
+	for i, r := range Reasons {
+		s[i] = string(r)
+	}
+	return strings.Join(s, ", ")
+}

@@ -105,11 +105,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		}
 		d := directive{Namespace: namespace, Dimensions: [][]string{dims}}
 		for _, n := range names {
-			unit := "Count"
-			if n == contract.MetricForwardLag {
-				unit = "Milliseconds"
-			}
-			d.Metrics = append(d.Metrics, definition{Name: n, Unit: unit})
+			d.Metrics = append(d.Metrics, definition{Name: n, Unit: contract.Unit(n)})
 		}
 		return []directive{d}
 	}

@@ -157,3 +157,54 @@ func TestFlushSplitsLagsAt100Values(t *testing.T) {
 		t.Fatalf("lag values written = %d, want 250", n)
 	}
 }
+
+// TestWriterDeclaresTheContractsSets: the records the writer declares are exactly contract.MetricSets (from which
+// the documentation's metrics table is generated), with the contract's units.
+func TestWriterDeclaresTheContractsSets(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out, "NS", "prod")
+	var b Batch
+	b.Receive(contract.KindSpotInterruption)
+	b.Forward("alpha")
+	b.Canary("alpha")
+	b.Drop(contract.ReasonNoQueue)
+	b.Retry()
+	b.Lag(time.Second)
+	if err := w.Flush(&b, time.UnixMilli(1700000000000)); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var doc emfDoc
+		if err := json.Unmarshal([]byte(line), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range doc.AWS.CloudWatchMetrics {
+			var names []string
+			for _, m := range d.Metrics {
+				names = append(names, m.Name+"/"+m.Unit)
+			}
+			got[strings.Join(d.Dimensions[0], ",")+" "+strings.Join(names, ",")] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, s := range contract.MetricSets {
+		dims := contract.DimBus
+		if s.Dimension != "" {
+			dims += "," + s.Dimension
+		}
+		var names []string
+		for _, m := range s.Metrics {
+			names = append(names, m+"/"+contract.Unit(m))
+		}
+		want[dims+" "+strings.Join(names, ",")] = true
+	}
+	if len(got) != len(want) {
+		t.Errorf("the writer declares %v, the contract %v", got, want)
+	}
+	for k := range want {
+		if !got[k] {
+			t.Errorf("the contract's %q is not declared by the writer (it declares %v)", k, got)
+		}
+	}
+}
