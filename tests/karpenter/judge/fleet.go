@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/karpenter-provider-aws/pkg/operator/options"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -457,3 +458,29 @@ func interceptorClient(kube client.Client, onDelete func(name string), onList fu
 		},
 	})
 }
+
+// Reconciler is a version's interruption controller: its Reconcile's result type differs between versions
+// (controller-runtime's reconcile.Result, then operatorpkg's reconciler.Result).
+type Reconciler[R any] interface {
+	Reconcile(ctx context.Context) (R, error)
+}
+
+// Adapt makes ctl a judge's Controller: each Reconcile runs with the options that name its queue, queue, as
+// settings.interruptionQueue does (its SQS provider finds the queue by that name on its first Reconcile), and
+// unavailable reads the version's own caches.
+func Adapt[R any](ctl Reconciler[R], queue string, unavailable func(Instance) bool) Controller {
+	return &adapted[R]{ctl: ctl, opts: &options.Options{InterruptionQueue: queue}, unavailable: unavailable}
+}
+
+type adapted[R any] struct {
+	ctl         Reconciler[R]
+	opts        *options.Options
+	unavailable func(Instance) bool
+}
+
+func (a *adapted[R]) Reconcile(ctx context.Context) error {
+	_, err := a.ctl.Reconcile(options.ToContext(ctx, a.opts))
+	return err
+}
+
+func (a *adapted[R]) Unavailable(in Instance) bool { return a.unavailable(in) }

@@ -2,13 +2,11 @@
 package interruption
 
 import (
-	"context"
 	"time"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/karpenter-provider-aws/pkg/cache"
 	"github.com/aws/karpenter-provider-aws/pkg/controllers/interruption"
-	"github.com/aws/karpenter-provider-aws/pkg/operator/options"
 	"github.com/aws/karpenter-provider-aws/pkg/providers/capacityreservation"
 	gocache "github.com/patrickmn/go-cache"
 	"k8s.io/utils/clock"
@@ -33,24 +31,10 @@ func Build(c *judge.Cluster) (judge.Controller, error) {
 		}
 	}
 	ctl := interruption.NewController(c.Kube, clk, nil, events.NewRecorder(c.Recorder), nil, c.SQS, offerings, reservations)
-	return &controller{ctl: ctl, opts: &options.Options{InterruptionQueue: c.Queue}, offerings: offerings, reservations: reservations}, nil
-}
-
-type controller struct {
-	ctl          *interruption.Controller
-	opts         *options.Options
-	offerings    *cache.UnavailableOfferings
-	reservations *capacityreservation.DefaultProvider
-}
-
-func (c *controller) Reconcile(ctx context.Context) error {
-	_, err := c.ctl.Reconcile(options.ToContext(ctx, c.opts))
-	return err
-}
-
-func (c *controller) Unavailable(in judge.Instance) bool {
-	if in.Capacity == judge.Reserved {
-		return c.reservations.GetAvailableInstanceCount(in.Reservation) == 0
-	}
-	return c.offerings.IsUnavailable(ec2types.InstanceType(in.Type), in.Zone, nil, in.Capacity)
+	return judge.Adapt(ctl, c.Queue, func(in judge.Instance) bool {
+		if in.Capacity == judge.Reserved {
+			return reservations.GetAvailableInstanceCount(in.Reservation) == 0
+		}
+		return offerings.IsUnavailable(ec2types.InstanceType(in.Type), in.Zone, nil, in.Capacity)
+	}), nil
 }

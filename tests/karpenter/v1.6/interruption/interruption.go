@@ -2,12 +2,9 @@
 package interruption
 
 import (
-	"context"
-
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/karpenter-provider-aws/pkg/cache"
 	"github.com/aws/karpenter-provider-aws/pkg/controllers/interruption"
-	"github.com/aws/karpenter-provider-aws/pkg/operator/options"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/karpenter/pkg/events"
 
@@ -22,23 +19,7 @@ import (
 func Build(c *judge.Cluster) (judge.Controller, error) {
 	offerings := cache.NewUnavailableOfferings()
 	ctl := interruption.NewController(c.Kube, nil, clock.RealClock{}, events.NewRecorder(c.Recorder), nil, c.SQS, offerings)
-	return &controller{ctl: ctl, opts: &options.Options{InterruptionQueue: c.Queue}, offerings: offerings}, nil
-}
-
-type controller struct {
-	ctl       *interruption.Controller
-	opts      *options.Options
-	offerings *cache.UnavailableOfferings
-}
-
-func (c *controller) Reconcile(ctx context.Context) error {
-	_, err := c.ctl.Reconcile(options.ToContext(ctx, c.opts))
-	return err
-}
-
-func (c *controller) Unavailable(in judge.Instance) bool {
-	if in.Capacity == judge.Reserved {
-		return false
-	}
-	return c.offerings.IsUnavailable(ec2types.InstanceType(in.Type), in.Zone, in.Capacity)
+	return judge.Adapt(ctl, c.Queue, func(in judge.Instance) bool {
+		return in.Capacity != judge.Reserved && offerings.IsUnavailable(ec2types.InstanceType(in.Type), in.Zone, in.Capacity)
+	}), nil
 }
