@@ -128,47 +128,56 @@ func Run(t *testing.T, build Build, router string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range Cases {
-		t.Run(c.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			spec := casesSpec
-			spec.Router = router
-			f, err := NewFleet(ctx, spec, build)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			bodies, targets := c.Events(f)
-			if err := f.Bus.Publish(ctx, bodies...); err != nil {
-				t.Fatal(err)
-			}
-			if err := f.Settle(ctx, 20); err != nil {
-				t.Fatalf("%v\nrouter stderr: %s", err, f.Bus.StderrText())
-			}
-			got, err := f.States(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := c.Want(v, f, targets)
-			for _, cl := range f.Clusters {
-				for _, in := range cl.Instances {
-					if g, w := got[cl.Name][in.ID], want[cl.Name][in.ID]; g != w {
-						t.Errorf("%s's %s instance %s: %s, want %s", cl.Name, in.Capacity, in.ID, g, w)
-					}
-				}
-			}
-			left, err := f.Left(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(left) > 0 {
-				t.Errorf("messages left behind: %v", left)
-			}
-			if drops := f.Bus.Drops(); c.Kind != contract.KindCanary && len(targets) > 0 && len(drops) > 0 {
-				t.Errorf("the router dropped %v", slices.Collect(maps.Keys(drops)))
+	// The member account is admitted both ways a hub admits members: listed (its reader role in the router's
+	// environment) and by organization (the router derives the role from the event's account).
+	for _, admitted := range []struct{ name, organization string }{{"listed member", ""}, {"organization", "o-a1b2c3d4e5"}} {
+		t.Run(admitted.name, func(t *testing.T) {
+			for _, c := range Cases {
+				t.Run(c.Name, func(t *testing.T) { runCase(t, v, c, build, router, admitted.organization) })
 			}
 		})
+	}
+}
+
+// runCase runs c on a fresh fleet and reads the whole fleet afterwards.
+func runCase(t *testing.T, v karpenter.Version, c Case, build Build, router, organization string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec := casesSpec
+	spec.Router, spec.Organization = router, organization
+	f, err := NewFleet(ctx, spec, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	bodies, targets := c.Events(f)
+	if err := f.Bus.Publish(ctx, bodies...); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Settle(ctx, 20); err != nil {
+		t.Fatalf("%v\nrouter stderr: %s", err, f.Bus.StderrText())
+	}
+	got, err := f.States(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := c.Want(v, f, targets)
+	for _, cl := range f.Clusters {
+		for _, in := range cl.Instances {
+			if g, w := got[cl.Name][in.ID], want[cl.Name][in.ID]; g != w {
+				t.Errorf("%s's %s instance %s: %s, want %s", cl.Name, in.Capacity, in.ID, g, w)
+			}
+		}
+	}
+	left, err := f.Left(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("messages left behind: %v", left)
+	}
+	if drops := f.Bus.Drops(); c.Kind != contract.KindCanary && len(targets) > 0 && len(drops) > 0 {
+		t.Errorf("the router dropped %v", slices.Collect(maps.Keys(drops)))
 	}
 }
 
