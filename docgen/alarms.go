@@ -5,10 +5,12 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/alarms"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
@@ -62,4 +64,36 @@ func Metrics() string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", strings.Join(names, ", "), contract.Unit(s.Metrics[0]), dims, s.About)
 	}
 	return b.String()
+}
+
+// HeartbeatAlarm is the table of the heartbeat alarm's rule and time to alarm at each rate, as
+// heartbeat.EvaluationFor computes them (indented: it sits in a list item of docs/operations.md).
+func HeartbeatAlarm() string {
+	var b strings.Builder
+	b.WriteString("  | `heartbeat.rate` | M of N | alarm after Karpenter stops |\n  |---|---|---|\n")
+	def := config.DefaultHeartbeat.Interval()
+	for _, rate := range []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour} {
+		e := heartbeat.EvaluationFor(rate)
+		lo, hi := e.TimeToAlarm()
+		name := fmt.Sprintf("%dm", int(rate.Minutes()))
+		if rate == def {
+			name += " (default)"
+		}
+		fmt.Fprintf(&b, "  | %s | %d of %d | %s to %s |\n", name, e.DatapointsToAlarm, e.EvaluationPeriods, span(lo), span(hi))
+	}
+	return b.String()
+}
+
+// span writes a duration of whole minutes as the docs do: "7 minutes", "2 hours", "4 h 2 min".
+func span(d time.Duration) string {
+	m := int(d.Minutes())
+	switch {
+	case m < 60:
+		return fmt.Sprintf("%d minutes", m)
+	case m%60 == 0 && m == 60:
+		return "1 hour"
+	case m%60 == 0:
+		return fmt.Sprintf("%d hours", m/60)
+	}
+	return fmt.Sprintf("%d h %d min", m/60, m%60)
 }

@@ -27,13 +27,14 @@ var Blocks = []Block{
 	{Name: "make-targets", Markdown: MakeTargets},
 	{Name: "config-reference", Markdown: ConfigReference},
 	{Name: "metrics", Markdown: always(Metrics)},
+	{Name: "heartbeat-alarm", Markdown: always(HeartbeatAlarm)},
 }
 
 func always(f func() string) func() (string, error) {
 	return func() (string, error) { return f(), nil }
 }
 
-var markerRE = regexp.MustCompile(`(?s)(<!-- generated:([a-z0-9-]+) -->\n)(.*?)(<!-- /generated:([a-z0-9-]+) -->)`)
+var markerRE = regexp.MustCompile(`(?s)(<!-- generated:([a-z0-9-]+) -->\n)(.*?)([ \t]*<!-- /generated:([a-z0-9-]+) -->)`)
 
 // Apply replaces, in a document's text, every generated block with what the code says now. A marker naming no
 // block, or an unclosed block, is an error.
