@@ -126,12 +126,7 @@ const absent = "\x00absent"
 func (l leaf) load(v any) (config.Config, []string) {
 	doc := probe()
 	set(doc, l.probe, v)
-	values := map[string]string{}
-	for k, x := range doc {
-		b, _ := json.Marshal(x)
-		values[k] = string(b)
-	}
-	c, err := config.Load("stack", probeAccount, values)
+	c, err := loadProbe(doc)
 	var cerr *config.Error
 	if !errors.As(err, &cerr) {
 		return c, nil
@@ -362,13 +357,18 @@ func escapeCell(s string) string {
 
 // probeIsValid checks that Load accepts the probe stack as a whole.
 func probeIsValid() error {
-	values := map[string]string{}
-	for k, x := range probe() {
-		b, _ := json.Marshal(x)
-		values[k] = string(b)
-	}
-	if _, err := config.Load("stack", probeAccount, values); err != nil {
+	if _, err := loadProbe(probe()); err != nil {
 		return fmt.Errorf("the probe stack of the configuration reference is not valid: %w", err)
 	}
 	return nil
+}
+
+// loadProbe runs config.Load on a probe stack, each key's value as the JSON text Pulumi passes.
+func loadProbe(doc map[string]any) (config.Config, error) {
+	values := map[string]string{}
+	for k, x := range doc {
+		b, _ := json.Marshal(x)
+		values[k] = string(b)
+	}
+	return config.Load("stack", probeAccount, values)
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -125,9 +124,5 @@ func (b *Bus) StderrText() string {
 	if b.Stderr == nil {
 		return ""
 	}
-	var buf bytes.Buffer
-	for _, l := range b.Stderr.Text() {
-		buf.WriteString(l + "\n")
-	}
-	return buf.String()
+	return b.Stderr.String()
 }

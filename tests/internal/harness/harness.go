@@ -341,6 +341,13 @@ func (s *SyncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// String is everything written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // Text is every line written so far, as written.
 func (s *SyncBuffer) Text() []string {
 	s.mu.Lock()

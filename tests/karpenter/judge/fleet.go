@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/karpenter-provider-aws/pkg/operator/options"
+	"github.com/aws/karpenter-provider-aws/pkg/utils"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,8 +220,9 @@ func node(in Instance) *corev1.Node {
 }
 
 // nodeClaimInstanceID and nodeInstanceID are the field indexes the interruption controller lists by, as
-// Karpenter's operator declares them (SetupIndexers in pkg/operator/operator.go: the instance ID parsed from
-// the provider ID). Importing the operator for them would compile every AWS provider of Karpenter.
+// Karpenter's operator declares them (SetupIndexers in pkg/operator/operator.go: the instance ID its own
+// utils.ParseInstanceID reads from the provider ID). Importing the operator for them would compile every AWS
+// provider of Karpenter.
 func nodeClaimInstanceID(o client.Object) []string {
 	return instanceID(o.(*karpv1.NodeClaim).Status.ProviderID)
 }
@@ -228,16 +230,14 @@ func nodeClaimInstanceID(o client.Object) []string {
 func nodeInstanceID(o client.Object) []string { return instanceID(o.(*corev1.Node).Spec.ProviderID) }
 
 func instanceID(providerID string) []string {
-	// aws:///<zone>/<instance id>, as utils.ParseInstanceID of karpenter-provider-aws reads it.
-	for i := len(providerID) - 1; i >= 0; i-- {
-		if providerID[i] == '/' {
-			if id := providerID[i+1:]; len(id) > 2 && id[:2] == "i-" {
-				return []string{id}
-			}
-			return nil
-		}
+	if providerID == "" {
+		return nil
 	}
-	return nil
+	id, err := utils.ParseInstanceID(providerID)
+	if err != nil || id == "" {
+		return nil
+	}
+	return []string{id}
 }
 
 // Owner is the cluster of instance id, nil for an instance of no cluster.
@@ -307,11 +307,11 @@ func (f *Fleet) Left(ctx context.Context) (map[string]int, error) {
 }
 
 func (c *Cluster) depth(ctx context.Context) (visible, hidden int, err error) {
-	u, err := c.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: &c.Queue})
+	u, err := c.URL(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("the queue of %s: %w", c.Name, err)
 	}
-	out, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: u.QueueUrl, AttributeNames: []types.QueueAttributeName{
+	out, err := c.SQS.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: &u, AttributeNames: []types.QueueAttributeName{
 		types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
 	}})
 	if err != nil {

@@ -23,6 +23,10 @@ import (
 // Latency is what each stub adds to every call, standing in for the round trip to the real service.
 type Latency struct{ SQS, EC2, STS time.Duration }
 
+// sqsActions are the SQS calls the storm makes, each slowed by Latency.SQS.
+var sqsActions = []string{"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch",
+	"ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "GetQueueUrl"}
+
 // StormSpec shapes a storm.
 type StormSpec struct {
 	Clusters int // spread over Accounts accounts, the first the bus's (the rest members, behind STS)
@@ -126,13 +130,11 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 	}
 	defer f.Close()
 	b := f.Bus
-	for _, action := range []string{"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch",
-		"ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "GetQueueUrl"} {
+	for _, action := range sqsActions {
 		b.SQS.SetLatency(action, spec.Latency.SQS)
 	}
 	defer func() {
-		for _, action := range []string{"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch",
-			"ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "GetQueueUrl"} {
+		for _, action := range sqsActions {
 			b.SQS.SetLatency(action, 0)
 		}
 	}()
