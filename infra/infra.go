@@ -103,7 +103,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	sh, err := declareShared(ctx, cfg, env, opts, accounts)
+	sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +197,12 @@ type shared struct {
 }
 
 // declareShared declares the bus, the router, their alarms, the members' baselines (and the heartbeat's shared
-// part in each account) and the dashboard.
-func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts Options, accounts map[string]account) (shared, error) {
+// part in each account) and the dashboard, with a row for each of rows.
+// under (resource options) places them: none for the program, the component package's Bus as their parent for
+// the package (provider/).
+func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts Options, accounts map[string]account, rows []dashboard.Cluster,
+	under ...pulumi.ResourceOption,
+) (shared, error) {
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
 		return shared{}, fmt.Errorf("building the router: %w", err)
@@ -213,7 +217,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		Forwarders:               forwarders(cfg, env),
 		Env:                      env,
 		Tags:                     tags,
-	})
+	}, under...)
 	if err != nil {
 		return shared{}, err
 	}
@@ -232,7 +236,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		CentralQueueURL:              b.CentralQueueURL,
 		Env:                          env,
 		Tags:                         tags,
-	})
+	}, under...)
 	if err != nil {
 		return shared{}, err
 	}
@@ -247,19 +251,19 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		DLQName:                 b.DLQName,
 		FunctionName:            r.FunctionName,
 		Tags:                    tags,
-	})
+	}, under...)
 	if err != nil {
 		return shared{}, err
 	}
-	if err := declareMembers(ctx, cfg, env, accounts, b, r, tags); err != nil {
+	if err := declareMembers(ctx, cfg, env, accounts, b, r, tags, under...); err != nil {
 		return shared{}, err
 	}
 	if cfg.Dashboard {
 		if _, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
 			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.MaximumConcurrency,
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
-			Clusters: dashboardRows(cfg),
-		}); err != nil {
+			Clusters: rows,
+		}, under...); err != nil {
 			return shared{}, err
 		}
 	}
@@ -271,34 +275,18 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
 	spot spotRoles, r *routerfn.Router,
 ) (pulumi.StringMap, pulumi.Map, error) {
-	tags := Tags(cfg)
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
 		acc := accounts[cl.Account]
-		args := &cluster.Args{
-			Cluster:       cl,
-			QueueName:     queuename.For(cfg.QueuePrefix, cl.Name),
-			PolicyName:    cfg.NamePrefix + "-interruption-queue",
-			Env:           acc.env,
-			Tags:          tags,
-			RouterRoleARN: r.RoleARN,
-			DeployRoleARN: acc.deployRole,
-		}
+		hub := ""
 		if cfg.IsMember(cl.Account) {
-			args.HubAccount = env.Account
+			hub = env.Account
 		}
-		if c, ok := found.Clusters[cl.Name]; ok && cl.Mode == config.ModeInstall {
-			args.Existing = &cluster.Existing{Endpoint: c.Endpoint, CertificateAuthority: c.CertificateAuthority}
-		}
+		var prerequisites []pulumi.Resource
 		if role := spot.roles[cl.Account]; role != nil && cl.Mode.InstallsKarpenter() {
-			args.Prerequisites = []pulumi.Resource{role} // Karpenter cannot launch Spot before it exists
+			prerequisites = []pulumi.Resource{role} // Karpenter cannot launch Spot before it exists
 		}
-		if acc.beat != nil {
-			args.Heartbeat = &heartbeat.Cluster{
-				Bus: cfg.NamePrefix, Group: acc.beat.group, RoleARN: acc.beat.role, Rate: cfg.Heartbeat.Interval(),
-				AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg, cl.Account), Env: acc.env,
-			}
-		}
+		args := clusterArgs(cfg, cl, acc, hub, r.RoleARN, found, prerequisites)
 		c, err := cluster.New(ctx, args, acc.opts...)
 		if err != nil {
 			return nil, nil, err
@@ -316,6 +304,34 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 		}
 	}
 	return queueNames, clusters, nil
+}
+
+// clusterArgs are the arguments of cl's component in account acc: the program's and the component package's
+// (DeclareJoin) alike. hub is the hub's account for a cluster of another account, "" otherwise.
+func clusterArgs(cfg config.Config, cl config.Cluster, acc account, hub string, routerRole pulumi.StringInput, found preflight.Report,
+	prerequisites []pulumi.Resource,
+) *cluster.Args {
+	args := &cluster.Args{
+		Cluster:       cl,
+		QueueName:     queuename.For(cfg.QueuePrefix, cl.Name),
+		PolicyName:    cfg.NamePrefix + "-interruption-queue",
+		Env:           acc.env,
+		Tags:          Tags(cfg),
+		RouterRoleARN: routerRole,
+		DeployRoleARN: acc.deployRole,
+		HubAccount:    hub,
+		Prerequisites: prerequisites,
+	}
+	if c, ok := found.Clusters[cl.Name]; ok && cl.Mode == config.ModeInstall {
+		args.Existing = &cluster.Existing{Endpoint: c.Endpoint, CertificateAuthority: c.CertificateAuthority}
+	}
+	if acc.beat != nil {
+		args.Heartbeat = &heartbeat.Cluster{
+			Bus: cfg.NamePrefix, Group: acc.beat.group, RoleARN: acc.beat.role, Rate: cfg.Heartbeat.Interval(),
+			AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg, cl.Account), Env: acc.env,
+		}
+	}
+	return args
 }
 
 func dashboardRows(cfg config.Config) []dashboard.Cluster {
@@ -360,7 +376,7 @@ type beat struct{ group, role pulumi.StringInput }
 
 // declareAccounts returns every account of the stack: its own, with the default provider, and each member's,
 // with a provider of its own (declared here: the lookups and resources of that account go through it).
-func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env) (map[string]account, error) {
+func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, under ...pulumi.ResourceOption) (map[string]account, error) {
 	accounts := map[string]account{hubEnv.Account: {env: hubEnv}}
 	for _, id := range cfg.MemberAccounts() {
 		a := cfg.Accounts[id]
@@ -368,7 +384,7 @@ func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env) 
 			Region:            pulumi.String(hubEnv.Region),
 			AllowedAccountIds: pulumi.StringArray{pulumi.String(id)},
 			AssumeRole:        &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(a.DeployRoleARN), SessionName: pulumi.String("karpenter-interruption-bus")},
-		})
+		}, under...)
 		if err != nil {
 			return nil, fmt.Errorf("declaring the provider of account %s: %w", id, err)
 		}
@@ -435,9 +451,11 @@ func spotOrigins(output any) map[string]spotrole.Origin {
 // declareMembers declares the heartbeat's shared part in the hub and each member account's baseline: through
 // the account's provider, one account at a time, or, with organization.memberOUs, once for every account of the
 // units as a StackSet (member.NewStackSet), which clusters in member accounts then wait for.
-func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, accounts map[string]account, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap) error {
+func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, accounts map[string]account, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap,
+	under ...pulumi.ResourceOption,
+) error {
 	if cfg.Heartbeat.Enabled {
-		h, err := heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: hubEnv, Tags: tags})
+		h, err := heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: hubEnv, Tags: tags}, under...)
 		if err != nil {
 			return err
 		}
@@ -455,12 +473,12 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	// The rules send to the central queue: it exists first. Nothing else waits: the policies name the hub's
 	// roles by account and aws:PrincipalArn.
-	after := pulumi.DependsOn([]pulumi.Resource{b, r})
+	after := append([]pulumi.ResourceOption{pulumi.DependsOn([]pulumi.Resource{b, r})}, under...)
 	if cfg.Baselined() {
 		set, err := member.NewStackSet(ctx, member.StackSetName(cfg.NamePrefix), &member.StackSetArgs{
 			Baseline:            baseline(hubEnv.In(member.AccountPlaceholder), nil),
 			OrganizationalUnits: cfg.Organization.MemberOUs, Region: hubEnv.Region, CallAs: cfg.Organization.CallAs,
-		}, after)
+		}, after...)
 		if err != nil {
 			return err
 		}
@@ -475,11 +493,11 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	for _, id := range cfg.MemberAccounts() {
 		acc := accounts[id]
-		if _, err := member.New(ctx, "account-"+id+"-bus", baseline(acc.env, alarmActions(cfg, id)), append(acc.opts, after)...); err != nil {
+		if _, err := member.New(ctx, "account-"+id+"-bus", baseline(acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...); err != nil {
 			return err
 		}
 		if cfg.Heartbeat.Enabled {
-			h, err := heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, acc.opts...)
+			h, err := heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, append(slices.Clone(acc.opts), under...)...)
 			if err != nil {
 				return err
 			}

@@ -18,23 +18,23 @@ type Env struct {
 // services whose principals the stack's policies name.
 var services = []string{"events", "lambda", "pods.eks", "ec2", "fis", "scheduler"}
 
-// Lookup asks the AWS provider.
-func Lookup(ctx *pulumi.Context) (Env, error) {
-	part, err := aws.GetPartition(ctx, nil)
+// Lookup asks the AWS provider that opts reach (the default one without).
+func Lookup(ctx *pulumi.Context, opts ...pulumi.InvokeOption) (Env, error) {
+	part, err := aws.GetPartition(ctx, nil, opts...)
 	if err != nil {
 		return Env{}, fmt.Errorf("looking up the partition: %w", err)
 	}
-	region, err := aws.GetRegion(ctx, nil)
+	region, err := aws.GetRegion(ctx, nil, opts...)
 	if err != nil {
 		return Env{}, fmt.Errorf("looking up the region: %w", err)
 	}
-	id, err := aws.GetCallerIdentity(ctx, nil)
+	id, err := aws.GetCallerIdentity(ctx, nil, opts...)
 	if err != nil {
 		return Env{}, fmt.Errorf("looking up the account: %w", err)
 	}
 	env := Env{Partition: part.Partition, Region: region.Name, Account: id.AccountId, Principals: map[string]string{}}
 	for _, svc := range services {
-		sp, err := aws.GetServicePrincipal(ctx, &aws.GetServicePrincipalArgs{ServiceName: svc})
+		sp, err := aws.GetServicePrincipal(ctx, &aws.GetServicePrincipalArgs{ServiceName: svc}, opts...)
 		if err != nil {
 			return Env{}, fmt.Errorf("looking up the %s service principal: %w", svc, err)
 		}

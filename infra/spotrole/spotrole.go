@@ -74,13 +74,29 @@ type Role struct {
 // New declares the role in the account opts reach, retained on delete: taking the last cluster off the bus in an
 // account, or destroying the stack, leaves it to the account.
 func New(ctx *pulumi.Context, name string, opts ...pulumi.ResourceOption) (*Role, error) {
+	return declare(ctx, name, "", opts...)
+}
+
+// Adopt declares the role that exists as arn, imported into the stack rather than created (IAM would refuse a
+// second one), retained on delete as New's. The component package declares the role this way where it exists:
+// it keeps no record of having created it, so it declares it whether it exists or not, and an import of what
+// the stack already holds changes nothing.
+func Adopt(ctx *pulumi.Context, name, arn string, opts ...pulumi.ResourceOption) (*Role, error) {
+	return declare(ctx, name, arn, opts...)
+}
+
+func declare(ctx *pulumi.Context, name, importARN string, opts ...pulumi.ResourceOption) (*Role, error) {
 	r := &Role{}
 	if err := ctx.RegisterComponentResource(Type, name, r, opts...); err != nil {
 		return nil, err
 	}
+	roleOpts := []pulumi.ResourceOption{pulumi.Parent(r), pulumi.RetainOnDelete(true)}
+	if importARN != "" {
+		roleOpts = append(roleOpts, pulumi.Import(pulumi.ID(importARN)))
+	}
 	role, err := iam.NewServiceLinkedRole(ctx, name, &iam.ServiceLinkedRoleArgs{
 		AwsServiceName: pulumi.String(ServiceName), // as aws iam create-service-linked-role does: no suffix, no description
-	}, pulumi.Parent(r), pulumi.RetainOnDelete(true))
+	}, roleOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the EC2 Spot service-linked role: %w", err)
 	}
@@ -89,4 +105,9 @@ func New(ctx *pulumi.Context, name string, opts ...pulumi.ResourceOption) (*Role
 		return nil, err
 	}
 	return r, nil
+}
+
+// ARN is the role's ARN in account of partition.
+func ARN(partition, account string) string {
+	return fmt.Sprintf("arn:%s:iam::%s:role%s%s", partition, account, Path, RoleName)
 }

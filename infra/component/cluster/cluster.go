@@ -55,7 +55,35 @@ type Existing struct {
 // ClusterInterruption is one cluster on the bus.
 type ClusterInterruption struct {
 	pulumi.ResourceState
+	Outputs
+}
 
+// wiring is what connecting a Karpenter to its queue yields, whatever the mode.
+type wiring struct {
+	controllerRoleARN pulumi.StringOutput
+	nodeRoleName      pulumi.StringOutput
+}
+
+// New declares the cluster's resources, every one a child of the component and named after the cluster, so
+// the order of clusters in the configuration never changes a URN.
+func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*ClusterInterruption, error) {
+	c := &ClusterInterruption{}
+	if err := ctx.RegisterComponentResource(Type, args.Cluster.Name, c, opts...); err != nil {
+		return nil, err
+	}
+	out, err := Declare(ctx, c, args)
+	if err != nil {
+		return nil, err
+	}
+	c.Outputs = out
+	if err := ctx.RegisterResourceOutputs(c, out.Map()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Outputs are what a cluster on the bus yields.
+type Outputs struct {
 	QueueName         pulumi.StringOutput `pulumi:"queueName"`
 	QueueURL          pulumi.StringOutput `pulumi:"queueUrl"`
 	QueueARN          pulumi.StringOutput `pulumi:"queueArn"`
@@ -68,25 +96,24 @@ type ClusterInterruption struct {
 	HeartbeatAlarmARN pulumi.StringOutput `pulumi:"heartbeatAlarmArn"`
 }
 
-// wiring is what connecting a Karpenter to its queue yields, whatever the mode.
-type wiring struct {
-	controllerRoleARN pulumi.StringOutput
-	nodeRoleName      pulumi.StringOutput
+// Map is o as the component registers its outputs.
+func (o Outputs) Map() pulumi.Map {
+	return pulumi.Map{
+		"queueName": o.QueueName, "queueUrl": o.QueueURL, "queueArn": o.QueueARN,
+		"controllerRoleArn": o.ControllerRoleARN, "nodeRoleName": o.NodeRoleName, "chartValue": o.ChartValue,
+		"heartbeatAlarmArn": o.HeartbeatAlarmARN,
+	}
 }
 
-// New declares the cluster's resources, every one a child of the component and named after the cluster, so
-// the order of clusters in the configuration never changes a URN.
-func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*ClusterInterruption, error) {
+// Declare declares the cluster's resources as children of parent, a component registered by the caller: New's,
+// or the component package's ClusterInterruption (provider/), which registers its own and runs the same code.
+func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, error) {
 	cl := args.Cluster
-	c := &ClusterInterruption{}
-	if err := ctx.RegisterComponentResource(Type, cl.Name, c, opts...); err != nil {
-		return nil, err
-	}
-	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(c), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN}
+	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN}
 	queueARN := args.Env.ARN("sqs", args.QueueName)
 	queue, err := s.queue(args.QueueName, queueARN, args.RouterRoleARN, args.HubAccount)
 	if err != nil {
-		return nil, err
+		return Outputs{}, err
 	}
 
 	var w wiring
@@ -107,38 +134,31 @@ func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*Clust
 		err = fmt.Errorf("cluster %s: unknown mode %q", cl.Name, cl.Mode) // config validation rules this out
 	}
 	if err != nil {
-		return nil, err
+		return Outputs{}, err
 	}
 	if cl.FIS.Enabled {
 		if err := s.fis(); err != nil {
-			return nil, err
+			return Outputs{}, err
 		}
 	}
-	c.HeartbeatAlarmARN = pulumi.String("").ToStringOutput()
+	out := Outputs{HeartbeatAlarmARN: pulumi.String("").ToStringOutput()}
 	if args.Heartbeat != nil {
 		h := *args.Heartbeat
 		h.Tags = s.tags
 		if _, err := heartbeat.Schedule(ctx, s.name("heartbeat"), cl.Name, h, s.parent); err != nil {
-			return nil, err
+			return Outputs{}, err
 		}
 		alarm, err := heartbeat.Alarm(ctx, s.name("karpenter-not-reading"), cl.Name, queue.Name, h, s.parent)
 		if err != nil {
-			return nil, err
+			return Outputs{}, err
 		}
-		c.HeartbeatAlarmARN = alarm.Arn
+		out.HeartbeatAlarmARN = alarm.Arn
 	}
 
-	c.QueueName, c.QueueURL, c.QueueARN = queue.Name, queue.Url, queue.Arn
-	c.ChartValue = pulumi.Sprintf("settings.interruptionQueue=%s", queue.Name)
-	c.ControllerRoleARN, c.NodeRoleName = w.controllerRoleARN, w.nodeRoleName
-	if err := ctx.RegisterResourceOutputs(c, pulumi.Map{
-		"queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
-		"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
-		"heartbeatAlarmArn": c.HeartbeatAlarmARN,
-	}); err != nil {
-		return nil, err
-	}
-	return c, nil
+	out.QueueName, out.QueueURL, out.QueueARN = queue.Name, queue.Url, queue.Arn
+	out.ChartValue = pulumi.Sprintf("settings.interruptionQueue=%s", queue.Name)
+	out.ControllerRoleARN, out.NodeRoleName = w.controllerRoleARN, w.nodeRoleName
+	return out, nil
 }
 
 // scope is what every child of one cluster's component is declared with.

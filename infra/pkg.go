@@ -1,0 +1,267 @@
+package infra
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+)
+
+// The component package (provider/) declares the program's components from other programs, in any language,
+// through the two functions of this file: DeclareBus, the shared part (the package's Bus), and DeclareJoin, one
+// cluster joining a bus from its own stack (the package's ClusterInterruption). Both read their arguments
+// through config.Load, so they are validated, defaulted and reported exactly as the stack configuration is, and
+// both run the steps Deploy runs; what differs is only where the resources hang (under the package's component)
+// and what a joining stack cannot know of the hub, which it is given (the bus's name and account).
+
+// Bus is the shared part of a bus, as DeclareBus declares it: the outputs of the program's shared resources.
+type Bus struct {
+	Config config.Config
+	Env    awsenv.Env
+	// Outputs are named as the program's stack outputs.
+	Outputs map[string]pulumi.Input
+}
+
+// DeclareBus declares the shared part of the bus configured by values (the keys of the stack configuration, as
+// config.Load reads them, except clusters and example) as children of parent: the bus, router, alarms,
+// heartbeat, members' baselines and dashboard, with a dashboard row for each of clusterNames.
+func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]string, clusterNames []string, opts Options) (Bus, error) {
+	opts = opts.withDefaults()
+	for _, k := range []string{"clusters", "example"} {
+		if _, ok := values[k]; ok {
+			return Bus{}, fmt.Errorf("%s: not an argument of the Bus: clusters join it as ClusterInterruption components", k)
+		}
+	}
+	under := pulumi.Parent(parent)
+	env, err := awsenv.Lookup(ctx, under)
+	if err != nil {
+		return Bus{}, err
+	}
+	cfg, err := config.Load(ctx.Stack(), env.Account, values)
+	if err != nil {
+		return Bus{}, err
+	}
+	if err := checkMemberQuotas(cfg, env); err != nil {
+		return Bus{}, err
+	}
+	rows := make([]dashboard.Cluster, len(clusterNames))
+	for i, n := range clusterNames {
+		if err := queuename.ValidateCluster(n); err != nil {
+			return Bus{}, fmt.Errorf("clusterNames[%d]: %w", i, err)
+		}
+		rows[i] = dashboard.Cluster{Name: n, Queue: queuename.For(cfg.QueuePrefix, n)}
+	}
+	accounts, err := declareAccounts(ctx, cfg, env, under)
+	if err != nil {
+		return Bus{}, err
+	}
+	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, under)
+	if err != nil {
+		return Bus{}, err
+	}
+	b, r := sh.bus, sh.router
+	return Bus{Config: cfg, Env: env, Outputs: map[string]pulumi.Input{
+		"centralQueueUrl":    b.CentralQueueURL,
+		"centralQueueArn":    b.CentralQueueARN,
+		"deadLetterQueueUrl": b.DLQURL,
+		"deadLetterQueueArn": b.DLQARN,
+		"routerFunctionName": r.FunctionName,
+		"routerRoleArn":      r.RoleARN,
+		"redriveRoleArn":     b.RedriveRoleARN,
+		"ruleArns":           b.RuleARNs,
+		"alarmArns":          sh.alarms.ARNs,
+		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
+		"busName":            pulumi.String(cfg.NamePrefix),
+		"region":             pulumi.String(env.Region),
+		"account":            pulumi.String(env.Account),
+		"routerLogGroupName": r.LogGroupName,
+		"heartbeatRate":      pulumi.String(heartbeatRate(cfg)),
+	}}, nil
+}
+
+// heartbeatRate is the rate of the bus's heartbeat, "" without one: what its clusters' heartbeats take.
+func heartbeatRate(cfg config.Config) string {
+	if !cfg.Heartbeat.Enabled {
+		return ""
+	}
+	return cfg.Heartbeat.Rate
+}
+
+// Join is one cluster joining a bus from any stack, in the account the stack's AWS provider reaches.
+type Join struct {
+	// BusName is the bus's name (its namePrefix, the Bus's output busName).
+	BusName string
+	// HubAccount is the account of the bus's hub; "" or the joining account for a cluster of the hub's own account.
+	HubAccount string
+	// Cluster is the cluster's entry as the configuration's clusters take one, in JSON; its account is the one
+	// the provider reaches, never a key.
+	Cluster json.RawMessage
+	// HeartbeatRate gives the cluster a heartbeat at that rate (the bus's heartbeatRate), "" none.
+	HeartbeatRate string
+	// HeartbeatAlarmActions are notified by the cluster's heartbeat alarm (topics of the cluster's account).
+	HeartbeatAlarmActions []string
+	// MemberBaseline declares the member baseline in the cluster's account (a member account the hub's StackSet
+	// does not cover): the rules forwarding its events to the hub, the role the router reads instances with, and
+	// the heartbeat's shared part. At most one cluster of an account says so.
+	MemberBaseline bool
+	// EnsureSpotServiceLinkedRole declares the account's EC2 Spot service-linked role: created where absent,
+	// adopted where present, retained on delete. At most one cluster of an account says so; without it, a cluster
+	// whose Karpenter the component installs needs the role to exist.
+	EnsureSpotServiceLinkedRole bool
+	Tags                        map[string]string
+}
+
+// accountID is what AWS account IDs look like.
+var accountID = regexp.MustCompile(`^[0-9]{12}$`)
+
+// DeclareJoin declares j's cluster as children of parent: its queue, its wiring to Karpenter, its heartbeat, and,
+// as asked, the account's member baseline and EC2 Spot service-linked role. It checks j and the cluster in AWS
+// first (the preflight of the program, for this cluster), and declares nothing when a check fails.
+func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Options) (cluster.Outputs, error) {
+	opts = opts.withDefaults()
+	fail := func(err error) (cluster.Outputs, error) { return cluster.Outputs{}, err }
+	under := pulumi.Parent(parent)
+	env, err := awsenv.Lookup(ctx, under)
+	if err != nil {
+		return fail(err)
+	}
+	hubAccount := j.HubAccount
+	if hubAccount == "" {
+		hubAccount = env.Account
+	}
+	if !accountID.MatchString(hubAccount) {
+		return fail(fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hubAccount))
+	}
+	if j.MemberBaseline && hubAccount == env.Account {
+		return fail(fmt.Errorf("memberBaseline: the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", env.Account))
+	}
+	cfg, err := joinConfig(ctx.Stack(), env.Account, j)
+	if err != nil {
+		return fail(err)
+	}
+	cl := cfg.Clusters[0]
+	if err := checkCommands(cfg, opts.LookPath); err != nil {
+		return fail(err)
+	}
+	found, err := preflight.Check(ctx, cfg, env.Region, map[string][]pulumi.InvokeOption{env.Account: {under}})
+	if err != nil {
+		return fail(err)
+	}
+	var prerequisites []pulumi.Resource
+	if cl.Mode.InstallsKarpenter() {
+		role, err := joinSpotRole(ctx, cl, env, found.SpotServiceLinkedRole[env.Account], j.EnsureSpotServiceLinkedRole, under)
+		if err != nil {
+			return fail(err)
+		}
+		if role != nil {
+			prerequisites = []pulumi.Resource{role}
+		}
+	}
+	hubEnv := env.In(hubAccount)
+	acc := account{env: env}
+	tags := Tags(cfg)
+	if j.MemberBaseline {
+		if _, err := member.New(ctx, cl.Name+"-member-baseline", &member.Args{
+			NamePrefix: cfg.NamePrefix, Env: env,
+			HubCentralQueueARN: hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
+			HubRouterRoleARN:   hubEnv.IAMARN("role/" + routerName(cfg)),
+			EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: j.HeartbeatAlarmActions, Tags: TagValues(cfg),
+		}, under); err != nil {
+			return fail(err)
+		}
+	}
+	if cfg.Heartbeat.Enabled {
+		// The heartbeat's shared part in the account: declared here with the baseline, or else already there,
+		// by its fixed names (the hub's Bus, or the hub's StackSet in a member account).
+		beatName := heartbeat.Name(cfg.NamePrefix)
+		acc.beat = &beat{group: pulumi.String(beatName), role: pulumi.String(env.IAMARN("role/" + iamname.Role(beatName)))}
+		if j.MemberBaseline {
+			h, err := heartbeat.New(ctx, cl.Name+"-heartbeat-shared", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}, under)
+			if err != nil {
+				return fail(err)
+			}
+			acc.beat = &beat{group: h.GroupName, role: h.RoleARN}
+		}
+	}
+	hub := ""
+	if hubAccount != env.Account {
+		hub = hubAccount
+	}
+	args := clusterArgs(cfg, cl, acc, hub, pulumi.String(hubEnv.IAMARN("role/"+routerName(cfg))), found, prerequisites)
+	if args.Heartbeat != nil {
+		args.Heartbeat.AlarmActions = j.HeartbeatAlarmActions
+	}
+	return cluster.Declare(ctx, parent, args)
+}
+
+// joinSpotRole declares the account's EC2 Spot service-linked role when asked (adopting it where it exists), and
+// refuses a cluster whose Karpenter cannot launch Spot: the role absent, and not asked for.
+func joinSpotRole(ctx *pulumi.Context, cl config.Cluster, env awsenv.Env, exists, ensure bool, opts ...pulumi.ResourceOption) (*spotrole.Role, error) {
+	name := cl.Name + "-spot-service-linked-role"
+	switch {
+	case ensure && exists:
+		return spotrole.Adopt(ctx, name, spotrole.ARN(env.Partition, env.Account), opts...)
+	case ensure:
+		return spotrole.New(ctx, name, opts...)
+	case !exists:
+		return nil, fmt.Errorf("cluster %s (account %s): the EC2 Spot service-linked role %s does not exist, and Karpenter cannot launch Spot "+
+			"capacity without it. Set ensureSpotServiceLinkedRole: true on one ClusterInterruption of the account, or create it once: "+
+			"aws iam create-service-linked-role --aws-service-name %s", cl.Name, env.Account, spotrole.RoleName, spotrole.ServiceName)
+	}
+	return nil, nil
+}
+
+// joinConfig reads j through config.Load, as a configuration with the one cluster, and names its problems as the
+// component's arguments.
+func joinConfig(stack, account string, j Join) (config.Config, error) {
+	heartbeat := map[string]any{"enabled": j.HeartbeatRate != ""}
+	if j.HeartbeatRate != "" {
+		heartbeat["rate"] = j.HeartbeatRate
+	}
+	values := map[string]string{"namePrefix": j.BusName, "clusters": "[" + string(j.Cluster) + "]"}
+	for k, v := range map[string]any{"heartbeat": heartbeat, "tags": j.Tags} {
+		text, err := json.Marshal(v)
+		if err != nil {
+			return config.Config{}, err
+		}
+		values[k] = string(text)
+	}
+	if j.BusName == "" {
+		return config.Config{}, errors.New("busName: required, the bus's name (the Bus's output busName)")
+	}
+	cfg, err := config.Load(stack, account, values)
+	var cerr *config.Error
+	if errors.As(err, &cerr) {
+		problems := make([]string, len(cerr.Problems))
+		for i, p := range cerr.Problems {
+			problems[i] = joinPath(p)
+		}
+		return config.Config{}, &config.Error{Problems: problems}
+	}
+	return cfg, err
+}
+
+// joinPath names a configuration problem's path as the component's argument.
+func joinPath(problem string) string {
+	for from, to := range map[string]string{"clusters[0].": "", "clusters[0]:": "cluster:", "namePrefix:": "busName:", "heartbeat.rate:": "heartbeatRate:"} {
+		if rest, ok := strings.CutPrefix(problem, from); ok {
+			return to + rest
+		}
+	}
+	return problem
+}
