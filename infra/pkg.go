@@ -52,7 +52,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 	if err != nil {
 		return Bus{}, err
 	}
-	cfg, err := config.Load(ctx.Stack(), env.Account, values)
+	cfg, err := config.LoadBus(ctx.Stack(), env.Account, values)
 	if err != nil {
 		return Bus{}, err
 	}
@@ -159,6 +159,10 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 		return fail(err)
 	}
 	found, err := preflight.Check(ctx, cfg, env.Region, map[string][]pulumi.InvokeOption{env.Account: {under}})
+	var perr *preflight.Error
+	if errors.As(err, &perr) {
+		return fail(joinPreflight(perr))
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -264,4 +268,16 @@ func joinPath(problem string) string {
 		}
 	}
 	return problem
+}
+
+// joinPreflight names the preflight's problems as the component's arguments: the entry is the component, its
+// account the one the stack's AWS provider reaches.
+func joinPreflight(e *preflight.Error) error {
+	problems := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		p = strings.ReplaceAll(p, "its account (clusters[0].account)", "the account of the AWS provider the component is given")
+		p = strings.ReplaceAll(p, "clusters[0] (", "cluster (")
+		problems[i] = strings.ReplaceAll(p, "clusters[0].", "")
+	}
+	return &preflight.Error{Problems: problems}
 }

@@ -29,8 +29,19 @@ func (e *Error) Error() string {
 // stack's keys in the project's namespace, without it; structured values are JSON text): it decodes every key,
 // fills in the defaults, then validates.
 func Load(stack, account string, values map[string]string) (Config, error) {
+	return load(stack, account, values, false)
+}
+
+// LoadBus reads the configuration of a bus whose clusters join it from elsewhere (the component package's Bus,
+// which has no clusters key): a member account needs no cluster in it.
+func LoadBus(stack, account string, values map[string]string) (Config, error) {
+	return load(stack, account, values, true)
+}
+
+func load(stack, account string, values map[string]string, clustersJoin bool) (Config, error) {
 	var p problems
 	c := defaults(stack, account)
+	c.ClustersJoin = clustersJoin
 	decode(&c, values, &p)
 	applyDefaults(&c)
 	validate(c, &p)

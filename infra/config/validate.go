@@ -84,7 +84,7 @@ func validateAccounts(c Config, p *problems) {
 		case id == c.Account:
 			p.addf(at(""), "is the stack's own account: its clusters need no entry in accounts")
 			continue
-		case !used[id]:
+		case !used[id] && !c.ClustersJoin:
 			p.addf(at(""), "has no cluster: give a cluster account: %s, or remove the entry", id)
 		}
 		if m := roleARNRE.FindStringSubmatch(a.DeployRoleARN); m == nil {

@@ -94,6 +94,9 @@ type Outputs struct {
 	ChartValue pulumi.StringOutput `pulumi:"chartValue"`
 	// HeartbeatAlarmARN is the alarm on the cluster's heartbeat ("" without one).
 	HeartbeatAlarmARN pulumi.StringOutput `pulumi:"heartbeatAlarmArn"`
+	// Kubeconfig reaches the cluster's API as the component does (install and create modes; "" otherwise): a
+	// secret, as pulumi-eks's is, though it holds no token (credentials come from aws eks get-token).
+	Kubeconfig pulumi.StringOutput `pulumi:"kubeconfig"`
 }
 
 // Map is o as the component registers its outputs.
@@ -101,7 +104,7 @@ func (o Outputs) Map() pulumi.Map {
 	return pulumi.Map{
 		"queueName": o.QueueName, "queueUrl": o.QueueURL, "queueArn": o.QueueARN,
 		"controllerRoleArn": o.ControllerRoleARN, "nodeRoleName": o.NodeRoleName, "chartValue": o.ChartValue,
-		"heartbeatAlarmArn": o.HeartbeatAlarmARN,
+		"heartbeatAlarmArn": o.HeartbeatAlarmARN, "kubeconfig": o.Kubeconfig,
 	}
 }
 
@@ -117,6 +120,7 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 	}
 
 	var w wiring
+	kubeconfig := pulumi.String("").ToStringOutput()
 	switch cl.Mode {
 	case config.ModeExistingRole:
 		w, err = s.existingRole(cl.ControllerRoleName, args.PolicyName, queueARN)
@@ -124,11 +128,13 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 		t := s.existingCluster(cl, args.Existing)
 		t.ready = append(t.ready, args.Prerequisites...)
 		w, err = s.install(cl, t, queue.Name, queueARN)
+		kubeconfig = t.kubeconfig
 	case config.ModeCreate:
 		var t target
 		if t, err = s.createCluster(cl); err == nil {
 			t.ready = append(t.ready, args.Prerequisites...)
 			w, err = s.install(cl, t, queue.Name, queueARN)
+			kubeconfig = t.kubeconfig
 		}
 	default:
 		err = fmt.Errorf("cluster %s: unknown mode %q", cl.Name, cl.Mode) // config validation rules this out
@@ -141,7 +147,7 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 			return Outputs{}, err
 		}
 	}
-	out := Outputs{HeartbeatAlarmARN: pulumi.String("").ToStringOutput()}
+	out := Outputs{HeartbeatAlarmARN: pulumi.String("").ToStringOutput(), Kubeconfig: pulumi.ToSecret(kubeconfig).(pulumi.StringOutput)}
 	if args.Heartbeat != nil {
 		h := *args.Heartbeat
 		h.Tags = s.tags

@@ -42,6 +42,8 @@ type Resource struct {
 	RetainOnDelete bool
 	// DeleteBeforeReplace: a replacement deletes (or, retained, forgets) the old resource first.
 	DeleteBeforeReplace bool
+	// ImportID is the ID of the existing resource the stack adopts instead of creating (the import option).
+	ImportID string
 	// Account is the account the resource is declared in: its provider's (an AWS provider's allowed account),
 	// the stack's for the default provider.
 	Account string
@@ -57,6 +59,9 @@ type Mocks struct {
 	Organization string
 	// Update runs the program as pulumi up does; a preview (a dry run) otherwise.
 	Update bool
+	// Project and Stack name the stack when the SDK does not: a component a provider constructs under
+	// pulumi-go-provider's fake engine is registered with no stack above it ("project" and "stack" unless set).
+	Project, Stack string
 	// Previous are the outputs of the stack's last update, which a stack reference to itself reads; nil on the
 	// first update.
 	Previous map[string]any
@@ -77,6 +82,9 @@ type Mocks struct {
 	// OIDCProviders overrides what aws:iam/getOpenIdConnectProvider answers by ARN; a provider with an empty URL
 	// does not exist (the lookup fails). Without an entry, the provider exists, its URL taken from its ARN.
 	OIDCProviders map[string]OIDCProvider
+	// Existing are EKS clusters of the stack's account besides the configured ones: the component package's
+	// clusters, which a ClusterInterruption names in its arguments, not in the stack's configuration.
+	Existing []string
 	// SpotServiceLinkedRole lists the accounts where the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot)
 	// exists: aws:iam/getRoles finds it there.
 	SpotServiceLinkedRole []string
@@ -161,7 +169,8 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		r.Parent = nameOfURN(rpc.GetParent())
 		r.RetainOnDelete = rpc.GetRetainOnDelete()
 		r.DeleteBeforeReplace = rpc.GetDeleteBeforeReplace()
-		r.URN = string(urnOf(resource.URN(rpc.GetParent()), args.TypeToken, args.Name))
+		r.ImportID = rpc.GetImportId()
+		r.URN = string(m.urnOf(resource.URN(rpc.GetParent()), args.TypeToken, args.Name))
 		deps := map[string]bool{}
 		for _, d := range rpc.GetDependencies() {
 			deps[d] = true
@@ -293,6 +302,13 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		for _, c := range m.configured() {
 			if c.account(m.account()) == m.accountOf(args.Provider) && !slices.Contains(m.MissingClusters, c.Name) {
 				names = append(names, c.Name)
+			}
+		}
+		if m.accountOf(args.Provider) == m.account() {
+			for _, n := range m.Existing {
+				if !slices.Contains(m.MissingClusters, n) {
+					names = append(names, n)
+				}
 			}
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"id": region, "names": names}), nil
@@ -434,10 +450,20 @@ func toAny(xs []string) []any {
 
 // urnOf is the URN the engine gives a resource of type typ named name under parent (the stack's children carry
 // no parent type).
-func urnOf(parent resource.URN, typ, name string) resource.URN {
+func (m *Mocks) urnOf(parent resource.URN, typ, name string) resource.URN {
+	if !parent.IsValid() { // a component a provider constructs, under the engine's fake monitor: no stack above
+		return resource.NewURN(tokens.QName(orDefault(m.Stack, "stack")), tokens.PackageName(orDefault(m.Project, "project")), "", tokens.Type(typ), name)
+	}
 	var parentType tokens.Type
 	if parent.IsValid() && parent.QualifiedType() != resource.RootStackType {
 		parentType = parent.QualifiedType()
 	}
 	return resource.NewURN(parent.Stack(), parent.Project(), parentType, tokens.Type(typ), name)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

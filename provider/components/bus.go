@@ -1,0 +1,254 @@
+package components
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+)
+
+// BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
+// as ClusterInterruption components. Every one is optional; an absent one takes the program's default.
+type BusArgs struct {
+	NamePrefix   *string                `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
+	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty"`
+	Organization *Organization      `pulumi:"organization,optional" json:"organization,omitempty"`
+	Router       *Router            `pulumi:"router,optional" json:"router,omitempty"`
+	CentralQueue *CentralQueue      `pulumi:"centralQueue,optional" json:"centralQueue,omitempty"`
+	Alarms       *Alarms            `pulumi:"alarms,optional" json:"alarms,omitempty"`
+	Heartbeat    *Heartbeat         `pulumi:"heartbeat,optional" json:"heartbeat,omitempty"`
+	Dashboard    *bool                  `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
+	Tags         map[string]string      `pulumi:"tags,optional" json:"tags,omitempty"`
+	// ClusterNames are not a configuration key: the program reads them off its clusters.
+	ClusterNames []string `pulumi:"clusterNames,optional" json:"-"`
+}
+
+// Annotate documents the arguments.
+func (a *BusArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.NamePrefix, `Starts the physical name of every shared resource, and is the bus's name (its output busName), which clusters join by. Default "kib-<stack>".`)
+	an.Describe(&a.Accounts, "Member accounts, by account ID, whose clusters the bus serves and whose baseline (forwarding rules, reader role) the Bus declares through a role it assumes there. Without organization, the only way to admit another account.")
+	an.Describe(&a.Organization, "Admits every account of an AWS Organization: the central queue and the router name the organization and fixed role names, so nothing grows with members (docs/organization.md).")
+	an.Describe(&a.Router, "The router Lambda and its event source mapping.")
+	an.Describe(&a.CentralQueue, "The central buffering queue and its dead-letter queue.")
+	an.Describe(&a.Alarms, "The CloudWatch alarms on the bus.")
+	an.Describe(&a.Heartbeat, "Canaries put on a schedule for every cluster, and each cluster's alarm when its Karpenter stops reading them (docs/operations.md, \"Heartbeat\").")
+	an.Describe(&a.Dashboard, "Declares a CloudWatch dashboard of the bus, with a row for each of clusterNames (default false).")
+	an.Describe(&a.Tags, "Tags for every resource that takes them, besides karpenter-interruption-bus/stack and managed-by.")
+	an.Describe(&a.ClusterNames, "The clusters on the bus, each a row of the dashboard: their ClusterInterruption's clusterName. Clusters join without being listed here.")
+}
+
+// MemberAccount are a member account's (key accounts.<id>).
+type MemberAccount struct {
+	DeployRoleARN string  `pulumi:"deployRoleArn" json:"deployRoleArn"`
+	AlarmTopicARN *string `pulumi:"alarmTopicArn,optional" json:"alarmTopicArn,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *MemberAccount) Annotate(an infer.Annotator) {
+	an.Describe(&a.DeployRoleARN, "The role in the member account that Pulumi assumes to declare the account's resources.")
+	an.Describe(&a.AlarmTopicARN, "An SNS topic of the member account notified by the alarms declared there.")
+}
+
+// CallAs is how the hub creates the organization's StackSet.
+type CallAs string
+
+// Values are CallAs's values.
+func (CallAs) Values() []infer.EnumValue[CallAs] {
+	return []infer.EnumValue[CallAs]{
+		{Name: "DelegatedAdmin", Value: "DELEGATED_ADMIN", Description: "The hub is a delegated administrator for CloudFormation StackSets (the default)."},
+		{Name: "Self", Value: "SELF", Description: "The hub is the organization's management account."},
+	}
+}
+
+// Organization admit an organization's accounts (key organization).
+type Organization struct {
+	ID        string   `pulumi:"id" json:"id"`
+	MemberOUs []string `pulumi:"memberOUs,optional" json:"memberOUs,omitempty"`
+	CallAs    *CallAs  `pulumi:"callAs,optional" json:"callAs,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *Organization) Annotate(an infer.Annotator) {
+	an.Describe(&a.ID, "The organization's ID, o-....")
+	an.Describe(&a.MemberOUs, "Organizational units whose accounts get the member baseline from a service-managed CloudFormation StackSet, automatically, accounts created or moved there later included.")
+	an.Describe(&a.CallAs, "How the hub creates the StackSet.")
+}
+
+// Router configure the router (key router).
+type Router struct {
+	BatchSize                    *int     `pulumi:"batchSize,optional" json:"batchSize,omitempty"`
+	MaximumBatchingWindowSeconds *int     `pulumi:"maximumBatchingWindowSeconds,optional" json:"maximumBatchingWindowSeconds,omitempty"`
+	MaximumConcurrency           *int     `pulumi:"maximumConcurrency,optional" json:"maximumConcurrency,omitempty"`
+	MemoryMB                     *int     `pulumi:"memoryMb,optional" json:"memoryMb,omitempty"`
+	TimeoutSeconds               *int     `pulumi:"timeoutSeconds,optional" json:"timeoutSeconds,omitempty"`
+	LogRetentionDays             *int     `pulumi:"logRetentionDays,optional" json:"logRetentionDays,omitempty"`
+	LogLevel                     *string  `pulumi:"logLevel,optional" json:"logLevel,omitempty"`
+	OwnerTagKeys                 []string `pulumi:"ownerTagKeys,optional" json:"ownerTagKeys,omitempty"`
+	CanaryIntervalSeconds        *int     `pulumi:"canaryIntervalSeconds,optional" json:"canaryIntervalSeconds,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *Router) Annotate(an infer.Annotator) {
+	an.Describe(&a.BatchSize, "Messages per invocation (default 100).")
+	an.Describe(&a.MaximumBatchingWindowSeconds, "How long the event source mapping gathers a batch (default 1).")
+	an.Describe(&a.MaximumConcurrency, "The most invocations at once (default 5).")
+	an.Describe(&a.MemoryMB, "The function's memory in MB (default 256).")
+	an.Describe(&a.TimeoutSeconds, "The function's timeout (default 30); the central queue's visibility timeout follows from it.")
+	an.Describe(&a.LogRetentionDays, "Retention of the router's log group (default 30).")
+	an.Describe(&a.LogLevel, "debug, info (default), warn or error.")
+	an.Describe(&a.OwnerTagKeys, "EC2 tag keys naming an instance's cluster, tried in order (default Karpenter's and EKS's).")
+	an.Describe(&a.CanaryIntervalSeconds, "The least time between two canaries the router delivers to one cluster, per router instance (default 30); below the heartbeat's rate.")
+}
+
+// CentralQueue configure the central queue (key centralQueue).
+type CentralQueue struct {
+	MessageRetentionSeconds *int `pulumi:"messageRetentionSeconds,optional" json:"messageRetentionSeconds,omitempty"`
+	MaxReceiveCount         *int `pulumi:"maxReceiveCount,optional" json:"maxReceiveCount,omitempty"`
+	EventMaxAgeSeconds      *int `pulumi:"eventMaxAgeSeconds,optional" json:"eventMaxAgeSeconds,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *CentralQueue) Annotate(an infer.Annotator) {
+	an.Describe(&a.MessageRetentionSeconds, "How long the central queue keeps an event (default 3600).")
+	an.Describe(&a.MaxReceiveCount, "Receives before an event moves to the dead-letter queue (default 10).")
+	an.Describe(&a.EventMaxAgeSeconds, "How long EventBridge retries delivering an event to the central queue (default 300).")
+}
+
+// Alarms configure the alarms (key alarms).
+type Alarms struct {
+	TopicARN                *string `pulumi:"topicArn,optional" json:"topicArn,omitempty"`
+	OldestMessageAgeSeconds *int    `pulumi:"oldestMessageAgeSeconds,optional" json:"oldestMessageAgeSeconds,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *Alarms) Annotate(an infer.Annotator) {
+	an.Describe(&a.TopicARN, "An SNS topic of the hub's account notified on alarm and on recovery.")
+	an.Describe(&a.OldestMessageAgeSeconds, "The central queue's age alarm threshold (default 60).")
+}
+
+// Heartbeat configure the heartbeat (key heartbeat).
+type Heartbeat struct {
+	Enabled *bool   `pulumi:"enabled,optional" json:"enabled,omitempty"`
+	Rate    *string `pulumi:"rate,optional" json:"rate,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *Heartbeat) Annotate(an infer.Annotator) {
+	an.Describe(&a.Enabled, "Declares the heartbeat's shared part (default true); clusters then take heartbeatRate.")
+	an.Describe(&a.Rate, `How often each cluster gets a canary: whole minutes from "1m" to "1h" (default "5m").`)
+}
+
+// Bus is the shared part of an interruption bus in one account and region: rules, central queue, router,
+// alarms, heartbeat, member baselines and dashboard.
+type Bus struct {
+	pulumi.ResourceState
+
+	BusName            pulumi.StringOutput    `pulumi:"busName"`
+	Account            pulumi.StringOutput    `pulumi:"account"`
+	Region             pulumi.StringOutput    `pulumi:"region"`
+	HeartbeatRate      pulumi.StringOutput    `pulumi:"heartbeatRate"`
+	ClusterQueuePrefix pulumi.StringOutput    `pulumi:"clusterQueuePrefix"`
+	CentralQueueURL    pulumi.StringOutput    `pulumi:"centralQueueUrl"`
+	CentralQueueARN    pulumi.StringOutput    `pulumi:"centralQueueArn"`
+	DeadLetterQueueURL pulumi.StringOutput    `pulumi:"deadLetterQueueUrl"`
+	DeadLetterQueueARN pulumi.StringOutput    `pulumi:"deadLetterQueueArn"`
+	RouterFunctionName pulumi.StringOutput    `pulumi:"routerFunctionName"`
+	RouterRoleARN      pulumi.StringOutput    `pulumi:"routerRoleArn"`
+	RouterLogGroupName pulumi.StringOutput    `pulumi:"routerLogGroupName"`
+	RedriveRoleARN     pulumi.StringOutput    `pulumi:"redriveRoleArn"`
+	RuleARNs           pulumi.StringMapOutput `pulumi:"ruleArns"`
+	AlarmARNs          pulumi.StringMapOutput `pulumi:"alarmArns"`
+}
+
+// Annotate documents the component and its outputs.
+func (b *Bus) Annotate(an infer.Annotator) {
+	an.Describe(&b, "The shared part of an interruption bus in one account and region, the hub: the EventBridge rules, the central queue "+
+		"and its dead-letter queue, the router Lambda, the alarms, the heartbeat's shared part, the member accounts' baselines and the "+
+		"dashboard. Clusters join it with ClusterInterruption, from this stack or their own, given busName and account.")
+	an.Describe(&b.BusName, "The bus's name (namePrefix): a ClusterInterruption's busName.")
+	an.Describe(&b.Account, "The hub's account: a ClusterInterruption's hubAccountId, from another account.")
+	an.Describe(&b.Region, "The bus's region; clusters join from the same region.")
+	an.Describe(&b.HeartbeatRate, `The heartbeat's rate, "" without one: a ClusterInterruption's heartbeatRate.`)
+	an.Describe(&b.ClusterQueuePrefix, "Starts every cluster queue's name: <prefix><cluster>.")
+	an.Describe(&b.CentralQueueURL, "The central buffering queue's URL.")
+	an.Describe(&b.CentralQueueARN, "The central buffering queue's ARN.")
+	an.Describe(&b.DeadLetterQueueURL, "The dead-letter queue's URL.")
+	an.Describe(&b.DeadLetterQueueARN, "The dead-letter queue's ARN.")
+	an.Describe(&b.RouterFunctionName, "The router Lambda's name.")
+	an.Describe(&b.RouterRoleARN, "The router's role, the only principal a cluster queue lets send.")
+	an.Describe(&b.RouterLogGroupName, "The router's log group.")
+	an.Describe(&b.RedriveRoleARN, "The role operators assume to move messages from the dead-letter queue back to the central queue.")
+	an.Describe(&b.RuleARNs, "The EventBridge rules, by event type.")
+	an.Describe(&b.AlarmARNs, "The bus's CloudWatch alarms, by name.")
+}
+
+// busConstructor is the Bus's constructor with opts.
+func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, args BusArgs, ro ...pulumi.ResourceOption) (*Bus, error) {
+	return func(ctx *pulumi.Context, name string, args BusArgs, ro ...pulumi.ResourceOption) (*Bus, error) {
+		values, err := configValues(args)
+		if err != nil {
+			return nil, err
+		}
+		b := &Bus{}
+		if err := ctx.RegisterComponentResource(Name+":index:Bus", name, b, ro...); err != nil {
+			return nil, err
+		}
+		out, err := infra.DeclareBus(ctx, b, values, args.ClusterNames, opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := setOutputs(b, out.Outputs); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// configValues are args as the stack configuration's keys: each key's JSON text, a string key's own text.
+func configValues(args any) (map[string]string, error) {
+	text, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(text, &keys); err != nil {
+		return nil, err
+	}
+	values := map[string]string{}
+	for k, v := range keys {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			values[k] = s
+			continue
+		}
+		values[k] = string(v)
+	}
+	return values, nil
+}
+
+// setOutputs sets the output fields of component (a pointer to a struct) from outputs, by their pulumi tags;
+// every field must have one.
+func setOutputs(component any, outputs map[string]pulumi.Input) error {
+	v := reflect.ValueOf(component).Elem()
+	for i := range v.NumField() {
+		tag := v.Type().Field(i).Tag.Get("pulumi")
+		if tag == "" {
+			continue
+		}
+		in, ok := outputs[tag]
+		if !ok {
+			return fmt.Errorf("output %s: not declared", tag)
+		}
+		f := v.Field(i)
+		conv := reflect.ValueOf(in).MethodByName("To" + f.Type().Name())
+		if !conv.IsValid() {
+			return fmt.Errorf("output %s: %T is not a %s", tag, in, f.Type().Name())
+		}
+		f.Set(conv.Call(nil)[0])
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package components
+
+import (
+	"encoding/json"
+
+	"github.com/pulumi/pulumi-go-provider/infer"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+)
+
+// Mode is how a cluster's Karpenter is wired to the bus (config.Mode).
+type Mode string
+
+// Values are Mode's values, config.Modes (a test holds them equal).
+func (Mode) Values() []infer.EnumValue[Mode] {
+	return []infer.EnumValue[Mode]{
+		{Name: "Install", Value: "install", Description: "Installs Karpenter on the existing EKS cluster (the default): controller and node roles, identity, access entry, and the Helm release reading the cluster's queue."},
+		{Name: "ExistingRole", Value: "existing-role", Description: "Leaves Karpenter to whoever manages it: attaches the interruption policy to its controller role; chartValue is what its chart must be given."},
+		{Name: "Create", Value: "create", Description: "Creates the EKS cluster too (pulumi-eks), then installs as install does."},
+	}
+}
+
+// Identity is how Karpenter's controller gets its role (config.Identity).
+type Identity string
+
+// Values are Identity's values, config.Identities (a test holds them equal).
+func (Identity) Values() []infer.EnumValue[Identity] {
+	return []infer.EnumValue[Identity]{
+		{Name: "PodIdentity", Value: "pod-identity", Description: "EKS Pod Identity (the default); the cluster needs the eks-pod-identity-agent add-on."},
+		{Name: "Irsa", Value: "irsa", Description: "IAM roles for service accounts, through the cluster's IAM OIDC provider (oidcProviderArn)."},
+	}
+}
+
+// ClusterInterruptionArgs are a cluster's arguments: its entry of the program's clusters (the fields with a JSON
+// name), and what a stack other than the hub's must be told of the bus.
+type ClusterInterruptionArgs struct {
+	BusName                     string            `pulumi:"busName" json:"-"`
+	HubAccountID                *string           `pulumi:"hubAccountId,optional" json:"-"`
+	ClusterName                 string            `pulumi:"clusterName" json:"name"`
+	Mode                        *Mode             `pulumi:"mode,optional" json:"mode,omitempty"`
+	Identity                    *Identity         `pulumi:"identity,optional" json:"identity,omitempty"`
+	OIDCProviderARN             *string           `pulumi:"oidcProviderArn,optional" json:"oidcProviderArn,omitempty"`
+	ControllerRoleName          *string           `pulumi:"controllerRoleName,optional" json:"controllerRoleName,omitempty"`
+	Karpenter                   *Karpenter    `pulumi:"karpenter,optional" json:"karpenter,omitempty"`
+	Create                      *NewCluster       `pulumi:"create,optional" json:"create,omitempty"`
+	FIS                         *FisExperiment          `pulumi:"fis,optional" json:"fis,omitempty"`
+	HeartbeatRate               *string           `pulumi:"heartbeatRate,optional" json:"-"`
+	HeartbeatAlarmActions       []string          `pulumi:"heartbeatAlarmActions,optional" json:"-"`
+	MemberBaseline              *bool             `pulumi:"memberBaseline,optional" json:"-"`
+	EnsureSpotServiceLinkedRole *bool             `pulumi:"ensureSpotServiceLinkedRole,optional" json:"-"`
+	Tags                        map[string]string `pulumi:"tags,optional" json:"-"`
+}
+
+// Annotate documents the arguments.
+func (a *ClusterInterruptionArgs) Annotate(an infer.Annotator) {
+	an.Describe(&a.BusName, "The bus to join: the Bus's output busName (its namePrefix).")
+	an.Describe(&a.HubAccountID, "The hub's account (the Bus's output account), for a cluster in another account; default the cluster's own.")
+	an.Describe(&a.ClusterName, "The EKS cluster's name; its queue is <clusterQueuePrefix><clusterName>.")
+	an.Describe(&a.Mode, "How the cluster's Karpenter is wired to the bus.")
+	an.Describe(&a.Identity, "How Karpenter's controller gets its IAM role (install and create modes).")
+	an.Describe(&a.OIDCProviderARN, "The cluster's IAM OIDC provider, for irsa in install mode.")
+	an.Describe(&a.ControllerRoleName, "Karpenter's existing controller role, for existing-role mode.")
+	an.Describe(&a.Karpenter, "Karpenter's Helm release (install and create modes).")
+	an.Describe(&a.Create, "The EKS cluster to create (create mode).")
+	an.Describe(&a.FIS, "An AWS FIS experiment template that sends a Spot interruption to one of the cluster's nodes.")
+	an.Describe(&a.HeartbeatRate, `Gives the cluster a heartbeat at this rate and an alarm when its Karpenter stops reading it: the Bus's output heartbeatRate ("" or absent, none). The heartbeat's shared part must exist in the account: the hub's Bus, the hub's StackSet, or memberBaseline.`)
+	an.Describe(&a.HeartbeatAlarmActions, "Topics of the cluster's account notified by its heartbeat alarm, on alarm and on recovery.")
+	an.Describe(&a.MemberBaseline, "Declares the member baseline in the cluster's account: the rules forwarding its EC2 events to the hub, the role the router reads its instances with, the heartbeat's shared part. For a member account that neither the hub's StackSet (organization.memberOUs) nor its accounts cover; the hub must admit it (organization). One cluster of an account at most.")
+	an.Describe(&a.EnsureSpotServiceLinkedRole, "Declares the account's EC2 Spot service-linked role, created where absent, adopted where present, retained on delete. One cluster of an account at most; without it, installing Karpenter needs the role to exist.")
+	an.Describe(&a.Tags, "Tags for every resource that takes them.")
+}
+
+// Karpenter configure the release (clusters[].karpenter).
+type Karpenter struct {
+	Version        *string        `pulumi:"version,optional" json:"version,omitempty"`
+	Namespace      *string        `pulumi:"namespace,optional" json:"namespace,omitempty"`
+	ServiceAccount *string        `pulumi:"serviceAccount,optional" json:"serviceAccount,omitempty"`
+	Values         map[string]any `pulumi:"values,optional" json:"values,omitempty"`
+	ReplaceRelease *bool          `pulumi:"replaceRelease,optional" json:"replaceRelease,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *Karpenter) Annotate(an infer.Annotator) {
+	an.Describe(&a.Version, "Karpenter's chart version, within the supported range (docs/clusters.md, \"Karpenter versions\").")
+	an.Describe(&a.Namespace, `The release's namespace (default "kube-system").`)
+	an.Describe(&a.ServiceAccount, `The controller's service account (default "karpenter").`)
+	an.Describe(&a.Values, "Extra chart values, merged under the ones the bus sets.")
+	an.Describe(&a.ReplaceRelease, "Acknowledges that the release in the former namespace (or the one managed elsewhere) was uninstalled, so a new one may take its place.")
+}
+
+// NewCluster configure a new cluster (clusters[].create).
+type NewCluster struct {
+	VpcID             string           `pulumi:"vpcId" json:"vpcId"`
+	SubnetIDs         []string         `pulumi:"subnetIds" json:"subnetIds"`
+	KubernetesVersion *string          `pulumi:"kubernetesVersion,optional" json:"kubernetesVersion,omitempty"`
+	SystemNodes       *SystemNodes `pulumi:"systemNodes,optional" json:"systemNodes,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *NewCluster) Annotate(an infer.Annotator) {
+	an.Describe(&a.VpcID, "The VPC of the cluster.")
+	an.Describe(&a.SubnetIDs, "The cluster's subnets, at least two.")
+	an.Describe(&a.KubernetesVersion, "The cluster's Kubernetes version, within the Karpenter release's range.")
+	an.Describe(&a.SystemNodes, "The managed node group Karpenter itself runs on.")
+}
+
+// SystemNodes size the system node group.
+type SystemNodes struct {
+	InstanceType *string `pulumi:"instanceType,optional" json:"instanceType,omitempty"`
+	Min          *int    `pulumi:"min,optional" json:"min,omitempty"`
+	Max          *int    `pulumi:"max,optional" json:"max,omitempty"`
+	Desired      *int    `pulumi:"desired,optional" json:"desired,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *SystemNodes) Annotate(an infer.Annotator) {
+	an.Describe(&a.InstanceType, `Instance type (default "m7g.large").`)
+	an.Describe(&a.Min, "Fewest nodes (default 2).")
+	an.Describe(&a.Max, "Most nodes (default 3).")
+	an.Describe(&a.Desired, "Nodes at creation (default 2).")
+}
+
+// FisExperiment configure the interruption experiment (clusters[].fis).
+type FisExperiment struct {
+	Enabled *bool `pulumi:"enabled,optional" json:"enabled,omitempty"`
+}
+
+// Annotate documents the arguments.
+func (a *FisExperiment) Annotate(an infer.Annotator) {
+	an.Describe(&a.Enabled, "Declares the experiment template (default false).")
+}
+
+// ClusterInterruption is one cluster on a bus: its interruption queue, which only the router may send to, and
+// its Karpenter wired to that queue.
+type ClusterInterruption struct {
+	pulumi.ResourceState
+
+	QueueName         pulumi.StringOutput `pulumi:"queueName"`
+	QueueURL          pulumi.StringOutput `pulumi:"queueUrl"`
+	QueueARN          pulumi.StringOutput `pulumi:"queueArn"`
+	ControllerRoleARN pulumi.StringOutput `pulumi:"controllerRoleArn"`
+	NodeRoleName      pulumi.StringOutput `pulumi:"nodeRoleName"`
+	ChartValue        pulumi.StringOutput `pulumi:"chartValue"`
+	HeartbeatAlarmARN pulumi.StringOutput `pulumi:"heartbeatAlarmArn"`
+	Kubeconfig        pulumi.StringOutput `pulumi:"kubeconfig" provider:"secret"`
+}
+
+// Annotate documents the component and its outputs.
+func (c *ClusterInterruption) Annotate(an infer.Annotator) {
+	an.Describe(&c, "One EKS cluster on an interruption bus, declared in the cluster's account: its interruption queue, which only the "+
+		"router may send to, and its Karpenter wired to it (installed, created with the cluster, or managed elsewhere). From the hub's "+
+		"stack or the cluster team's own: it needs the bus's name and, from another account, the hub's account, and nothing of the "+
+		"hub's deploy role. It checks the cluster in AWS first, and declares nothing when a check fails.")
+	an.Describe(&c.QueueName, "The cluster's interruption queue: Karpenter's settings.interruptionQueue.")
+	an.Describe(&c.QueueURL, "The queue's URL.")
+	an.Describe(&c.QueueARN, "The queue's ARN.")
+	an.Describe(&c.ControllerRoleARN, "Karpenter's controller role.")
+	an.Describe(&c.NodeRoleName, `The role for Karpenter's EC2NodeClass spec.role (install and create modes; "" otherwise).`)
+	an.Describe(&c.ChartValue, "What Karpenter's chart must be given to read the queue (existing-role mode: set it where Karpenter is managed).")
+	an.Describe(&c.HeartbeatAlarmARN, `The alarm on the cluster's heartbeat ("" without one).`)
+	an.Describe(&c.Kubeconfig, `A kubeconfig for the cluster's API, through aws eks get-token (install and create modes; "" otherwise).`)
+}
+
+// clusterConstructor is ClusterInterruption's constructor with opts.
+func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, args ClusterInterruptionArgs, ro ...pulumi.ResourceOption) (*ClusterInterruption, error) {
+	return func(ctx *pulumi.Context, name string, args ClusterInterruptionArgs, ro ...pulumi.ResourceOption) (*ClusterInterruption, error) {
+		entry, err := json.Marshal(args)
+		if err != nil {
+			return nil, err
+		}
+		j := infra.Join{
+			BusName: args.BusName, HubAccount: deref(args.HubAccountID), Cluster: entry, HeartbeatRate: deref(args.HeartbeatRate),
+			HeartbeatAlarmActions: args.HeartbeatAlarmActions, MemberBaseline: deref(args.MemberBaseline),
+			EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags,
+		}
+		c := &ClusterInterruption{}
+		if err := ctx.RegisterComponentResource(Name+":index:ClusterInterruption", name, c, ro...); err != nil {
+			return nil, err
+		}
+		out, err := infra.DeclareJoin(ctx, c, j, opts)
+		if err != nil {
+			return nil, err
+		}
+		c.QueueName, c.QueueURL, c.QueueARN = out.QueueName, out.QueueURL, out.QueueARN
+		c.ControllerRoleARN, c.NodeRoleName, c.ChartValue = out.ControllerRoleARN, out.NodeRoleName, out.ChartValue
+		c.HeartbeatAlarmARN, c.Kubeconfig = out.HeartbeatAlarmARN, out.Kubeconfig
+		return c, nil
+	}
+}
+
+var _ = cluster.Type // the token the program registers its clusters with, the same as this component's
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

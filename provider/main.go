@@ -1,0 +1,25 @@
+// Command pulumi-resource-karpenter-interruption-bus is the component package's provider: Pulumi runs it
+// (PulumiPlugin.yaml at the repository's root) for pulumi package add, and for every program using the package.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	p "github.com/pulumi/pulumi-go-provider"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/version"
+)
+
+func main() {
+	prov, err := components.New(components.DefaultOptions())
+	if err == nil {
+		err = p.RunProvider(context.Background(), components.Name, version.Version(), prov)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
