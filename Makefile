@@ -12,7 +12,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: storm stacks all test test-router test-infra test-e2e test-karpenter test-workflows race lint router bench fuzz demo render scale tidy verify docs karpenter-bump
+.PHONY: storm stacks all test test-router test-infra test-e2e test-karpenter test-workflows test-provider race lint router bench fuzz demo render scale tidy verify docs karpenter-bump package provider schema
 
 all: test
 
@@ -35,8 +35,8 @@ MERMAID := docgen/mermaid/node_modules/.package-lock.json
 TEST := $(GO) test -vet=off -count=1
 
 ## test: every test of the modules (unit, fuzz seeds, end to end, infra under mocks, the contract with each
-## Karpenter version), and the GitHub workflows checked by actionlint
-test: test-router test-infra test-e2e test-karpenter test-workflows
+## Karpenter version, the component package's schema and components), and the GitHub workflows checked by actionlint
+test: test-router test-infra test-e2e test-karpenter test-provider test-workflows
 
 test-router:
 	cd router && $(GO) vet ./... && $(TEST) ./...
@@ -56,6 +56,41 @@ test-e2e: $(IAM_EVALUATOR)
 test-karpenter:
 	@set -e; for m in $(KARPENTER_MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(TEST) ./...); done
 
+# The component package (provider/, docs/package.md): its schema against the golden provider/schema.json, and each
+# component constructed in every mode through pulumi-go-provider's in-process server.
+test-provider:
+	cd provider && $(GO) vet ./... && $(TEST) ./...
+
+# The SDK generators: pulumi/pkg v3.175.0 (the program's SDK version), in sdkgen/. Its Node.js generator computes
+# relative imports with filepath.Rel, whose result Go 1.26 changed ("types/input.ts" would import "./types/input"):
+# it runs on the Go before, a toolchain the module proxy serves.
+SDKGEN_GO := go1.25.4
+# TypeScript 7's tsc and @pulumi/pulumi, pinned by examples/typecheck/package-lock.json; needs Node.js.
+TYPECHECK := examples/typecheck/node_modules/.package-lock.json
+PACKAGE_VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
+
+## package: the component package's TypeScript and Python SDKs generated from provider/schema.json by Pulumi's own
+## generators (build/sdk), and the examples checked against them: TypeScript by tsc, Python compiled and its calls
+## matched to the SDK's signatures. Apart from make test: the generators add minutes of compilation on a cold cache
+package: $(TYPECHECK)
+	cd sdkgen && GOTOOLCHAIN=$(SDKGEN_GO) $(GO) vet ./... && GOTOOLCHAIN=$(SDKGEN_GO) $(TEST) ./... && \
+	  GOTOOLCHAIN=$(SDKGEN_GO) $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
+	cd examples/typecheck && ./node_modules/.bin/tsc -p .
+	python3 -m compileall -q build/sdk/python examples/cluster-python
+	python3 examples/typecheck/check_python.py build/sdk/python examples/cluster-python/__main__.py
+
+$(TYPECHECK): examples/typecheck/package.json examples/typecheck/package-lock.json
+	cd examples/typecheck && npm ci --no-audit --no-fund
+
+## provider: build/pulumi-resource-karpenter-interruption-bus, the package's provider, at PACKAGE_VERSION (git describe)
+provider:
+	cd provider && $(GO) build -trimpath -ldflags "-X github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/version.tag=$(PACKAGE_VERSION)" \
+	  -o ../build/pulumi-resource-karpenter-interruption-bus .
+
+## schema: rewrite provider/schema.json from the provider (review its diff: it is the package's interface)
+schema:
+	cd provider && $(GO) test ./components/ -run TestSchemaIsGolden -update
+
 $(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-lock.json
 	cd tests/iam/evaluator && npm ci --no-audit --no-fund
 
@@ -71,6 +106,8 @@ lint:
 	cd router && $(TOOL) golangci-lint run ./...
 	cd tests && $(TOOL) golangci-lint run ./...
 	cd tests/internal && $(TOOL) golangci-lint run ./...
+	cd provider && $(TOOL) golangci-lint run ./...
+	cd sdkgen && $(TOOL) golangci-lint run ./...
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(TOOL) golangci-lint run ./...); done
 
 ## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
@@ -95,6 +132,8 @@ demo:
 
 tidy:
 	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests/internal && $(GO) mod tidy && cd .. && $(GO) mod tidy && cd ../tools && $(GO) mod tidy
+	cd provider && $(GO) mod tidy
+	cd sdkgen && GOTOOLCHAIN=$(SDKGEN_GO) $(GO) mod tidy
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(GO) mod tidy); done
 
 ## storm: 10,000 interruption events over 200 clusters, each with Karpenter's own interruption controller (the

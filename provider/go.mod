@@ -8,7 +8,9 @@ require (
 	github.com/blang/semver v3.5.1+incompatible
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus v0.0.0-00010101000000-000000000000
 	github.com/pulumi/pulumi-go-provider v1.5.0
+	github.com/pulumi/pulumi/pkg/v3 v3.256.0
 	github.com/pulumi/pulumi/sdk/v3 v3.256.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
@@ -82,7 +84,6 @@ require (
 	github.com/pulumi/pulumi-aws/sdk/v6 v6.83.2 // indirect
 	github.com/pulumi/pulumi-eks/sdk/v2 v2.8.1 // indirect
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.23.0 // indirect
-	github.com/pulumi/pulumi/pkg/v3 v3.256.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/rogpeppe/go-internal v1.14.1 // indirect
 	github.com/sabhiram/go-gitignore v0.0.0-20210923224102-525f6e181f06 // indirect
@@ -128,7 +129,6 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/grpc v1.83.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	lukechampine.com/frand v1.5.1 // indirect
 )
 

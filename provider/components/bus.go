@@ -14,15 +14,15 @@ import (
 // BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
 // as ClusterInterruption components. Every one is optional; an absent one takes the program's default.
 type BusArgs struct {
-	NamePrefix   *string                `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
+	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
 	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty"`
-	Organization *Organization      `pulumi:"organization,optional" json:"organization,omitempty"`
-	Router       *Router            `pulumi:"router,optional" json:"router,omitempty"`
-	CentralQueue *CentralQueue      `pulumi:"centralQueue,optional" json:"centralQueue,omitempty"`
-	Alarms       *Alarms            `pulumi:"alarms,optional" json:"alarms,omitempty"`
-	Heartbeat    *Heartbeat         `pulumi:"heartbeat,optional" json:"heartbeat,omitempty"`
-	Dashboard    *bool                  `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
-	Tags         map[string]string      `pulumi:"tags,optional" json:"tags,omitempty"`
+	Organization *Organization            `pulumi:"organization,optional" json:"organization,omitempty"`
+	Router       *Router                  `pulumi:"router,optional" json:"router,omitempty"`
+	CentralQueue *CentralQueue            `pulumi:"centralQueue,optional" json:"centralQueue,omitempty"`
+	Alarms       *Alarms                  `pulumi:"alarms,optional" json:"alarms,omitempty"`
+	Heartbeat    *Heartbeat               `pulumi:"heartbeat,optional" json:"heartbeat,omitempty"`
+	Dashboard    *bool                    `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
+	Tags         map[string]string        `pulumi:"tags,optional" json:"tags,omitempty"`
 	// ClusterNames are not a configuration key: the program reads them off its clusters.
 	ClusterNames []string `pulumi:"clusterNames,optional" json:"-"`
 }

@@ -43,9 +43,9 @@ type ClusterInterruptionArgs struct {
 	Identity                    *Identity         `pulumi:"identity,optional" json:"identity,omitempty"`
 	OIDCProviderARN             *string           `pulumi:"oidcProviderArn,optional" json:"oidcProviderArn,omitempty"`
 	ControllerRoleName          *string           `pulumi:"controllerRoleName,optional" json:"controllerRoleName,omitempty"`
-	Karpenter                   *Karpenter    `pulumi:"karpenter,optional" json:"karpenter,omitempty"`
+	Karpenter                   *Karpenter        `pulumi:"karpenter,optional" json:"karpenter,omitempty"`
 	Create                      *NewCluster       `pulumi:"create,optional" json:"create,omitempty"`
-	FIS                         *FisExperiment          `pulumi:"fis,optional" json:"fis,omitempty"`
+	FIS                         *FisExperiment    `pulumi:"fis,optional" json:"fis,omitempty"`
 	HeartbeatRate               *string           `pulumi:"heartbeatRate,optional" json:"-"`
 	HeartbeatAlarmActions       []string          `pulumi:"heartbeatAlarmActions,optional" json:"-"`
 	MemberBaseline              *bool             `pulumi:"memberBaseline,optional" json:"-"`
@@ -92,9 +92,9 @@ func (a *Karpenter) Annotate(an infer.Annotator) {
 
 // NewCluster configure a new cluster (clusters[].create).
 type NewCluster struct {
-	VpcID             string           `pulumi:"vpcId" json:"vpcId"`
-	SubnetIDs         []string         `pulumi:"subnetIds" json:"subnetIds"`
-	KubernetesVersion *string          `pulumi:"kubernetesVersion,optional" json:"kubernetesVersion,omitempty"`
+	VpcID             string       `pulumi:"vpcId" json:"vpcId"`
+	SubnetIDs         []string     `pulumi:"subnetIds" json:"subnetIds"`
+	KubernetesVersion *string      `pulumi:"kubernetesVersion,optional" json:"kubernetesVersion,omitempty"`
 	SystemNodes       *SystemNodes `pulumi:"systemNodes,optional" json:"systemNodes,omitempty"`
 }
 

@@ -183,7 +183,7 @@ func TestClusterInterruption(t *testing.T) {
 	const oidc = "arn:aws:iam::" + hub + ":oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/BLUE"
 	tests := []struct {
 		name   string
-		world  mocks.Mocks
+		world  *mocks.Mocks
 		inputs map[string]any
 		want   []string
 		absent []string
@@ -195,7 +195,7 @@ func TestClusterInterruption(t *testing.T) {
 	}{
 		{
 			name:  "install, pod identity, the hub's account, Spot role created",
-			world: mocks.Mocks{Existing: []string{"blue"}},
+			world: &mocks.Mocks{Existing: []string{"blue"}},
 			inputs: map[string]any{
 				"busName": "kib-prod", "clusterName": "blue", "heartbeatRate": "5m", "ensureSpotServiceLinkedRole": true,
 			},
@@ -208,7 +208,7 @@ func TestClusterInterruption(t *testing.T) {
 		},
 		{
 			name:  "install, IRSA, the Spot role adopted where it exists",
-			world: mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
+			world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
 			inputs: map[string]any{
 				"busName": "kib-prod", "clusterName": "blue", "identity": "irsa", "oidcProviderArn": oidc, "ensureSpotServiceLinkedRole": true,
 			},
@@ -219,7 +219,7 @@ func TestClusterInterruption(t *testing.T) {
 		},
 		{
 			name:  "existing role, a member account joining the hub with its own baseline",
-			world: mocks.Mocks{Account: member, Existing: []string{"green"}},
+			world: &mocks.Mocks{Account: member, Existing: []string{"green"}},
 			inputs: map[string]any{
 				"busName": "kib-prod", "hubAccountId": hub, "clusterName": "green", "mode": "existing-role", "controllerRoleName": "KarpenterController-green",
 				"memberBaseline": true, "heartbeatRate": "1m",
@@ -234,7 +234,7 @@ func TestClusterInterruption(t *testing.T) {
 		},
 		{
 			name:  "create, a member account covered by the hub's StackSet",
-			world: mocks.Mocks{Account: member, SpotServiceLinkedRole: []string{member}},
+			world: &mocks.Mocks{Account: member, SpotServiceLinkedRole: []string{member}},
 			inputs: map[string]any{
 				"busName": "kib-prod", "hubAccountId": hub, "clusterName": "new", "mode": "create",
 				"create": map[string]any{"vpcId": "vpc-0123456789abcdef0", "subnetIds": []any{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1"}},
@@ -248,7 +248,7 @@ func TestClusterInterruption(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			world := tt.world
-			resp, rs, err := construct(t, &world, "ClusterInterruption", tt.inputs["clusterName"].(string), tt.inputs)
+			resp, rs, err := construct(t, world, "ClusterInterruption", tt.inputs["clusterName"].(string), tt.inputs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,47 +307,47 @@ func TestClusterInterruption(t *testing.T) {
 func TestClusterInterruptionRefuses(t *testing.T) {
 	tests := []struct {
 		name   string
-		world  mocks.Mocks
+		world  *mocks.Mocks
 		inputs map[string]any
 		want   string
 	}{
 		{
-			name: "irsa without its OIDC provider", world: mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
+			name: "irsa without its OIDC provider", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "identity": "irsa"}, want: "oidcProviderArn:",
 		},
 		{
-			name: "an unknown mode", world: mocks.Mocks{Existing: []string{"blue"}},
+			name: "an unknown mode", world: &mocks.Mocks{Existing: []string{"blue"}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "mode": "manual"}, want: "mode:",
 		},
 		{
-			name: "the cluster missing", world: mocks.Mocks{SpotServiceLinkedRole: []string{hub}},
+			name: "the cluster missing", world: &mocks.Mocks{SpotServiceLinkedRole: []string{hub}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "ghost"}, want: "ghost",
 		},
 		{
-			name: "no Spot role, not asked for", world: mocks.Mocks{Existing: []string{"blue"}},
+			name: "no Spot role, not asked for", world: &mocks.Mocks{Existing: []string{"blue"}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue"}, want: "ensureSpotServiceLinkedRole",
 		},
 		{
-			name: "a baseline in the hub's own account", world: mocks.Mocks{Existing: []string{"blue"}},
+			name: "a baseline in the hub's own account", world: &mocks.Mocks{Existing: []string{"blue"}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "memberBaseline": true}, want: "memberBaseline:",
 		},
 		{
-			name: "a hub account that is not one", world: mocks.Mocks{Existing: []string{"blue"}},
+			name: "a hub account that is not one", world: &mocks.Mocks{Existing: []string{"blue"}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "hubAccountId": "12345"}, want: "hubAccountId:",
 		},
 		{
-			name: "a heartbeat rate out of range", world: mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
+			name: "a heartbeat rate out of range", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "heartbeatRate": "2h"}, want: "heartbeatRate:",
 		},
 		{
-			name: "a bus name that is not one", world: mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
+			name: "a bus name that is not one", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
 			inputs: map[string]any{"busName": "Bad Bus!", "clusterName": "blue"}, want: "busName:",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			world := tt.world
-			_, rs, err := construct(t, &world, "ClusterInterruption", "c", tt.inputs)
+			_, rs, err := construct(t, world, "ClusterInterruption", "c", tt.inputs)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one naming %s", err, tt.want)
 			}

@@ -28,7 +28,7 @@ const RouterSourceEnv = "KARPENTER_INTERRUPTION_BUS_ROUTER"
 func New(opts infra.Options) (p.Provider, error) {
 	return infer.NewProviderBuilder().
 		WithDisplayName("Karpenter interruption bus").
-		WithDescription("One EC2 interruption bus per region for a fleet of EKS clusters running Karpenter: shared EventBridge rules, " +
+		WithDescription("One EC2 interruption bus per region for a fleet of EKS clusters running Karpenter: shared EventBridge rules, "+
 			"a central queue and a router Lambda forwarding each event to the queue of the cluster that owns the instance.").
 		WithKeywords("karpenter", "eks", "spot", "interruption", "aws", "kind/component", "category/cloud").
 		WithRepository("https://github.com/karpenter-interruption-bus/karpenter-interruption-bus").
