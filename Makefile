@@ -76,7 +76,7 @@ package: $(TYPECHECK)
 	cd sdkgen && GOTOOLCHAIN=$(SDKGEN_GO) $(GO) vet ./... && GOTOOLCHAIN=$(SDKGEN_GO) $(TEST) ./... && \
 	  GOTOOLCHAIN=$(SDKGEN_GO) $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
 	cd examples/typecheck && ./node_modules/.bin/tsc -p .
-	python3 -m compileall -q build/sdk/python examples/cluster-python
+	PYTHONPYCACHEPREFIX=build/pycache python3 -m compileall -q build/sdk/python examples/cluster-python
 	python3 examples/typecheck/check_python.py build/sdk/python examples/cluster-python/__main__.py
 
 $(TYPECHECK): examples/typecheck/package.json examples/typecheck/package-lock.json
