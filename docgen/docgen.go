@@ -28,6 +28,7 @@ var Blocks = []Block{
 	{Name: "config-reference", Markdown: ConfigReference},
 	{Name: "metrics", Markdown: always(Metrics)},
 	{Name: "heartbeat-alarm", Markdown: always(HeartbeatAlarm)},
+	{Name: "package-reference", Markdown: PackageReference},
 }
 
 func always(f func() string) func() (string, error) {
