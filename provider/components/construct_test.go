@@ -105,6 +105,14 @@ func TestBus(t *testing.T) {
 			accounts: []string{hub},
 		},
 		{
+			name:     "organization without units: members bring their own baselines",
+			inputs:   map[string]any{"organization": map[string]any{"id": "o-abc123defg"}},
+			want:     []string{"aws:sqs/queuePolicy:QueuePolicy kib-prod-central", "karpenter-interruption-bus:index:Heartbeat kib-prod-heartbeat"},
+			absent:   []string{"aws:cloudformation/stackSet:StackSet kib-prod-member-baseline"},
+			outputs:  map[string]string{"busName": "kib-prod"},
+			accounts: []string{hub},
+		},
+		{
 			name: "member accounts through their deploy roles",
 			inputs: map[string]any{
 				"accounts":     map[string]any{member: map[string]any{"deployRoleArn": "arn:aws:iam::" + member + ":role/deploy"}},
