@@ -111,28 +111,16 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	b, r := sh.bus, sh.router
-	return map[string]pulumi.Input{
-		"centralQueueUrl":    b.CentralQueueURL,
-		"centralQueueArn":    b.CentralQueueARN,
-		"deadLetterQueueUrl": b.DLQURL,
-		"deadLetterQueueArn": b.DLQARN,
-		"routerFunctionName": r.FunctionName,
-		"routerRoleArn":      r.RoleARN,
-		"redriveRoleArn":     b.RedriveRoleARN,
-		"ruleArns":           b.RuleARNs,
-		"alarmArns":          sh.alarms.ARNs,
-		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
-		"busName":            pulumi.String(cfg.NamePrefix),
-		"region":             pulumi.String(env.Region),
-		"routerLogGroupName": r.LogGroupName,
+	outputs := sh.outputs(cfg, env)
+	maps.Copy(outputs, map[string]pulumi.Input{
 		// verify puts a canary the router held back again once this has passed.
 		"canaryIntervalSeconds": pulumi.Int(cfg.Router.CanaryIntervalSeconds),
 		"clusterQueueNames":     queueNames,
 		"clusters":              clusters,
 
 		OutputSpotServiceLinkedRoles: spot.origins,
-	}, nil
+	})
+	return outputs, nil
 }
 
 func (o Options) withDefaults() Options {
@@ -194,6 +182,26 @@ type shared struct {
 	bus    *bus.Bus
 	router *routerfn.Router
 	alarms *alarms.Alarms
+}
+
+// outputs are the shared part's outputs, the program's stack outputs and the component package's Bus's alike.
+func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
+	b, r := sh.bus, sh.router
+	return map[string]pulumi.Input{
+		"centralQueueUrl":    b.CentralQueueURL,
+		"centralQueueArn":    b.CentralQueueARN,
+		"deadLetterQueueUrl": b.DLQURL,
+		"deadLetterQueueArn": b.DLQARN,
+		"routerFunctionName": r.FunctionName,
+		"routerRoleArn":      r.RoleARN,
+		"redriveRoleArn":     b.RedriveRoleARN,
+		"ruleArns":           b.RuleARNs,
+		"alarmArns":          sh.alarms.ARNs,
+		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
+		"busName":            pulumi.String(cfg.NamePrefix),
+		"region":             pulumi.String(env.Region),
+		"routerLogGroupName": r.LogGroupName,
+	}
 }
 
 // declareShared declares the bus, the router, their alarms, the members' baselines (and the heartbeat's shared

@@ -74,24 +74,10 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 	if err != nil {
 		return Bus{}, err
 	}
-	b, r := sh.bus, sh.router
-	return Bus{Config: cfg, Env: env, Outputs: map[string]pulumi.Input{
-		"centralQueueUrl":    b.CentralQueueURL,
-		"centralQueueArn":    b.CentralQueueARN,
-		"deadLetterQueueUrl": b.DLQURL,
-		"deadLetterQueueArn": b.DLQARN,
-		"routerFunctionName": r.FunctionName,
-		"routerRoleArn":      r.RoleARN,
-		"redriveRoleArn":     b.RedriveRoleARN,
-		"ruleArns":           b.RuleARNs,
-		"alarmArns":          sh.alarms.ARNs,
-		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
-		"busName":            pulumi.String(cfg.NamePrefix),
-		"region":             pulumi.String(env.Region),
-		"account":            pulumi.String(env.Account),
-		"routerLogGroupName": r.LogGroupName,
-		"heartbeatRate":      pulumi.String(heartbeatRate(cfg)),
-	}}, nil
+	outputs := sh.outputs(cfg, env)
+	outputs["account"] = pulumi.String(env.Account)
+	outputs["heartbeatRate"] = pulumi.String(heartbeatRate(cfg))
+	return Bus{Config: cfg, Env: env, Outputs: outputs}, nil
 }
 
 // heartbeatRate is the rate of the bus's heartbeat, "" without one: what its clusters' heartbeats take.

@@ -130,16 +130,7 @@ func TestBus(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := declared(rs)
-			for _, w := range tt.want {
-				if _, ok := got[w]; !ok {
-					t.Errorf("%s not declared; declared: %v", w, keysOf(got))
-				}
-			}
-			for _, a := range tt.absent {
-				if _, ok := got[a]; ok {
-					t.Errorf("%s declared", a)
-				}
-			}
+			checkDeclared(t, got, tt.want, tt.absent)
 			for k, v := range tt.outputs {
 				if g := str(t, resp, k); g != v {
 					t.Errorf("output %s = %q, want %q", k, g, v)
@@ -261,16 +252,7 @@ func TestClusterInterruption(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := declared(rs)
-			for _, w := range tt.want {
-				if _, ok := got[w]; !ok {
-					t.Errorf("%s not declared; declared: %v", w, keysOf(got))
-				}
-			}
-			for _, a := range tt.absent {
-				if _, ok := got[a]; ok {
-					t.Errorf("%s declared", a)
-				}
-			}
+			checkDeclared(t, got, tt.want, tt.absent)
 			account := world.Account
 			if account == "" {
 				account = hub
@@ -368,6 +350,21 @@ func TestClusterInterruptionRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkDeclared fails t for each of want not in got, and each of absent in it.
+func checkDeclared(t *testing.T, got map[string]mocks.Resource, want, absent []string) {
+	t.Helper()
+	for _, w := range want {
+		if _, ok := got[w]; !ok {
+			t.Errorf("%s not declared; declared: %v", w, keysOf(got))
+		}
+	}
+	for _, a := range absent {
+		if _, ok := got[a]; ok {
+			t.Errorf("%s declared", a)
+		}
 	}
 }
 

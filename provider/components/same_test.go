@@ -62,16 +62,7 @@ func TestSameAsTheProgram(t *testing.T) {
 			if len(want) < 3 {
 				t.Fatalf("the program declared %d resources under blue", len(want))
 			}
-			for _, k := range slices.Sorted(maps.Keys(want)) {
-				if got[k] != want[k] {
-					t.Errorf("%s\n program: %s\n package: %s", k, want[k], got[k])
-				}
-			}
-			for _, k := range slices.Sorted(maps.Keys(got)) {
-				if _, ok := want[k]; !ok {
-					t.Errorf("%s: declared by the package only", k)
-				}
-			}
+			compare(t, want, got)
 		})
 	}
 }
@@ -99,6 +90,22 @@ func under(rs []mocks.Resource, root string) map[string]string {
 		}
 	}
 	return out
+}
+
+// compare fails t for each resource the program (want) and the package (got) declare differently, or only one
+// of them declares.
+func compare(t *testing.T, want, got map[string]string) {
+	t.Helper()
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got[k] != want[k] {
+			t.Errorf("%s\n program: %s\n package: %s", k, want[k], got[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: declared by the package only", k)
+		}
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -162,16 +169,7 @@ func TestBusSameAsTheProgram(t *testing.T) {
 			if len(want) < 20 {
 				t.Fatalf("the program declared %d shared resources", len(want))
 			}
-			for _, k := range slices.Sorted(maps.Keys(want)) {
-				if got[k] != want[k] {
-					t.Errorf("%s\n program: %s\n package: %s", k, want[k], got[k])
-				}
-			}
-			for _, k := range slices.Sorted(maps.Keys(got)) {
-				if _, ok := want[k]; !ok {
-					t.Errorf("%s: declared by the package only", k)
-				}
-			}
+			compare(t, want, got)
 		})
 	}
 }

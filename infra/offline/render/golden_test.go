@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -16,14 +15,7 @@ var update = flag.Bool("update", false, "rewrite testdata/dev.golden.json from t
 // component package (provider/) runs the same components, and this is what shows that it did not change the
 // program. Rewrite it with: go test ./infra/offline/render/ -run TestRenderIsGolden -update
 func TestRenderIsGolden(t *testing.T) {
-	rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteJSON(&buf, rs); err != nil {
-		t.Fatal(err)
-	}
+	_, buf := renderDev(t)
 	golden := filepath.Join("testdata", "dev.golden.json")
 	if *update {
 		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {

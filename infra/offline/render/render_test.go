@@ -9,7 +9,9 @@ import (
 	"testing"
 )
 
-func TestRenderDevStack(t *testing.T) {
+// renderDev renders Pulumi.dev.yaml offline, and writes it as JSON.
+func renderDev(t *testing.T) ([]Resource, *bytes.Buffer) {
+	t.Helper()
 	rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
 	if err != nil {
 		t.Fatal(err)
@@ -18,6 +20,11 @@ func TestRenderDevStack(t *testing.T) {
 	if err := WriteJSON(&buf, rs); err != nil {
 		t.Fatal(err)
 	}
+	return rs, &buf
+}
+
+func TestRenderDevStack(t *testing.T) {
+	rs, buf := renderDev(t)
 	var decoded []map[string]json.RawMessage
 	if err := json.Unmarshal(buf.Bytes(), &decoded); err != nil {
 		t.Fatalf("JSON output is not one array of objects: %v", err)
@@ -40,7 +47,7 @@ func TestRenderDevStack(t *testing.T) {
 		t.Errorf("function code renders as %v, want the archive path", fn["code"])
 	}
 	buf.Reset()
-	if err := WriteTable(&buf, rs); err != nil {
+	if err := WriteTable(buf, rs); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(buf.String(), "ACCOUNT") || !strings.Contains(buf.String(), "aws:lambda/function:Function") {
