@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 )
 
 // BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
@@ -194,7 +195,7 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 			return nil, err
 		}
 		b := &Bus{}
-		if err := ctx.RegisterComponentResource(Name+":index:Bus", name, b, ro...); err != nil {
+		if err := ctx.RegisterComponentResource(bus.Type, name, b, ro...); err != nil { // the token of the program's bus component
 			return nil, err
 		}
 		out, err := infra.DeclareBus(ctx, b, values, args.ClusterNames, opts)

@@ -176,21 +176,19 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 			EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags,
 		}
 		c := &ClusterInterruption{}
-		if err := ctx.RegisterComponentResource(Name+":index:ClusterInterruption", name, c, ro...); err != nil {
+		if err := ctx.RegisterComponentResource(cluster.Type, name, c, ro...); err != nil { // the program's clusters' token
 			return nil, err
 		}
 		out, err := infra.DeclareJoin(ctx, c, j, opts)
 		if err != nil {
 			return nil, err
 		}
-		c.QueueName, c.QueueURL, c.QueueARN = out.QueueName, out.QueueURL, out.QueueARN
-		c.ControllerRoleARN, c.NodeRoleName, c.ChartValue = out.ControllerRoleARN, out.NodeRoleName, out.ChartValue
-		c.HeartbeatAlarmARN, c.Kubeconfig = out.HeartbeatAlarmARN, out.Kubeconfig
+		if err := setOutputs(c, out.Map()); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 }
-
-var _ = cluster.Type // the token the program registers its clusters with, the same as this component's
 
 func deref[T any](p *T) T {
 	var zero T
