@@ -35,8 +35,9 @@ MERMAID := docgen/mermaid/node_modules/.package-lock.json
 TEST := $(GO) test -vet=off -count=1
 
 ## test: every test of the modules (unit, fuzz seeds, end to end, infra under mocks, the contract with each
-## Karpenter version, the component package's schema and components), and the GitHub workflows checked by actionlint
-test: test-router test-infra test-e2e test-karpenter test-provider test-workflows
+## Karpenter version, the component package's schema, components, SDKs and examples), and the GitHub workflows
+## checked by actionlint
+test: test-router test-infra test-e2e test-karpenter test-provider package test-workflows
 
 test-router:
 	cd router && $(GO) vet ./... && $(TEST) ./...
@@ -71,7 +72,7 @@ PACKAGE_VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
 
 ## package: the component package's TypeScript and Python SDKs generated from provider/schema.json by Pulumi's own
 ## generators (build/sdk), and the examples checked against them: TypeScript by tsc, Python compiled and its calls
-## matched to the SDK's signatures. Apart from make test: the generators add minutes of compilation on a cold cache
+## matched to the SDK's signatures (part of make test)
 package: $(TYPECHECK)
 	cd sdkgen && GOTOOLCHAIN=$(SDKGEN_GO) $(GO) vet ./... && GOTOOLCHAIN=$(SDKGEN_GO) $(TEST) ./... && \
 	  GOTOOLCHAIN=$(SDKGEN_GO) $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
