@@ -471,20 +471,12 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 		hub.beat = &beat{group: h.GroupName, role: h.RoleARN}
 		accounts[hubEnv.Account] = hub
 	}
-	baseline := func(env awsenv.Env, alarmActions []string) *member.Args {
-		return &member.Args{
-			NamePrefix: cfg.NamePrefix, Env: env,
-			HubCentralQueueARN: hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
-			HubRouterRoleARN:   hubEnv.IAMARN("role/" + routerName(cfg)), // the router's role is named as its function
-			EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: alarmActions, Tags: TagValues(cfg),
-		}
-	}
 	// The rules send to the central queue: it exists first. Nothing else waits: the policies name the hub's
 	// roles by account and aws:PrincipalArn.
 	after := append([]pulumi.ResourceOption{pulumi.DependsOn([]pulumi.Resource{b, r})}, under...)
 	if cfg.Baselined() {
 		set, err := member.NewStackSet(ctx, member.StackSetName(cfg.NamePrefix), &member.StackSetArgs{
-			Baseline:            baseline(hubEnv.In(member.AccountPlaceholder), nil),
+			Baseline:            baselineArgs(cfg, hubEnv, hubEnv.In(member.AccountPlaceholder), nil),
 			OrganizationalUnits: cfg.Organization.MemberOUs, Region: hubEnv.Region, CallAs: cfg.Organization.CallAs,
 		}, after...)
 		if err != nil {
@@ -493,7 +485,7 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 		for _, id := range cfg.MemberAccounts() {
 			acc := accounts[id]
 			if cfg.Heartbeat.Enabled {
-				acc.beat = &beat{group: set.Deployed(heartbeat.Name(cfg.NamePrefix)), role: set.Deployed(acc.env.IAMARN("role/" + iamname.Role(heartbeat.Name(cfg.NamePrefix))))}
+				acc.beat = &beat{group: set.Deployed(heartbeat.Name(cfg.NamePrefix)), role: set.Deployed(heartbeatRoleARN(cfg, acc.env))}
 			}
 			accounts[id] = acc
 		}
@@ -501,7 +493,7 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	for _, id := range cfg.MemberAccounts() {
 		acc := accounts[id]
-		if _, err := member.New(ctx, "account-"+id+"-bus", baseline(acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...); err != nil {
+		if _, err := member.New(ctx, "account-"+id+"-bus", baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...); err != nil {
 			return err
 		}
 		if cfg.Heartbeat.Enabled {
@@ -516,8 +508,29 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	return nil
 }
 
+// baselineArgs are the member baseline's arguments in env, for the bus of cfg whose hub is hubEnv: the
+// program's, its StackSet's and a joining cluster's (DeclareJoin) alike.
+func baselineArgs(cfg config.Config, hubEnv, env awsenv.Env, alarmActions []string) *member.Args {
+	return &member.Args{
+		NamePrefix: cfg.NamePrefix, Env: env,
+		HubCentralQueueARN: hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
+		HubRouterRoleARN:   routerRoleARN(cfg, hubEnv),
+		EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: alarmActions, Tags: TagValues(cfg),
+	}
+}
+
 // routerName names the router's function and its role.
 func routerName(cfg config.Config) string { return cfg.NamePrefix + "-router" }
+
+// routerRoleARN is the ARN of the router's role in hubEnv: the role is named as its function.
+func routerRoleARN(cfg config.Config, hubEnv awsenv.Env) string {
+	return hubEnv.IAMARN("role/" + routerName(cfg))
+}
+
+// heartbeatRoleARN is the ARN of the role the heartbeat's schedules put canaries with in env, by its fixed name.
+func heartbeatRoleARN(cfg config.Config, env awsenv.Env) string {
+	return env.IAMARN("role/" + iamname.Role(heartbeat.Name(cfg.NamePrefix)))
+}
 
 // memberRoleARNs are the ARNs of the role name(namePrefix) in every member account.
 func memberRoleARNs(cfg config.Config, env awsenv.Env, name func(string) string) []string {

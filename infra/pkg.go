@@ -4,21 +4,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
@@ -42,11 +40,6 @@ type Bus struct {
 // heartbeat, members' baselines and dashboard, with a dashboard row for each of clusterNames.
 func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]string, clusterNames []string, opts Options) (Bus, error) {
 	opts = opts.withDefaults()
-	for _, k := range []string{"clusters", "example"} {
-		if _, ok := values[k]; ok {
-			return Bus{}, fmt.Errorf("%s: not an argument of the Bus: clusters join it as ClusterInterruption components", k)
-		}
-	}
 	under := pulumi.Parent(parent)
 	env, err := awsenv.Lookup(ctx, under)
 	if err != nil {
@@ -112,9 +105,6 @@ type Join struct {
 	Tags                        map[string]string
 }
 
-// accountID is what AWS account IDs look like.
-var accountID = regexp.MustCompile(`^[0-9]{12}$`)
-
 // DeclareJoin declares j's cluster as children of parent: its queue, its wiring to Karpenter, its heartbeat, and,
 // as asked, the account's member baseline and EC2 Spot service-linked role. It checks j and the cluster in AWS
 // first (the preflight of the program, for this cluster), and declares nothing when a check fails.
@@ -130,7 +120,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if hubAccount == "" {
 		hubAccount = env.Account
 	}
-	if !accountID.MatchString(hubAccount) {
+	if !contract.IsAccount(hubAccount) {
 		return fail(fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hubAccount))
 	}
 	if j.MemberBaseline && hubAccount == env.Account {
@@ -147,7 +137,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	found, err := preflight.Check(ctx, cfg, env.Region, map[string][]pulumi.InvokeOption{env.Account: {under}})
 	var perr *preflight.Error
 	if errors.As(err, &perr) {
-		return fail(joinPreflight(perr))
+		return fail(&preflight.Error{Problems: asArguments(perr.Problems)})
 	}
 	if err != nil {
 		return fail(err)
@@ -164,24 +154,17 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	}
 	hubEnv := env.In(hubAccount)
 	acc := account{env: env}
-	tags := Tags(cfg)
 	if j.MemberBaseline {
-		if _, err := member.New(ctx, cl.Name+"-member-baseline", &member.Args{
-			NamePrefix: cfg.NamePrefix, Env: env,
-			HubCentralQueueARN: hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
-			HubRouterRoleARN:   hubEnv.IAMARN("role/" + routerName(cfg)),
-			EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: j.HeartbeatAlarmActions, Tags: TagValues(cfg),
-		}, under); err != nil {
+		if _, err := member.New(ctx, cl.Name+"-member-baseline", baselineArgs(cfg, hubEnv, env, j.HeartbeatAlarmActions), under); err != nil {
 			return fail(err)
 		}
 	}
 	if cfg.Heartbeat.Enabled {
 		// The heartbeat's shared part in the account: declared here with the baseline, or else already there,
 		// by its fixed names (the hub's Bus, or the hub's StackSet in a member account).
-		beatName := heartbeat.Name(cfg.NamePrefix)
-		acc.beat = &beat{group: pulumi.String(beatName), role: pulumi.String(env.IAMARN("role/" + iamname.Role(beatName)))}
+		acc.beat = &beat{group: pulumi.String(heartbeat.Name(cfg.NamePrefix)), role: pulumi.String(heartbeatRoleARN(cfg, env))}
 		if j.MemberBaseline {
-			h, err := heartbeat.New(ctx, cl.Name+"-heartbeat-shared", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: tags}, under)
+			h, err := heartbeat.New(ctx, cl.Name+"-heartbeat-shared", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: Tags(cfg)}, under)
 			if err != nil {
 				return fail(err)
 			}
@@ -192,7 +175,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if hubAccount != env.Account {
 		hub = hubAccount
 	}
-	args := clusterArgs(cfg, cl, acc, hub, pulumi.String(hubEnv.IAMARN("role/"+routerName(cfg))), found, prerequisites)
+	args := clusterArgs(cfg, cl, acc, hub, pulumi.String(routerRoleARN(cfg, hubEnv)), found, prerequisites)
 	if args.Heartbeat != nil {
 		args.Heartbeat.AlarmActions = j.HeartbeatAlarmActions
 	}
@@ -219,51 +202,52 @@ func joinSpotRole(ctx *pulumi.Context, cl config.Cluster, env awsenv.Env, exists
 // joinConfig reads j through config.Load, as a configuration with the one cluster, and names its problems as the
 // component's arguments.
 func joinConfig(stack, account string, j Join) (config.Config, error) {
-	heartbeat := map[string]any{"enabled": j.HeartbeatRate != ""}
+	if j.BusName == "" {
+		return config.Config{}, errors.New("busName: required, the bus's name (the Bus's output busName)")
+	}
+	beat := map[string]any{"enabled": j.HeartbeatRate != ""}
 	if j.HeartbeatRate != "" {
-		heartbeat["rate"] = j.HeartbeatRate
+		beat["rate"] = j.HeartbeatRate
 	}
 	values := map[string]string{"namePrefix": j.BusName, "clusters": "[" + string(j.Cluster) + "]"}
-	for k, v := range map[string]any{"heartbeat": heartbeat, "tags": j.Tags} {
+	for k, v := range map[string]any{"heartbeat": beat, "tags": j.Tags} {
 		text, err := json.Marshal(v)
 		if err != nil {
 			return config.Config{}, err
 		}
 		values[k] = string(text)
 	}
-	if j.BusName == "" {
-		return config.Config{}, errors.New("busName: required, the bus's name (the Bus's output busName)")
-	}
 	cfg, err := config.Load(stack, account, values)
 	var cerr *config.Error
 	if errors.As(err, &cerr) {
-		problems := make([]string, len(cerr.Problems))
-		for i, p := range cerr.Problems {
-			problems[i] = joinPath(p)
-		}
-		return config.Config{}, &config.Error{Problems: problems}
+		return config.Config{}, &config.Error{Problems: asArguments(cerr.Problems)}
 	}
 	return cfg, err
 }
 
-// joinPath names a configuration problem's path as the component's argument.
-func joinPath(problem string) string {
-	for from, to := range map[string]string{"clusters[0].": "", "clusters[0]:": "cluster:", "namePrefix:": "busName:", "heartbeat.rate:": "heartbeatRate:"} {
-		if rest, ok := strings.CutPrefix(problem, from); ok {
-			return to + rest
-		}
-	}
-	return problem
-}
+// Where a configuration of the one cluster (joinConfig) names its keys, a joining cluster has the component's
+// arguments: argumentPaths at the start of a configuration problem, argumentText anywhere in a preflight problem.
+var (
+	argumentPaths = map[string]string{"clusters[0].": "", "clusters[0]:": "cluster:", "namePrefix:": "busName:", "heartbeat.rate:": "heartbeatRate:"}
+	argumentText  = strings.NewReplacer(
+		"its account (clusters[0].account)", "the account of the AWS provider the component is given",
+		"clusters[0] (", "cluster (",
+		"clusters[0].", "",
+	)
+)
 
-// joinPreflight names the preflight's problems as the component's arguments: the entry is the component, its
-// account the one the stack's AWS provider reaches.
-func joinPreflight(e *preflight.Error) error {
-	problems := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		p = strings.ReplaceAll(p, "its account (clusters[0].account)", "the account of the AWS provider the component is given")
-		p = strings.ReplaceAll(p, "clusters[0] (", "cluster (")
-		problems[i] = strings.ReplaceAll(p, "clusters[0].", "")
+// asArguments names the problems of joinConfig's configuration, or of the preflight on it, by the component's
+// arguments.
+func asArguments(problems []string) []string {
+	out := make([]string, len(problems))
+	for i, p := range problems {
+		for from, to := range argumentPaths {
+			if rest, ok := strings.CutPrefix(p, from); ok {
+				p = to + rest
+				break
+			}
+		}
+		out[i] = argumentText.Replace(p)
 	}
-	return &preflight.Error{Problems: problems}
+	return out
 }

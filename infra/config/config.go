@@ -32,19 +32,26 @@ func Load(stack, account string, values map[string]string) (Config, error) {
 	return load(stack, account, values, false)
 }
 
-// LoadBus reads the configuration of a bus whose clusters join it from elsewhere (the component package's Bus,
-// which has no clusters key): a member account needs no cluster in it.
+// LoadBus reads the configuration of a bus whose clusters join it from elsewhere (the component package's Bus):
+// it has no clusters and no example key, and a member account needs no cluster in it.
 func LoadBus(stack, account string, values map[string]string) (Config, error) {
 	return load(stack, account, values, true)
 }
 
+// load reads the configuration; clustersJoin says the clusters are not in it (LoadBus).
 func load(stack, account string, values map[string]string, clustersJoin bool) (Config, error) {
 	var p problems
 	c := defaults(stack, account)
-	c.ClustersJoin = clustersJoin
+	if clustersJoin {
+		for _, k := range []string{"clusters", "example"} {
+			if _, ok := values[k]; ok {
+				p.addf(k, "not an argument of a bus whose clusters join it: they join as ClusterInterruption components")
+			}
+		}
+	}
 	decode(&c, values, &p)
 	applyDefaults(&c)
-	validate(c, &p)
+	validate(c, clustersJoin, &p)
 	if len(p) > 0 {
 		sort.Strings(p)
 		return Config{}, &Error{Problems: p}

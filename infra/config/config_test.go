@@ -175,7 +175,7 @@ func TestValidateFillsNothingIn(t *testing.T) {
 	c.NamePrefix, c.QueuePrefix = "kib-dev", "kib-dev-"
 	c.Clusters = []Cluster{{Name: "a"}}
 	var p problems
-	validate(c, &p)
+	validate(c, false, &p)
 	if len(p) != 1 || !strings.Contains(p[0], `clusters[0].mode: "" is not one of install, existing-role, create`) {
 		t.Fatalf("problems = %v, want the empty mode reported", p)
 	}

@@ -41,9 +41,6 @@ type Config struct {
 	Heartbeat    Heartbeat
 	Dashboard    bool
 	Tags         map[string]string
-	// ClustersJoin: the clusters join the bus as components of other stacks (LoadBus), so a member account needs
-	// none here.
-	ClustersJoin bool
 	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
 	// and deploy no stack so marked (key example).
 	Example bool

@@ -30,13 +30,14 @@ var (
 	k8sVersionRE = regexp.MustCompile(`^1\.[0-9]{2}$`)
 )
 
-// validate checks c, whose defaults are applied, and adds every problem to p. It changes nothing.
-func validate(c Config, p *problems) {
+// validate checks c, whose defaults are applied, and adds every problem to p. It changes nothing. With
+// clustersJoin (LoadBus), c's clusters join it from elsewhere.
+func validate(c Config, clustersJoin bool, p *problems) {
 	if len(c.NamePrefix) > MaxNamePrefix || !namePrefixRE.MatchString(c.NamePrefix) {
 		p.addf("namePrefix", "%q must be 1 to %d letters, digits and '-', starting with a letter or digit (set namePrefix when the stack name does not fit)", c.NamePrefix, MaxNamePrefix)
 	}
 	validateClusters(c.Clusters, p)
-	validateAccounts(c, p)
+	validateAccounts(c, clustersJoin, p)
 	validateOrganization(c.Organization, p)
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
@@ -59,7 +60,7 @@ var roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::([0-9]{12}):role/[\w+=,
 // validateAccounts checks the member accounts and the clusters' accounts: each member is a 12-digit ID, not the
 // stack's own, with a deploy role of its own and at least one cluster; each cluster's account is the stack's or
 // a member.
-func validateAccounts(c Config, p *problems) {
+func validateAccounts(c Config, clustersJoin bool, p *problems) {
 	used := map[string]bool{}
 	for i, cl := range c.Clusters {
 		switch {
@@ -84,7 +85,7 @@ func validateAccounts(c Config, p *problems) {
 		case id == c.Account:
 			p.addf(at(""), "is the stack's own account: its clusters need no entry in accounts")
 			continue
-		case !used[id] && !c.ClustersJoin:
+		case !used[id] && !clustersJoin:
 			p.addf(at(""), "has no cluster: give a cluster account: %s, or remove the entry", id)
 		}
 		if m := roleARNRE.FindStringSubmatch(a.DeployRoleARN); m == nil {

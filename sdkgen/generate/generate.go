@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
@@ -79,14 +78,4 @@ func Generate(schemaText []byte, version string) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
-}
-
-// Names are the files of a generated set, sorted.
-func Names(files map[string][]byte) []string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

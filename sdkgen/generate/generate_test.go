@@ -2,8 +2,10 @@ package generate
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,7 +33,7 @@ func TestGenerate(t *testing.T) {
 		"python/karpenter_interruption_bus/_enums.py", "python/karpenter_interruption_bus/pulumi-plugin.json",
 	} {
 		if _, ok := files[name]; !ok {
-			t.Errorf("%s not generated; generated: %v", name, Names(files))
+			t.Errorf("%s not generated; generated: %v", name, slices.Sorted(maps.Keys(files)))
 		}
 	}
 	var pkg struct{ Name, Version string }

@@ -5,6 +5,7 @@
 package mocks
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -94,19 +95,9 @@ type Mocks struct {
 	providers map[string]string // AWS provider name -> its account
 }
 
-func (m *Mocks) region() string {
-	if m.Region == "" {
-		return DefaultRegion
-	}
-	return m.Region
-}
+func (m *Mocks) region() string { return cmp.Or(m.Region, DefaultRegion) }
 
-func (m *Mocks) account() string {
-	if m.Account == "" {
-		return DefaultAccount
-	}
-	return m.Account
-}
+func (m *Mocks) account() string { return cmp.Or(m.Account, DefaultAccount) }
 
 // Partition is the partition of region, and its DNS suffix.
 func Partition(region string) (partition, dnsSuffix string) {
@@ -452,18 +443,11 @@ func toAny(xs []string) []any {
 // no parent type).
 func (m *Mocks) urnOf(parent resource.URN, typ, name string) resource.URN {
 	if !parent.IsValid() { // a component a provider constructs, under the engine's fake monitor: no stack above
-		return resource.NewURN(tokens.QName(orDefault(m.Stack, "stack")), tokens.PackageName(orDefault(m.Project, "project")), "", tokens.Type(typ), name)
+		return resource.NewURN(tokens.QName(cmp.Or(m.Stack, "stack")), tokens.PackageName(cmp.Or(m.Project, "project")), "", tokens.Type(typ), name)
 	}
 	var parentType tokens.Type
 	if parent.IsValid() && parent.QualifiedType() != resource.RootStackType {
 		parentType = parent.QualifiedType()
 	}
 	return resource.NewURN(parent.Stack(), parent.Project(), parentType, tokens.Type(typ), name)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
