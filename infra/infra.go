@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -39,24 +38,17 @@ import (
 
 // Options adapt the program to where it runs.
 type Options struct {
-	// BuildRouter builds the router Lambda. By default it compiles router/ into build/router, relative to the
-	// project directory (Pulumi runs the program there); tests and the offline render pass a stub.
+	// BuildRouter builds the router Lambda. By default it compiles the source the router module embeds
+	// (routerbuild.Embedded), wherever the program runs; tests and the offline render pass a stub.
 	BuildRouter func(ctx context.Context) (routerbuild.Artifact, error)
 	// LookPath finds a command where the program runs (exec.LookPath by default): installing Karpenter needs
 	// the AWS CLI, creating a cluster kubectl too. The offline render, which runs neither, passes a stub.
 	LookPath func(file string) (string, error)
 }
 
-// BuildFromSource compiles the router module at routerDir into outDir.
-func BuildFromSource(routerDir, outDir string) func(ctx context.Context) (routerbuild.Artifact, error) {
-	return func(ctx context.Context) (routerbuild.Artifact, error) {
-		return routerbuild.Build(ctx, routerDir, outDir)
-	}
-}
-
-// DefaultOptions build the router from the project's router/ directory and look commands up in PATH.
+// DefaultOptions build the router from its embedded source and look commands up in PATH.
 func DefaultOptions() Options {
-	return Options{BuildRouter: BuildFromSource("router", filepath.Join("build", "router")), LookPath: exec.LookPath}
+	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath}
 }
 
 // Program is the Pulumi program.
@@ -103,7 +95,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg))
+	sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +133,7 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 	fail := func(err error) (config.Config, awsenv.Env, *previous.Outputs, error) {
 		return config.Config{}, awsenv.Env{}, nil, err
 	}
-	values, err := stackConfig()
+	values, err := stackConfig(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -206,17 +198,24 @@ func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.In
 
 // declareShared declares the bus, the router, their alarms, the members' baselines (and the heartbeat's shared
 // part in each account) and the dashboard, with a row for each of rows.
-// under (resource options) places them: none for the program, the component package's Bus as their parent for
-// the package (provider/).
+// parent places them: nil for the program, whose bus is a component of its own (bus.New); the component
+// package's Bus for the package (provider/), which is the bus there, so the queues and rules hang right under it
+// (bus.Declare).
 func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts Options, accounts map[string]account, rows []dashboard.Cluster,
-	under ...pulumi.ResourceOption,
+	parent pulumi.Resource,
 ) (shared, error) {
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
 		return shared{}, fmt.Errorf("building the router: %w", err)
 	}
+	var under []pulumi.ResourceOption
+	declareBus := func(ctx *pulumi.Context, name string, args *bus.Args) (*bus.Bus, error) { return bus.New(ctx, name, args) }
+	if parent != nil {
+		under = []pulumi.ResourceOption{pulumi.Parent(parent)}
+		declareBus = func(ctx *pulumi.Context, name string, args *bus.Args) (*bus.Bus, error) { return bus.Declare(ctx, name, args, parent) }
+	}
 	tags := Tags(cfg)
-	b, err := bus.New(ctx, cfg.NamePrefix, &bus.Args{
+	b, err := declareBus(ctx, cfg.NamePrefix, &bus.Args{
 		NamePrefix:               cfg.NamePrefix,
 		CentralRetentionSeconds:  cfg.CentralQueue.MessageRetentionSeconds,
 		VisibilityTimeoutSeconds: cfg.Router.VisibilityTimeout(),
@@ -225,7 +224,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		Forwarders:               forwarders(cfg, env),
 		Env:                      env,
 		Tags:                     tags,
-	}, under...)
+	})
 	if err != nil {
 		return shared{}, err
 	}
@@ -473,7 +472,7 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	// The rules send to the central queue: it exists first. Nothing else waits: the policies name the hub's
 	// roles by account and aws:PrincipalArn.
-	after := append([]pulumi.ResourceOption{pulumi.DependsOn([]pulumi.Resource{b, r})}, under...)
+	after := append([]pulumi.ResourceOption{pulumi.DependsOn(append(slices.Clone(b.WaitFor()), r))}, under...)
 	if cfg.Baselined() {
 		set, err := member.NewStackSet(ctx, member.StackSetName(cfg.NamePrefix), &member.StackSetArgs{
 			Baseline:            baselineArgs(cfg, hubEnv, hubEnv.In(member.AccountPlaceholder), nil),
@@ -573,12 +572,21 @@ func forwarders(cfg config.Config, env awsenv.Env) bus.Forwarders {
 }
 
 // stackConfig is the stack's configuration as the Pulumi SDK receives it ("<namespace>:<key>" to value), read
-// whole so that keys the program does not know can be reported.
-func stackConfig() (map[string]string, error) {
+// whole so that keys the program does not know can be reported. The CLI's Go language host gives the whole
+// configuration in PULUMI_CONFIG; the Automation API's inline programs get it only through the context, key by
+// key (the SDK lists none), so every key the program knows is read from the context too: an inline program reads
+// all it uses, though it cannot report a key it does not know.
+func stackConfig(ctx *pulumi.Context) (map[string]string, error) {
 	values := map[string]string{}
 	if raw := os.Getenv(pulumi.EnvConfig); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &values); err != nil {
 			return nil, fmt.Errorf("reading the stack configuration from %s: %w", pulumi.EnvConfig, err)
+		}
+	}
+	for _, k := range config.Keys() {
+		key := config.Namespace + ":" + k
+		if v, ok := ctx.GetConfig(key); ok {
+			values[key] = v
 		}
 	}
 	return values, nil

@@ -63,7 +63,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 	if err != nil {
 		return Bus{}, err
 	}
-	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, under)
+	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, parent)
 	if err != nil {
 		return Bus{}, err
 	}

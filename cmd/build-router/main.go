@@ -14,7 +14,7 @@ func main() {
 	src := flag.String("src", "router", "directory of the router module")
 	out := flag.String("out", "build/router", "output directory")
 	flag.Parse()
-	a, err := routerbuild.Build(context.Background(), *src, *out)
+	a, err := routerbuild.Build(context.Background(), os.DirFS(*src), *out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "build-router:", err)
 		os.Exit(1)

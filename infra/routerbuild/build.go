@@ -1,6 +1,6 @@
-// Package routerbuild compiles the router Lambda from its module and packages it as a zip, reproducibly: the
-// same source and toolchain give the same bytes, so `pulumi preview` shows no function change when nothing
-// changed.
+// Package routerbuild compiles the router Lambda from its module's source and packages it as a zip,
+// reproducibly: the same source and toolchain give the same bytes, so `pulumi preview` shows no function change
+// when nothing changed.
 package routerbuild
 
 import (
@@ -9,12 +9,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router"
 )
 
 // Lambda's target: the provided.al2023 runtime on Graviton.
@@ -36,8 +40,47 @@ type Artifact struct {
 	Size           int64 // bytes of the zip
 }
 
-// Build compiles the module in routerDir into outDir/bootstrap and outDir/router.zip.
-func Build(ctx context.Context, routerDir, outDir string) (Artifact, error) {
+// Embedded builds the router from the source its module embeds (router.Source) into a directory of the user's
+// cache named by that source's digest: the program and the component package's provider find it wherever they
+// run, and a second build of the same source writes the same path and bytes.
+func Embedded(ctx context.Context) (Artifact, error) {
+	digest, err := Digest(router.Source)
+	if err != nil {
+		return Artifact{}, err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	return Build(ctx, router.Source, filepath.Join(cache, "karpenter-interruption-bus", "router", digest[:16]))
+}
+
+// Digest is the hex SHA-256 of every file of src, names and contents, in fs.WalkDir's (lexical) order.
+func Digest(src fs.FS) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(src, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(src, path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("reading the router's source: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Build compiles the router module whose source is src (its root holding go.mod; router.Source, or os.DirFS of
+// a checkout) into outDir/bootstrap and outDir/router.zip. The source is copied to a temporary directory first:
+// src may be embedded, and the build must not write next to it. The Go toolchain in PATH builds it, with the
+// modules of the source's go.sum (from the module cache, or the module proxy as go fetches them).
+func Build(ctx context.Context, src fs.FS, outDir string) (Artifact, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return Artifact{}, fmt.Errorf("creating %s: %w", outDir, err)
 	}
@@ -45,21 +88,40 @@ func Build(ctx context.Context, routerDir, outDir string) (Artifact, error) {
 	if err != nil {
 		return Artifact{}, err
 	}
-	// -trimpath, no VCS stamp and an empty build ID keep paths, commits and build hosts out of the binary;
-	// lambda.norpc drops the go1.x RPC shim the provided runtimes do not use.
+	work, err := os.MkdirTemp("", "karpenter-interruption-bus-router-")
+	if err != nil {
+		return Artifact{}, fmt.Errorf("building the router: %w", err)
+	}
+	defer os.RemoveAll(work)
+	moduleDir := filepath.Join(work, "router")
+	if err := os.CopyFS(moduleDir, src); err != nil {
+		return Artifact{}, fmt.Errorf("copying the router's source: %w", err)
+	}
+	// -trimpath, no VCS stamp and an empty build ID keep paths (the temporary directory's among them), commits
+	// and build hosts out of the binary; lambda.norpc drops the go1.x RPC shim the provided runtimes do not use.
+	// The binary goes to a temporary name first: two processes building at once never read a half-written one.
+	tmpBin := filepath.Join(work, Handler)
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false",
-		"-ldflags", "-s -w -buildid=", "-o", bin, ".")
-	cmd.Dir = routerDir
+		"-ldflags", "-s -w -buildid=", "-o", tmpBin, router.Main)
+	cmd.Dir = moduleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+Architecture, "GOFLAGS=-mod=readonly")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return Artifact{}, fmt.Errorf("building the router in %s: %w\n%s", routerDir, err, out)
+		return Artifact{}, fmt.Errorf("building the router: %w\n%s", err, out)
+	}
+	if err := os.Rename(tmpBin, bin); err != nil {
+		if err := copyFile(tmpBin, bin); err != nil { // another file system
+			return Artifact{}, err
+		}
 	}
 	zipPath := filepath.Join(outDir, "router.zip")
 	data, err := zipBootstrap(bin)
 	if err != nil {
 		return Artifact{}, err
 	}
-	if err := os.WriteFile(zipPath, data, 0o644); err != nil {
+	if err := os.WriteFile(zipPath+".tmp", data, 0o644); err != nil {
+		return Artifact{}, fmt.Errorf("writing %s: %w", zipPath, err)
+	}
+	if err := os.Rename(zipPath+".tmp", zipPath); err != nil {
 		return Artifact{}, fmt.Errorf("writing %s: %w", zipPath, err)
 	}
 	sum := sha256.Sum256(data)
@@ -88,4 +150,15 @@ func zipBootstrap(bin string) ([]byte, error) {
 		return nil, fmt.Errorf("zipping %s: %w", bin, err)
 	}
 	return buf.Bytes(), nil
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(to+".tmp", data, 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", to, err)
+	}
+	return os.Rename(to+".tmp", to)
 }

@@ -8,20 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router"
 )
 
-// TestBuildIsReproducibleAndSmall builds the router twice in different directories: the zips must be
-// byte-identical (so a preview shows no Lambda change when nothing changed) and within the 8 MB target.
+// TestBuildIsReproducibleAndSmall builds the router twice in different directories, from its embedded source and
+// from the checkout: the zips must be byte-identical (so a preview shows no Lambda change when nothing changed) and within the 8 MB target.
 func TestBuildIsReproducibleAndSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the router twice")
 	}
 	ctx := context.Background()
-	a, err := Build(ctx, filepath.Join("..", "..", "router"), t.TempDir())
+	a, err := Build(ctx, router.Source, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Build(ctx, filepath.Join("..", "..", "router"), t.TempDir())
+	b, err := Build(ctx, os.DirFS(filepath.Join("..", "..", "router")), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

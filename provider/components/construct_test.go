@@ -85,11 +85,15 @@ func TestBus(t *testing.T) {
 			name:   "one account, defaults",
 			inputs: map[string]any{},
 			want: []string{
-				"karpenter-interruption-bus:index:Bus kib-prod", "aws:sqs/queue:Queue kib-prod-central", "aws:sqs/queue:Queue kib-prod-dlq",
+				"karpenter-interruption-bus:index:Bus hub", "aws:sqs/queue:Queue kib-prod-central", "aws:sqs/queue:Queue kib-prod-dlq",
 				"aws:lambda/function:Function kib-prod-router", "karpenter-interruption-bus:index:Alarms kib-prod-alarms",
 				"karpenter-interruption-bus:index:Heartbeat kib-prod-heartbeat",
 			},
-			absent:   []string{"aws:cloudformation/stackSet:StackSet kib-prod-member-baseline", "karpenter-interruption-bus:index:Dashboard kib-prod-dashboard"},
+			// One component per concept: the Bus is the bus, with no Bus of the program's inside it.
+			absent: []string{
+				"aws:cloudformation/stackSet:StackSet kib-prod-member-baseline", "karpenter-interruption-bus:index:Dashboard kib-prod-dashboard",
+				"karpenter-interruption-bus:index:Bus kib-prod",
+			},
 			outputs:  map[string]string{"busName": "kib-prod", "account": hub, "region": "us-east-1", "heartbeatRate": "5m", "clusterQueuePrefix": "kib-prod_", "routerRoleArn": "arn:aws:iam::" + hub + ":role/kib-prod-router"},
 			accounts: []string{hub},
 		},

@@ -5,28 +5,21 @@
 package components
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
+	"reflect"
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 )
 
 // Name is the package's name: its type tokens are "karpenter-interruption-bus:index:<Component>", the program's.
 const Name = "karpenter-interruption-bus"
 
-// RouterSourceEnv names the router module's directory, for a provider run away from its source.
-const RouterSourceEnv = "KARPENTER_INTERRUPTION_BUS_ROUTER"
-
 // New is the provider, its components declared with opts (the router's build, the commands' lookup).
 func New(opts infra.Options) (p.Provider, error) {
-	return infer.NewProviderBuilder().
+	prov, err := infer.NewProviderBuilder().
 		WithDisplayName("Karpenter interruption bus").
 		WithDescription("One EC2 interruption bus per region for a fleet of EKS clusters running Karpenter: shared EventBridge rules, "+
 			"a central queue and a router Lambda forwarding each event to the queue of the cluster that owns the instance.").
@@ -46,36 +39,15 @@ func New(opts infra.Options) (p.Provider, error) {
 			infer.ComponentF(clusterConstructor(opts)),
 		).
 		Build()
-}
-
-// DefaultOptions build the router from its source (SourceRouter) and look commands up in PATH.
-func DefaultOptions() infra.Options {
-	o := infra.DefaultOptions()
-	o.BuildRouter = SourceRouter
-	return o
-}
-
-// SourceRouter builds the router from the router module next to the provider's source: Pulumi runs a source
-// package's provider from its directory, provider/ of this repository (or RouterSourceEnv says where it is).
-// The Go toolchain that built the provider builds the router.
-func SourceRouter(ctx context.Context) (routerbuild.Artifact, error) {
-	dir, err := routerSource()
 	if err != nil {
-		return routerbuild.Artifact{}, err
+		return p.Provider{}, err
 	}
-	return routerbuild.Build(ctx, dir, filepath.Join(filepath.Dir(dir), "build", "router"))
+	return withStringInputs(prov, map[string]reflect.Type{
+		Name + ":index:Bus":                 reflect.TypeFor[BusArgs](),
+		Name + ":index:ClusterInterruption": reflect.TypeFor[ClusterInterruptionArgs](),
+	}), nil
 }
 
-func routerSource() (string, error) {
-	candidates := []string{os.Getenv(RouterSourceEnv), "router", filepath.Join("..", "router")}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(c, "go.mod")); err == nil {
-			return filepath.Abs(c)
-		}
-	}
-	wd, _ := os.Getwd()
-	return "", fmt.Errorf("the router's source (router/go.mod) is neither in %s nor beside it; set %s to its directory", wd, RouterSourceEnv)
-}
+// DefaultOptions are the program's: the router built from the source its module embeds (routerbuild.Embedded),
+// so the provider needs no checkout beside it, whatever directory Pulumi starts it in.
+func DefaultOptions() infra.Options { return infra.DefaultOptions() }

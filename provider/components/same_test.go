@@ -10,6 +10,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
@@ -165,7 +166,13 @@ func TestBusSameAsTheProgram(t *testing.T) {
 				}
 			}
 			got := shared(pkg)
+			// One component per concept: the package's Bus is the bus, the program's bus component has no twin
+			// inside it; the program's queues and rules hang under its bus component, the package's under the Bus.
+			if n := countType(pkg, bus.Type); n != 1 {
+				t.Errorf("the package declared %d components of type %s, want the Bus alone", n, bus.Type)
+			}
 			delete(got, "karpenter-interruption-bus:index:Bus hub ()")
+			delete(want, "karpenter-interruption-bus:index:Bus kib-prod ()")
 			if len(want) < 20 {
 				t.Fatalf("the program declared %d shared resources", len(want))
 			}
@@ -175,16 +182,26 @@ func TestBusSameAsTheProgram(t *testing.T) {
 }
 
 // shared is every resource of rs by "type name (parent)" with its inputs, the Bus named hub standing for the
-// program's top level.
+// program's top level and for its bus component (kib-prod).
 func shared(rs []mocks.Resource) map[string]string {
 	out := map[string]string{}
 	for _, r := range rs {
 		parent := r.Parent
-		if parent == "hub" {
+		if parent == "hub" || parent == "kib-prod" {
 			parent = ""
 		}
 		b, _ := json.Marshal(render.Plain(r.Inputs))
 		out[r.Type+" "+r.Name+" ("+parent+")"] = string(b)
 	}
 	return out
+}
+
+func countType(rs []mocks.Resource, typ string) int {
+	n := 0
+	for _, r := range rs {
+		if r.Type == typ {
+			n++
+		}
+	}
+	return n
 }

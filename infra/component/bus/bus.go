@@ -49,6 +49,8 @@ type Bus struct {
 	RuleARNs         pulumi.StringMapOutput `pulumi:"ruleArns"`
 	// RedriveRoleARN is the role operators assume to move messages from the DLQ back to the central queue.
 	RedriveRoleARN pulumi.StringOutput `pulumi:"redriveRoleArn"`
+
+	waitFor []pulumi.Resource
 }
 
 // CentralQueueName and DLQName are the names of the bus's queues of the stack whose name prefix is namePrefix.
@@ -94,14 +96,44 @@ func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders) policy.Doc
 		env.IAMARN("role/"+RedriveRoleName(namePrefix)), f)
 }
 
-// New declares the bus.
+// New declares the bus as a component of its own (the program's).
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Bus, error) {
 	b := &Bus{}
 	if err := ctx.RegisterComponentResource(Type, name, b, opts...); err != nil {
 		return nil, err
 	}
+	if err := b.declare(ctx, name, args, pulumi.Parent(b)); err != nil {
+		return nil, err
+	}
+	b.waitFor = []pulumi.Resource{b}
+	if err := ctx.RegisterResourceOutputs(b, pulumi.Map{
+		"centralQueueUrl": b.CentralQueueURL, "centralQueueArn": b.CentralQueueARN, "centralQueueName": b.CentralQueueName,
+		"deadLetterQueueUrl": b.DLQURL, "deadLetterQueueArn": b.DLQARN, "deadLetterQueueName": b.DLQName,
+		"ruleArns": b.RuleARNs, "redriveRoleArn": b.RedriveRoleARN,
+	}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Declare declares the bus's resources as children of parent, with no component of their own: the component
+// package's Bus is the bus there, and one component per concept keeps a Bus from holding a Bus. The returned
+// Bus is not a resource: only its outputs and WaitFor are to be used.
+func Declare(ctx *pulumi.Context, name string, args *Args, parent pulumi.Resource) (*Bus, error) {
+	b := &Bus{}
+	if err := b.declare(ctx, name, args, pulumi.Parent(parent)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// WaitFor are the resources something sending to the central queue waits for: the component, or, declared
+// without one, the queues and their policies.
+func (b *Bus) WaitFor() []pulumi.Resource { return b.waitFor }
+
+// declare declares the bus's resources under parent and sets b's outputs.
+func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) error {
 	env := args.Env
-	parent := pulumi.Parent(b)
 	np := args.NamePrefix
 
 	// The names are known before creation, so policies can name ARNs without waiting on outputs.
@@ -117,7 +149,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		Tags:               args.Tags,
 	}, parent)
 	if err != nil {
-		return nil, fmt.Errorf("declaring the dead-letter queue: %w", err)
+		return fmt.Errorf("declaring the dead-letter queue: %w", err)
 	}
 	redrivePolicy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, args.MaxReceiveCount)
 	central, err := sqs.NewQueue(ctx, name+"-central", &sqs.QueueArgs{
@@ -129,7 +161,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		Tags:                     args.Tags,
 	}, parent, pulumi.DependsOn([]pulumi.Resource{dlq}))
 	if err != nil {
-		return nil, fmt.Errorf("declaring the central queue: %w", err)
+		return fmt.Errorf("declaring the central queue: %w", err)
 	}
 
 	ruleARNs := pulumi.StringMap{}
@@ -143,7 +175,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			Tags:         args.Tags,
 		}, parent)
 		if err != nil {
-			return nil, fmt.Errorf("declaring rule %s: %w", t.Key, err)
+			return fmt.Errorf("declaring rule %s: %w", t.Key, err)
 		}
 		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+t.Key, &cloudwatch.EventTargetArgs{
 			Rule:     rule.Name,
@@ -155,7 +187,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			},
 			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
 		}, parent); err != nil {
-			return nil, fmt.Errorf("declaring the target of rule %s: %w", t.Key, err)
+			return fmt.Errorf("declaring the target of rule %s: %w", t.Key, err)
 		}
 		ruleARNs[t.Key] = rule.Arn
 	}
@@ -163,29 +195,24 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	redriveRoleName := RedriveRoleName(np)
 	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, args.Tags, parent)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
+	centralPolicy, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
 		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicyOf(env, np, args.Forwarders).JSON()),
-	}, parent); err != nil {
-		return nil, fmt.Errorf("declaring the central queue policy: %w", err)
+	}, parent)
+	if err != nil {
+		return fmt.Errorf("declaring the central queue policy: %w", err)
 	}
 	if _, err := sqs.NewQueuePolicy(ctx, name+"-dlq", &sqs.QueuePolicyArgs{
 		QueueUrl: dlq.Url, Policy: pulumi.String(DLQPolicy(env, dlqARN, centralARN, ruleARNList).JSON()),
 	}, parent); err != nil {
-		return nil, fmt.Errorf("declaring the dead-letter queue policy: %w", err)
+		return fmt.Errorf("declaring the dead-letter queue policy: %w", err)
 	}
 
 	b.CentralQueueURL, b.CentralQueueARN, b.CentralQueueName = central.Url, central.Arn, central.Name
 	b.DLQURL, b.DLQARN, b.DLQName = dlq.Url, dlq.Arn, dlq.Name
 	b.RuleARNs = ruleARNs.ToStringMapOutput()
 	b.RedriveRoleARN = redrive.Arn
-	if err := ctx.RegisterResourceOutputs(b, pulumi.Map{
-		"centralQueueUrl": b.CentralQueueURL, "centralQueueArn": b.CentralQueueARN, "centralQueueName": b.CentralQueueName,
-		"deadLetterQueueUrl": b.DLQURL, "deadLetterQueueArn": b.DLQARN, "deadLetterQueueName": b.DLQName,
-		"ruleArns": b.RuleARNs, "redriveRoleArn": b.RedriveRoleARN,
-	}); err != nil {
-		return nil, err
-	}
-	return b, nil
+	b.waitFor = []pulumi.Resource{dlq, central, centralPolicy}
+	return nil
 }

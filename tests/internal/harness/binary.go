@@ -22,7 +22,7 @@ import (
 // (the deployed build, static and for arm64, is infra/routerbuild's, tested there). It returns the binary.
 func BuildRouter(routerDir, dir string) (string, error) {
 	bin := filepath.Join(dir, "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./cmd/router")
 	cmd.Dir = routerDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the router: %w\n%s", err, out)
