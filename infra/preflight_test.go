@@ -226,7 +226,7 @@ func TestPreflightPassesTheClusterOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := stacktest.Str(t, r.resources.Under("c-"+accountA).One(t, "pulumi:providers:kubernetes"), "kubeconfig")
+	kubeconfig := stacktest.Secret(t, r.resources.Under("c-"+accountA).One(t, "pulumi:providers:kubernetes"), "kubeconfig")
 	if !strings.Contains(kubeconfig, `"server":"https://FOUND.example"`) || !strings.Contains(kubeconfig, `"certificate-authority-data":"Q0E="`) {
 		t.Errorf("kubeconfig = %s, want the endpoint and CA the preflight found", kubeconfig)
 	}

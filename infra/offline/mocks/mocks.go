@@ -6,6 +6,8 @@ package mocks
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -89,6 +91,10 @@ type Mocks struct {
 	// SpotServiceLinkedRole lists the accounts where the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot)
 	// exists: aws:iam/getRoles finds it there.
 	SpotServiceLinkedRole []string
+	// Config is the stack configuration whose clusters exist ("<namespace>:<key>" to value, as PULUMI_CONFIG
+	// holds it); nil reads PULUMI_CONFIG, which the program reads too. A process that does not run the program
+	// (the engine test's stand-in providers) is given it.
+	Config map[string]string
 
 	mu        sync.Mutex
 	resources []Resource
@@ -195,27 +201,42 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			"name": args.Inputs["name"], "outputs": m.Previous, "secretOutputNames": []any{},
 		}), nil
 	}
-	region, account := m.region(), r.Account
+	id, outs := m.Outputs(args.TypeToken, args.Name, args.Custom, args.Inputs, r.Account)
+	return id, outs, nil
+}
+
+// Outputs are the ID and outputs AWS gives a resource of type typ named name (its logical name, the physical
+// one when its inputs have none) with inputs, created in account: its inputs, its name, and its ARN, URL or
+// other computed outputs in AWS's formats.
+func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyMap, account string) (string, resource.PropertyMap) {
+	region := m.region()
 	partition, suffix := Partition(region)
 	arn := func(svc, res string) string {
 		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", partition, svc, region, account, res)
 	}
-	outs := args.Inputs.Copy()
-	name := args.Name
-	if v, ok := args.Inputs["name"]; ok && v.IsString() {
+	outs := inputs.Copy()
+	if v, ok := inputs["name"]; ok && v.IsString() {
 		name = v.StringValue()
 	} else {
 		outs["name"] = resource.NewStringProperty(name)
 	}
-	id := name + "-id"
+	id := awsID(typ, name, inputs)
 	set := func(k, v string) { outs[resource.PropertyKey(k)] = resource.NewStringProperty(v) }
-	switch args.TypeToken {
+	switch typ {
 	case "aws:sqs/queue:Queue":
 		set("arn", arn("sqs", name))
 		set("url", fmt.Sprintf("https://sqs.%s.%s/%s/%s", region, suffix, account, name))
 		id = outs["url"].StringValue()
 	case "aws:iam/role:Role":
 		set("arn", fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, name))
+	case "aws:iam/serviceLinkedRole:ServiceLinkedRole":
+		svc := "spot.amazonaws.com"
+		if v, ok := inputs["awsServiceName"]; ok && v.IsString() {
+			svc = v.StringValue()
+		}
+		set("arn", fmt.Sprintf("arn:%s:iam::%s:role/aws-service-role/%s/AWSServiceRoleForEC2Spot", partition, account, svc))
+		set("path", "/aws-service-role/"+svc+"/")
+		id = outs["arn"].StringValue()
 	case "aws:iam/policy:Policy":
 		set("arn", fmt.Sprintf("arn:%s:iam::%s:policy/%s", partition, account, name))
 	case "aws:lambda/function:Function":
@@ -230,10 +251,18 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		set("arn", arn("scheduler", "schedule-group/"+name))
 	case "aws:scheduler/schedule:Schedule":
 		group := "default"
-		if g, ok := args.Inputs["groupName"]; ok && g.IsString() {
+		if g, ok := inputs["groupName"]; ok && g.IsString() {
 			group = g.StringValue()
 		}
 		set("arn", arn("scheduler", "schedule/"+group+"/"+name))
+	case "aws:eks/cluster:Cluster":
+		// What EKS gives a new cluster, as getCluster answers for one (the engine test's eks stand-in creates it).
+		c := m.cluster(name, region, suffix)
+		set("arn", arn("eks", "cluster/"+name))
+		set("endpoint", c.Endpoint)
+		outs["certificateAuthority"] = resource.NewObjectProperty(resource.NewPropertyMapFromMap(map[string]any{"data": c.CertificateAuthority}))
+		outs["identities"] = resource.NewPropertyValue([]any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}})
+		outs["vpcConfig"] = resource.NewPropertyValue(map[string]any{"clusterSecurityGroupId": "sg-0mock-" + name, "vpcId": "vpc-0mock"})
 	case "eks:index:Cluster":
 		// pulumi-eks's outputs refer to the resources it creates inside its component, which a mock cannot
 		// create: they stay unknown, as in a preview of a new cluster.
@@ -241,11 +270,51 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 			outs[k] = resource.MakeComputed(resource.NewStringProperty(""))
 		}
 	default:
-		if _, ok := outs["arn"]; !ok && args.Custom {
-			set("arn", arn(service(args.TypeToken), name))
+		if _, ok := outs["arn"]; !ok && custom {
+			set("arn", arn(service(typ), name))
 		}
 	}
-	return id, outs, nil
+	return id, outs
+}
+
+// awsID is the ID the AWS provider gives a resource of type typ named name with inputs, in its format (the
+// Terraform provider's): unique where AWS's names are, in an account and region (a role policy's name is unique
+// per role, a target's per rule); a hash of the inputs stands in for what AWS generates.
+func awsID(typ, name string, inputs resource.PropertyMap) string {
+	str := func(k resource.PropertyKey) string {
+		if v, ok := inputs[k]; ok && v.IsString() {
+			return v.StringValue()
+		}
+		return ""
+	}
+	digest := func() string {
+		b, _ := json.Marshal(inputs.Mappable())
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:8])
+	}
+	switch typ {
+	case "aws:iam/rolePolicy:RolePolicy":
+		return str("role") + ":" + name
+	case "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+		return str("role") + "-" + digest()
+	case "aws:cloudwatch/eventTarget:EventTarget":
+		return str("rule") + "-" + str("targetId")
+	case "aws:sqs/queuePolicy:QueuePolicy":
+		return str("queueUrl")
+	case "aws:eks/accessEntry:AccessEntry":
+		return str("clusterName") + ":" + str("principalArn")
+	case "aws:eks/podIdentityAssociation:PodIdentityAssociation":
+		return str("clusterName") + ",a-" + digest()
+	case "aws:eks/addon:Addon":
+		return str("clusterName") + ":" + str("addonName")
+	case "aws:lambda/eventSourceMapping:EventSourceMapping", "aws:lambda/permission:Permission":
+		return digest()
+	case "aws:scheduler/schedule:Schedule":
+		return cmp.Or(str("groupName"), "default") + "/" + name
+	case "kubernetes:helm.sh/v3:Release":
+		return cmp.Or(str("namespace"), "default") + "/" + name
+	}
+	return name
 }
 
 // accountOf is the account of the provider reference ref ("<URN>::<ID>", the URN ending in the provider's
@@ -265,15 +334,20 @@ func (m *Mocks) accountOf(ref string) string {
 
 // Call answers provider functions (invokes).
 func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	return m.Answer(args.Token, args.Args, m.accountOf(args.Provider))
+}
+
+// Answer answers the provider function token called with args through a provider of account caller.
+func (m *Mocks) Answer(token string, args resource.PropertyMap, caller string) (resource.PropertyMap, error) {
 	region, account := m.region(), m.account()
 	partition, suffix := Partition(region)
 	arn := func(svc, res string) string {
 		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", partition, svc, region, account, res)
 	}
-	switch args.Token {
+	switch token {
 	case "aws:index/getCallerIdentity:getCallerIdentity":
 		return resource.NewPropertyMapFromMap(map[string]any{
-			"accountId": account, "arn": fmt.Sprintf("arn:%s:iam::%s:user/render", partition, account), "userId": "AIDRENDER", "id": account,
+			"accountId": caller, "arn": fmt.Sprintf("arn:%s:iam::%s:user/render", partition, caller), "userId": "AIDRENDER", "id": caller,
 		}), nil
 	case "aws:index/getPartition:getPartition":
 		return resource.NewPropertyMapFromMap(map[string]any{
@@ -282,7 +356,7 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	case "aws:index/getRegion:getRegion":
 		return resource.NewPropertyMapFromMap(map[string]any{"name": region, "id": region, "description": region, "endpoint": "ec2." + region + "." + suffix}), nil
 	case "aws:index/getServicePrincipal:getServicePrincipal":
-		svc := args.Args["serviceName"].StringValue()
+		svc := args["serviceName"].StringValue()
 		name := ServicePrincipal(svc, region)
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"name": name, "id": svc + "." + region + "." + suffix, "serviceName": svc, "region": region,
@@ -291,11 +365,11 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 	case "aws:eks/getClusters:getClusters":
 		var names []any
 		for _, c := range m.configured() {
-			if c.account(m.account()) == m.accountOf(args.Provider) && !slices.Contains(m.MissingClusters, c.Name) {
+			if c.account(m.account()) == caller && !slices.Contains(m.MissingClusters, c.Name) {
 				names = append(names, c.Name)
 			}
 		}
-		if m.accountOf(args.Provider) == m.account() {
+		if caller == m.account() {
 			for _, n := range m.Existing {
 				if !slices.Contains(m.MissingClusters, n) {
 					names = append(names, n)
@@ -304,12 +378,12 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"id": region, "names": names}), nil
 	case "aws:eks/getCluster:getCluster":
-		name := args.Args["name"].StringValue()
+		name := args["name"].StringValue()
 		if slices.Contains(m.MissingClusters, name) {
 			return nil, fmt.Errorf("reading EKS Cluster (%s): couldn't find resource", name)
 		}
 		c := m.cluster(name, region, suffix)
-		account := m.accountOf(args.Provider)
+		account := caller
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"name": name, "id": name, "arn": fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, name), "endpoint": c.Endpoint,
 			"certificateAuthorities": []any{map[string]any{"data": c.CertificateAuthority}},
@@ -319,7 +393,7 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			"accessConfigs": []any{map[string]any{"authenticationMode": c.AuthenticationMode}},
 		}), nil
 	case "aws:eks/getAddon:getAddon":
-		cluster, addon := args.Args["clusterName"].StringValue(), args.Args["addonName"].StringValue()
+		cluster, addon := args["clusterName"].StringValue(), args["addonName"].StringValue()
 		if addon != "eks-pod-identity-agent" || slices.Contains(m.NoPodIdentityAgent, cluster) || slices.Contains(m.MissingClusters, cluster) {
 			return nil, fmt.Errorf("reading EKS Add-On (%s:%s): couldn't find resource", cluster, addon)
 		}
@@ -328,7 +402,7 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			"arn": arn("eks", "addon/"+cluster+"/"+addon+"/mock"),
 		}), nil
 	case "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider":
-		providerARN := args.Args["arn"].StringValue()
+		providerARN := args["arn"].StringValue()
 		p, ok := m.OIDCProviders[providerARN]
 		if !ok {
 			_, url, _ := strings.Cut(providerARN, ":oidc-provider/")
@@ -345,17 +419,17 @@ func (m *Mocks) Call(args pulumi.MockCallArgs) (resource.PropertyMap, error) {
 			"id": providerARN, "arn": providerARN, "url": p.URL, "clientIdLists": toAny(audiences), "thumbprintLists": []any{},
 		}), nil
 	case "aws:iam/getRoles:getRoles":
-		account := m.accountOf(args.Provider)
+		account := caller
 		var arns, names []any
 		const spotRolePath = "/aws-service-role/spot.amazonaws.com/"
-		if path := args.Args["pathPrefix"]; path.IsString() && strings.HasPrefix(spotRolePath, path.StringValue()) &&
+		if path := args["pathPrefix"]; path.IsString() && strings.HasPrefix(spotRolePath, path.StringValue()) &&
 			slices.Contains(m.SpotServiceLinkedRole, account) {
 			arns = append(arns, fmt.Sprintf("arn:%s:iam::%s:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot", partition, account))
 			names = append(names, "AWSServiceRoleForEC2Spot")
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"id": account, "arns": arns, "names": names}), nil
 	}
-	return nil, fmt.Errorf("mocks: no answer for %s", args.Token)
+	return nil, fmt.Errorf("mocks: no answer for %s", token)
 }
 
 // service is the AWS service of a type token such as aws:fis/experimentTemplate:ExperimentTemplate.
@@ -396,8 +470,10 @@ func (c configuredCluster) account(stack string) string {
 // configured are the clusters of the stack's configuration (PULUMI_CONFIG, which the program reads too): the
 // world the mocks answer for unless told otherwise. A configuration the program will refuse yields none.
 func (m *Mocks) configured() []configuredCluster {
-	var all map[string]string
-	_ = json.Unmarshal([]byte(os.Getenv(pulumi.EnvConfig)), &all)
+	all := m.Config
+	if all == nil {
+		_ = json.Unmarshal([]byte(os.Getenv(pulumi.EnvConfig)), &all)
+	}
 	var out []configuredCluster
 	_ = json.Unmarshal([]byte(all[config.Namespace+":clusters"]), &out)
 	return out

@@ -79,6 +79,16 @@ func Str(t testing.TB, r mocks.Resource, key string) string {
 	return v.StringValue()
 }
 
+// Secret returns r's input key, which must be a secret string.
+func Secret(t testing.TB, r mocks.Resource, key string) string {
+	t.Helper()
+	v, ok := r.Inputs[resource.PropertyKey(key)]
+	if !ok || !v.IsSecret() || !v.SecretValue().Element.IsString() {
+		t.Fatalf("%s %s: input %s is %v, want a secret string", r.Type, r.Name, key, v)
+	}
+	return v.SecretValue().Element.StringValue()
+}
+
 // Num returns r's number input key.
 func Num(t testing.TB, r mocks.Resource, key string) float64 {
 	t.Helper()
