@@ -3,7 +3,7 @@
 It needs only what the hub's stack exports (busName, account, heartbeatRate), and nothing of the hub's deploy
 role: the hub admits the organization's accounts by their organization, so it changes nothing for this cluster.
 Add the package first (docs/package.md):
-    pulumi package add github.com/karpenter-interruption-bus/karpenter-interruption-bus@<tag>
+    pulumi package add github.com/karpenter-interruption-bus/karpenter-interruption-bus.git/provider@<tag>
 """
 
 import pulumi

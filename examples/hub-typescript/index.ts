@@ -1,6 +1,6 @@
 // A hub declared from a platform team's TypeScript program: the Bus for the organization, and the clusters of the
 // hub's own account joined to it. Add the package first (docs/package.md):
-//   pulumi package add github.com/karpenter-interruption-bus/karpenter-interruption-bus@<tag>
+//   pulumi package add github.com/karpenter-interruption-bus/karpenter-interruption-bus.git/provider@<tag>
 import * as pulumi from "@pulumi/pulumi";
 import * as kib from "@karpenter-interruption-bus/pulumi";
 

@@ -21,12 +21,15 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/version"
 )
 
 var update = flag.Bool("update", false, "rewrite ../schema.json from the provider")
 
-// schemaVersion is the version the golden schema is written at: the release build stamps its own.
-const schemaVersion = "0.0.0"
+// schemaVersion is the version the golden schema is written at: a build without a release stamp's, which is
+// what the Go language host builds (docs/package.md, "Versions"); a release build stamps its own, and the CLI
+// replaces it with the tag it installed a git package at.
+const schemaVersion = version.Dev
 
 func server(t *testing.T, opts ...integration.ServerOption) integration.Server {
 	t.Helper()

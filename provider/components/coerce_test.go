@@ -1,0 +1,51 @@
+package components_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+)
+
+// TestNumbersForStrings: Pulumi YAML hands a string configuration value that looks like a number to the provider
+// as a number (checked with pulumi-language-yaml v1.38.0 and the v3.259.0 CLI; the engine test runs it). A
+// ClusterInterruption takes the account ID it meant, zero-padded to 12 digits when YAML dropped a leading zero,
+// and still refuses what is not an account ID, naming the argument.
+func TestNumbersForStrings(t *testing.T) {
+	const memberWithZero = "012345678901"
+	tests := []struct {
+		name    string
+		hub     any
+		account string // the member's account, where the cluster is
+		want    string // a queue policy statement names the hub's account, or the error
+		wantErr string
+	}{
+		{name: "a 12-digit number", hub: 123456789012.0, account: member, want: "arn:aws:iam::123456789012:role/kib-prod-router"},
+		{name: "a leading zero YAML dropped", hub: 12345678901.0, account: member, want: "arn:aws:iam::" + memberWithZero + ":role/kib-prod-router"},
+		{name: "not a whole number", hub: 1.5, account: member, wantErr: `hubAccountId: "1.5" is not an AWS account ID`},
+		{name: "too many digits", hub: 1234567890123.0, account: member, wantErr: `hubAccountId: "1234567890123" is not an AWS account ID`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			world := &mocks.Mocks{Account: tt.account, Existing: []string{"green"}}
+			resp, rs, err := construct(t, world, "ClusterInterruption", "green", map[string]any{
+				"busName": "kib-prod", "hubAccountId": tt.hub, "clusterName": "green", "mode": "existing-role",
+				"controllerRoleName": "KarpenterController-green",
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp
+			policy := declared(rs)["aws:sqs/queuePolicy:QueuePolicy green-queue"]
+			if !strings.Contains(policy.Inputs["policy"].StringValue(), tt.want) {
+				t.Errorf("the queue policy does not admit %s: %s", tt.want, policy.Inputs["policy"].StringValue())
+			}
+		})
+	}
+}
