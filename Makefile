@@ -12,7 +12,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: storm stacks all test test-router test-infra test-e2e test-karpenter test-workflows test-provider race lint router bench fuzz demo render scale tidy verify docs karpenter-bump package provider schema
+.PHONY: storm stacks all test test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools race lint router bench fuzz demo render scale tidy verify docs karpenter-bump package provider schema
 
 all: test
 
@@ -35,9 +35,9 @@ MERMAID := docgen/mermaid/node_modules/.package-lock.json
 TEST := $(GO) test -vet=off -count=1
 
 ## test: every test of the modules (unit, fuzz seeds, end to end, infra under mocks, the contract with each
-## Karpenter version, the component package's schema, components, SDKs and examples), and the GitHub workflows
-## checked by actionlint
-test: test-router test-infra test-e2e test-karpenter test-provider package test-workflows
+## Karpenter version, the component package's schema, components, SDKs and examples, the program and the package
+## through the real Pulumi engine), and the GitHub workflows checked by actionlint
+test: test-router test-infra test-e2e test-karpenter test-provider package test-engine test-workflows
 
 test-router:
 	cd router && $(GO) vet ./... && $(TEST) ./...
@@ -58,14 +58,27 @@ test-karpenter:
 	@set -e; for m in $(KARPENTER_MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(TEST) ./...); done
 
 # The component package (provider/, docs/package.md): its schema against the golden provider/schema.json, and each
-# component constructed in every mode through pulumi-go-provider's in-process server.
+# component constructed in every mode through pulumi-go-provider's in-process server. -trimpath, as Pulumi's Go
+# language host builds the provider: the engine test's build of it then reuses these compiled packages.
 test-provider:
-	cd provider && $(GO) vet ./... && $(TEST) ./...
+	cd provider && $(GO) vet -trimpath ./... && $(TEST) -trimpath ./...
 
-# The SDK generators: pulumi/pkg v3.175.0 (the program's SDK version), in sdkgen/. Its Node.js generator computes
-# relative imports with filepath.Rel, whose result Go 1.26 changed ("types/input.ts" would import "./types/input"):
-# it runs on the Go before, a toolchain the module proxy serves.
-SDKGEN_GO := go1.25.4
+# The real Pulumi engine (tests/engine, docs/tests.md): the CLI (pulumi/pkg v3.259.0, its version stamped, as
+# the Automation API requires) and the YAML language host, pinned by sdkgen/go.mod's tool directives, built into
+# build/bin; Go's build cache keeps them, so a second make rebuilds nothing. Nothing is downloaded at test time.
+PULUMI_CLI_VERSION := v3.259.0
+ENGINE_TOOLS := build/bin/pulumi build/bin/pulumi-language-yaml
+
+engine-tools:
+	cd sdkgen && $(GO) build -ldflags "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$(PULUMI_CLI_VERSION)" \
+	  -o ../build/bin/ github.com/pulumi/pulumi/pkg/v3/cmd/pulumi github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
+
+## test-engine: the Go program's life cycle (up, preview, add, reorder, remove, members, import, secrets, destroy)
+## through the Automation API and the real CLI, and the component package through the CLI and Pulumi YAML, against
+## stand-in aws, eks and kubernetes providers (part of make test)
+test-engine: engine-tools
+	cd tests/engine && $(GO) vet ./... && $(TEST) ./...
+
 # TypeScript 7's tsc and @pulumi/pulumi, pinned by examples/typecheck/package-lock.json; needs Node.js.
 TYPECHECK := examples/typecheck/node_modules/.package-lock.json
 PACKAGE_VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
@@ -74,8 +87,8 @@ PACKAGE_VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
 ## generators (build/sdk), and the examples checked against them: TypeScript by tsc, Python compiled and its calls
 ## matched to the SDK's signatures (part of make test)
 package: $(TYPECHECK)
-	cd sdkgen && GOTOOLCHAIN=$(SDKGEN_GO) $(GO) vet ./... && GOTOOLCHAIN=$(SDKGEN_GO) $(TEST) ./... && \
-	  GOTOOLCHAIN=$(SDKGEN_GO) $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
+	cd sdkgen && $(GO) vet ./... && $(TEST) ./... && \
+	  $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
 	cd examples/typecheck && ./node_modules/.bin/tsc -p .
 	PYTHONPYCACHEPREFIX=build/pycache python3 -m compileall -q build/sdk/python examples/cluster-python
 	python3 examples/typecheck/check_python.py build/sdk/python examples/cluster-python/__main__.py
@@ -109,6 +122,7 @@ lint:
 	cd tests/internal && $(TOOL) golangci-lint run ./...
 	cd provider && $(TOOL) golangci-lint run ./...
 	cd sdkgen && $(TOOL) golangci-lint run ./...
+	cd tests/engine && $(TOOL) golangci-lint run ./...
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(TOOL) golangci-lint run ./...); done
 
 ## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
@@ -134,7 +148,8 @@ demo:
 tidy:
 	$(GO) mod tidy && cd router && $(GO) mod tidy && cd ../tests/internal && $(GO) mod tidy && cd .. && $(GO) mod tidy && cd ../tools && $(GO) mod tidy
 	cd provider && $(GO) mod tidy
-	cd sdkgen && GOTOOLCHAIN=$(SDKGEN_GO) $(GO) mod tidy
+	cd sdkgen && $(GO) mod tidy
+	cd tests/engine && $(GO) mod tidy
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(GO) mod tidy); done
 
 ## storm: 10,000 interruption events over 200 clusters, each with Karpenter's own interruption controller (the

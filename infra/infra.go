@@ -209,10 +209,14 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		return shared{}, fmt.Errorf("building the router: %w", err)
 	}
 	var under []pulumi.ResourceOption
-	declareBus := func(ctx *pulumi.Context, name string, args *bus.Args) (*bus.Bus, error) { return bus.New(ctx, name, args) }
+	declareBus := func(ctx *pulumi.Context, name string, args *bus.Args) (*bus.Bus, error) {
+		return bus.New(ctx, name, args)
+	}
 	if parent != nil {
 		under = []pulumi.ResourceOption{pulumi.Parent(parent)}
-		declareBus = func(ctx *pulumi.Context, name string, args *bus.Args) (*bus.Bus, error) { return bus.Declare(ctx, name, args, parent) }
+		declareBus = func(ctx *pulumi.Context, name string, args *bus.Args) (*bus.Bus, error) {
+			return bus.Declare(ctx, name, args, parent)
+		}
 	}
 	tags := Tags(cfg)
 	b, err := declareBus(ctx, cfg.NamePrefix, &bus.Args{

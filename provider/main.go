@@ -1,5 +1,5 @@
 // Command pulumi-resource-karpenter-interruption-bus is the component package's provider: Pulumi runs it
-// (PulumiPlugin.yaml at the repository's root) for pulumi package add, and for every program using the package.
+// (provider/PulumiPlugin.yaml, beside this file: the Go language host builds this directory) for pulumi package add, and for every program using the package.
 package main
 
 import (

@@ -2,12 +2,14 @@
 package generate
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/blang/semver"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
@@ -59,7 +61,7 @@ func Generate(schemaText []byte, version string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	for _, lang := range Languages {
 		// Each generator adds its language's info to the package: bind it afresh for each.
-		pkg, err := schema.ImportSpec(spec, map[string]schema.Language{"nodejs": nodejs.Importer, "python": python.Importer}, schema.ValidationOptions{})
+		pkg, err := schema.ImportSpec(spec, map[string]schema.Language{"nodejs": nodejs.Importer, "python": python.Importer}, noPackages{}, schema.ValidationOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("binding the schema: %w", err)
 		}
@@ -78,4 +80,15 @@ func Generate(schemaText []byte, version string) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// noPackages loads no other package: the schema refers to none, and binding fails if it starts to.
+type noPackages struct{}
+
+func (noPackages) LoadPackage(pkg string, _ *semver.Version) (*schema.Package, error) {
+	return nil, fmt.Errorf("the schema refers to package %s: it should refer to none", pkg)
+}
+
+func (noPackages) LoadPackageV2(_ context.Context, d *schema.PackageDescriptor) (*schema.Package, error) {
+	return nil, fmt.Errorf("the schema refers to package %s: it should refer to none", d.Name)
 }

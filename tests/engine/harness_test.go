@@ -1,0 +1,161 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
+)
+
+// The real engine's tools, built by make (make engine-tools, a prerequisite of make test-engine) into build/bin
+// from sdkgen/go.mod's tool directives: the Pulumi CLI (pkg/v3 v3.259.0, its version stamped) and the YAML
+// language host.
+var (
+	repoRoot = filepath.Join("..", "..")
+	binDir   = filepath.Join(repoRoot, "build", "bin")
+)
+
+// plugins are the stand-in providers, installed as the packages the program's SDKs register resources of, at the
+// versions the modules pin (the SDK module's version is the plugin's: pulumi-plugin.json says the same).
+var plugins = map[string]string{
+	"aws":        "github.com/pulumi/pulumi-aws/sdk/v6",
+	"eks":        "github.com/pulumi/pulumi-eks/sdk/v2",
+	"kubernetes": "github.com/pulumi/pulumi-kubernetes/sdk/v4",
+}
+
+// pluginVersion is the version this module's build list has for the module path, without its v (go list -m:
+// a test binary carries no module list of its own).
+func pluginVersion(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", path).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", path, err)
+	}
+	return strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+}
+
+// versions are the plugins' versions, by package.
+func versions(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for pkg, module := range plugins {
+		out[pkg] = pluginVersion(t, module)
+	}
+	return out
+}
+
+var (
+	standinOnce sync.Once
+	standinBin  string
+	standinErr  error
+)
+
+// standinBinary builds the stand-in provider once per test binary.
+func standinBinary(t *testing.T) string {
+	t.Helper()
+	standinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "kib-standin-")
+		if err != nil {
+			standinErr = err
+			return
+		}
+		standinBin = filepath.Join(dir, "standin")
+		out, err := exec.Command("go", "build", "-o", standinBin, "./cmd/standin").CombinedOutput()
+		if err != nil {
+			standinErr = fmt.Errorf("building the stand-in: %w\n%s", err, out)
+		}
+	})
+	if standinErr != nil {
+		t.Fatal(standinErr)
+	}
+	return standinBin
+}
+
+// env is one offline Pulumi installation: a PULUMI_HOME with the stand-ins installed as plugins, a file backend,
+// the stand-ins' world and state, all in temporary directories.
+type env struct {
+	Home, Backend, State, WorldFile string
+	Store                           *standin.Store
+}
+
+func newEnv(t *testing.T, world standin.World) *env {
+	t.Helper()
+	for _, tool := range []string{"pulumi", "pulumi-language-yaml"} {
+		if _, err := os.Stat(filepath.Join(binDir, tool)); err != nil {
+			t.Fatalf("%s is not built: make engine-tools builds the Pulumi CLI and the YAML host into build/bin (%v)", tool, err)
+		}
+	}
+	root := t.TempDir()
+	if os.Getenv("KIB_ENGINE_KEEP") != "" { // keep the backend and the stand-ins' state to look at
+		root, _ = os.MkdirTemp("", "kib-engine-")
+		t.Logf("kept in %s", root)
+	}
+	e := &env{
+		Home: filepath.Join(root, "home"), Backend: filepath.Join(root, "backend"), State: filepath.Join(root, "aws"),
+		WorldFile: filepath.Join(root, "world.json"),
+	}
+	e.Store = &standin.Store{Dir: e.State}
+	for _, d := range []string{e.Home, e.Backend, e.State} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.SetWorld(t, world)
+	bin := standinBinary(t)
+	for pkg, version := range world.Versions {
+		dir := filepath.Join(e.Home, "plugins", "resource-"+pkg+"-v"+version)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(bin, filepath.Join(dir, "pulumi-resource-"+pkg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// SetWorld writes the stand-ins' world.
+func (e *env) SetWorld(t *testing.T, w standin.World) {
+	t.Helper()
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(e.WorldFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Vars are the environment of the CLI and everything it starts: offline, nothing downloaded.
+func (e *env) Vars() map[string]string {
+	abs, _ := filepath.Abs(binDir)
+	return map[string]string{
+		"PULUMI_HOME":        e.Home,
+		"PULUMI_BACKEND_URL": "file://" + e.Backend,
+		// The passphrase secrets provider: the checkpoint holds secrets encrypted.
+		"PULUMI_CONFIG_PASSPHRASE":                      "engine-test",
+		"PULUMI_SKIP_UPDATE_CHECK":                      "true",
+		"PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION":   "true",
+		"PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS": "true",
+		standin.WorldEnv:                                e.WorldFile,
+		standin.StateEnv:                                e.State,
+		// The YAML language host is found in PATH, as the CLI's own install puts it beside the CLI.
+		"PATH": abs + string(os.PathListSeparator) + os.Getenv("PATH"),
+	}
+}
+
+// Records are what the stand-ins hold, by "type id".
+func (e *env) Records(t *testing.T) []standin.Record {
+	t.Helper()
+	rs, err := e.Store.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}

@@ -1,0 +1,414 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optdestroy"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
+)
+
+const (
+	hub     = "111111111111"
+	member  = "222222222222"
+	member2 = "333333333333"
+	region  = "eu-west-1"
+	project = "kib-engine"
+)
+
+// The program's options under the real engine: the router built for real from its embedded source; the AWS
+// CLI and kubectl, which a real pulumi up needs where it runs (infra's check), taken as found, since nothing here
+// runs them (the stand-ins install no chart and create no cluster).
+func programOptions() infra.Options {
+	return infra.Options{BuildRouter: routerbuild.Embedded, LookPath: func(string) (string, error) { return "/usr/bin/true", nil }}
+}
+
+// stack is the program's stack, run inline by the Automation API against the real CLI: the test process serves
+// the program, so no Go language host is needed.
+type stack struct {
+	t     *testing.T
+	env   *env
+	stack auto.Stack
+}
+
+func newStack(t *testing.T, e *env, name string) *stack {
+	t.Helper()
+	ctx := context.Background()
+	root, err := filepath.Abs(filepath.Join(repoRoot, "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	s, err := auto.UpsertStackInlineSource(ctx, name, project, infra.Program(programOptions()),
+		auto.Pulumi(cli), auto.WorkDir(work), auto.PulumiHome(e.Home), auto.EnvVars(e.Vars()), auto.SecretsProvider("passphrase"),
+		auto.Project(workspace.Project{Name: tokens.PackageName(project), Runtime: workspace.NewProjectRuntimeInfo("go", nil)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &stack{t: t, env: e, stack: s}
+}
+
+// configure sets the stack's whole configuration: aws:region and the program's keys (JSON values).
+func (s *stack) configure(keys map[string]any) {
+	s.t.Helper()
+	cfg := auto.ConfigMap{"aws:region": {Value: region}}
+	for k, v := range keys {
+		text, ok := v.(string)
+		if !ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			text = string(b)
+		}
+		cfg[config.Namespace+":"+k] = auto.ConfigValue{Value: text}
+	}
+	ctx := context.Background()
+	old, err := s.stack.GetAllConfig(ctx)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for k := range old {
+		if _, ok := cfg[k]; !ok {
+			if err := s.stack.RemoveConfig(ctx, k); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+	}
+	if err := s.stack.SetAllConfigWithOptions(ctx, cfg, &auto.ConfigOptions{Path: false}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// step is one resource operation the engine reported.
+type step struct {
+	Op  apitype.OpType
+	URN string
+}
+
+func (st step) String() string { return string(st.Op) + " " + st.URN }
+
+// bookkeeping are steps of the engine's own, not of a cloud resource: the stack itself, a default provider
+// (created when first used, deleted when no resource uses it any more), the read of the stack's reference to
+// itself, which every run makes.
+func bookkeeping(st step) bool {
+	return strings.Contains(st.URN, "::pulumi:pulumi:Stack::") || strings.Contains(st.URN, "::pulumi:providers:") && strings.Contains(st.URN, "::default") ||
+		st.Op == apitype.OpRead && strings.Contains(st.URN, "::pulumi:pulumi:StackReference::")
+}
+
+// collect gathers the engine's resource steps, but for unchanged ones and bookkeeping, from its events.
+func collect() (chan events.EngineEvent, func() []step) {
+	ch := make(chan events.EngineEvent)
+	var steps []step
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ev := range ch {
+			if pre := ev.ResourcePreEvent; pre != nil && pre.Metadata.Op != apitype.OpSame {
+				if st := (step{pre.Metadata.Op, pre.Metadata.URN}); !bookkeeping(st) {
+					steps = append(steps, st)
+				}
+			}
+		}
+	}()
+	return ch, func() []step { wg.Wait(); return steps }
+}
+
+func (s *stack) up() []step {
+	s.t.Helper()
+	ch, done := collect()
+	var out bytes.Buffer
+	_, err := s.stack.Up(context.Background(), optup.EventStreams(ch), optup.ProgressStreams(&out), optup.ErrorProgressStreams(&out))
+	steps := done()
+	if err != nil {
+		s.t.Fatalf("pulumi up: %v\n%s", err, out.String())
+	}
+	return steps
+}
+
+func (s *stack) preview() ([]step, error) {
+	s.t.Helper()
+	ch, done := collect()
+	var out bytes.Buffer
+	_, err := s.stack.Preview(context.Background(), optpreview.EventStreams(ch), optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out))
+	steps := done()
+	if err != nil {
+		return steps, &runError{err: err, output: out.String()}
+	}
+	return steps, nil
+}
+
+type runError struct {
+	err    error
+	output string
+}
+
+func (e *runError) Error() string { return e.err.Error() + "\n" + e.output }
+
+// only fails the test for every step that is not op on a resource whose URN holds one of names.
+func only(t *testing.T, what string, steps []step, op apitype.OpType, names ...string) {
+	t.Helper()
+	if len(steps) == 0 {
+		t.Errorf("%s: no resource changed", what)
+	}
+	for _, st := range steps {
+		if st.Op != op || !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(st.URN, n) }) {
+			t.Errorf("%s: %s, want only %s of %v", what, st, op, names)
+		}
+	}
+}
+
+// none fails the test for every step.
+func none(t *testing.T, what string, steps []step) {
+	t.Helper()
+	for _, st := range steps {
+		t.Errorf("%s: %s, want no change", what, st)
+	}
+}
+
+func cluster(name string, extra map[string]any) map[string]any {
+	c := map[string]any{"name": name}
+	for k, v := range extra {
+		c[k] = v
+	}
+	return c
+}
+
+// TestProgramLifeCycle runs the Go program through the real engine: the Pulumi CLI v3.259.0 with a file backend,
+// the Automation API serving the program inline, the stand-in providers as plugins. A hub with one member
+// account and a cluster of every mode goes through the updates a platform team makes, and each must change only
+// what it should.
+func TestProgramLifeCycle(t *testing.T) {
+	t.Parallel()
+	deploy := func(account string) string { return "arn:aws:iam::" + account + ":role/kib-deploy" }
+	alpha := cluster("alpha", nil)                                                                                                        // install, Pod Identity
+	beta := cluster("beta", map[string]any{"mode": "existing-role", "controllerRoleName": "KarpenterController-beta", "account": member}) // a member's
+	gamma := cluster("gamma", map[string]any{"mode": "create", "create": map[string]any{
+		"vpcId": "vpc-0123456789abcdef0", "subnetIds": []any{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1"},
+	}})
+	delta := cluster("delta", map[string]any{"identity": "irsa", "oidcProviderArn": "arn:aws:iam::" + hub + ":oidc-provider/oidc.eks." + region + ".amazonaws.com/id/DELTA"})
+	epsilon := cluster("epsilon", map[string]any{"account": member2}) // install, in an account without the Spot role
+	accounts := map[string]any{member: map[string]any{"deployRoleArn": deploy(member)}}
+	keys := func(clusters []any, accounts map[string]any) map[string]any {
+		return map[string]any{"namePrefix": "kib-prod", "clusters": clusters, "accounts": accounts, "heartbeat": map[string]any{"rate": "5m"}}
+	}
+	all := []any{alpha, beta, gamma, delta, epsilon}
+	world := func(clusters []any) standin.World {
+		cfg := map[string]string{}
+		b, _ := json.Marshal(clusters)
+		cfg[config.Namespace+":clusters"] = string(b)
+		// The hub's account has the EC2 Spot service-linked role, the member's has not: the stack creates it there.
+		return standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub}, Config: cfg, Versions: versions(t)}
+	}
+
+	e := newEnv(t, world(all))
+	s := newStack(t, e, "prod")
+	s.configure(keys([]any{alpha, beta, gamma}, accounts))
+
+	t.Run("a configuration mistake fails the preview, naming the field, with nothing created", func(t *testing.T) {
+		s.configure(keys([]any{cluster("alpha", map[string]any{"mode": "instal"})}, accounts))
+		steps, err := s.preview()
+		if err == nil || !strings.Contains(err.Error(), "clusters[0].mode") {
+			t.Fatalf("preview: %v, want an error naming clusters[0].mode", err)
+		}
+		none(t, "the refused preview", steps)
+		if rs := e.Records(t); len(rs) != 0 {
+			t.Errorf("the refused preview created %d resources", len(rs))
+		}
+		s.configure(keys([]any{alpha, beta, gamma}, accounts))
+	})
+
+	t.Run("up, then a preview with no change at all", func(t *testing.T) {
+		steps := s.up()
+		for _, st := range steps {
+			if st.Op != apitype.OpCreate {
+				t.Errorf("first up: %s", st)
+			}
+		}
+		if len(steps) < 60 {
+			t.Errorf("first up created %d resources", len(steps))
+		}
+		steps, err := s.preview()
+		if err != nil {
+			t.Fatal(err)
+		}
+		none(t, "the preview after up", steps)
+	})
+
+	t.Run("the Spot service-linked role not declared where it exists", func(t *testing.T) {
+		// Karpenter runs in alpha and gamma (the hub), whose account has the role: the stack leaves it alone. beta
+		// is existing-role: the stack installs no Karpenter in the member, and so no role there.
+		if got := spotRoles(t, e); len(got) != 0 {
+			t.Errorf("the stack declared the Spot role in %v", got)
+		}
+	})
+
+	t.Run("the kubeconfig is never in plaintext in the backend's checkpoint", func(t *testing.T) {
+		var found bool
+		err := filepath.Walk(e.Backend, func(path string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(b, []byte("client.authentication.k8s.io")) || bytes.Contains(b, []byte("get-token")) {
+				t.Errorf("%s holds a kubeconfig in plaintext", path)
+			}
+			if strings.HasSuffix(path, "prod.json") && bytes.Contains(b, []byte(`"ciphertext"`)) {
+				found = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			t.Error("no encrypted secret in the stack's checkpoint: where did the kubeconfigs go?")
+		}
+	})
+
+	t.Run("adding a cluster creates only its resources", func(t *testing.T) {
+		s.configure(keys([]any{alpha, beta, gamma, delta}, accounts))
+		only(t, "adding delta", s.up(), apitype.OpCreate, "::delta")
+	})
+
+	t.Run("reordering the clusters changes nothing", func(t *testing.T) {
+		s.configure(keys([]any{delta, gamma, beta, alpha}, accounts))
+		steps, err := s.preview()
+		if err != nil {
+			t.Fatal(err)
+		}
+		none(t, "reordering", steps)
+	})
+
+	t.Run("removing a cluster deletes only its resources", func(t *testing.T) {
+		s.configure(keys([]any{alpha, beta, delta}, accounts))
+		only(t, "removing gamma", s.up(), apitype.OpDelete, "::gamma")
+	})
+
+	t.Run("adding a member account replaces nothing of the hub or the other member", func(t *testing.T) {
+		more := map[string]any{member: accounts[member], member2: map[string]any{"deployRoleArn": deploy(member2)}}
+		s.configure(keys([]any{alpha, beta, delta, epsilon}, more))
+		for _, st := range s.up() {
+			switch {
+			case st.Op == apitype.OpCreate && (strings.Contains(st.URN, member2) || strings.Contains(st.URN, "::epsilon")):
+			case st.Op == apitype.OpUpdate: // the router's member list, the queue policies admitting the new member
+			default:
+				t.Errorf("adding account %s: %s", member2, st)
+			}
+		}
+	})
+
+	t.Run("the Spot service-linked role the stack created is kept through its reference to its last update", func(t *testing.T) {
+		if got := spotRoles(t, e); !slices.Equal(got, []string{member2}) {
+			t.Fatalf("Spot roles created in %v, want in %s only (the hub had one)", got, member2)
+		}
+		// Now IAM lists the role in member2 too: only the last update's output (spotServiceLinkedRoles, read through
+		// the stack's reference to itself from the file backend) says the stack made it, and must keep declaring it.
+		steps, err := s.preview()
+		if err != nil {
+			t.Fatal(err)
+		}
+		none(t, "the preview after creating the role", steps)
+	})
+
+	t.Run("destroy leaves nothing in the stand-ins but what the program retains", func(t *testing.T) {
+		var out bytes.Buffer
+		if _, err := s.stack.Destroy(context.Background(), optdestroy.ProgressStreams(&out)); err != nil {
+			t.Fatalf("destroy: %v\n%s", err, out.String())
+		}
+		retained := retainedURNs(t, e)
+		if len(retained) < 10 {
+			t.Fatalf("%d resources retained on delete in the stack's history: is the history read?", len(retained))
+		}
+		left := map[string]bool{}
+		for _, r := range e.Records(t) {
+			left[r.URN] = true
+			// Retained on delete: the Spot role (other users of Spot depend on it), Karpenter's release and the
+			// identities it runs with (taking a cluster off the bus never uninstalls Karpenter).
+			if !retained[r.URN] {
+				t.Errorf("left after destroy: %s %s in %s (%s)", r.Type, r.ID, r.Account, r.URN)
+			}
+		}
+		for urn := range retained {
+			if !left[urn] {
+				t.Errorf("retained on delete, but deleted: %s", urn)
+			}
+		}
+	})
+}
+
+// spotRoles are the accounts where the stand-ins hold a Spot service-linked role the stack created.
+func spotRoles(t *testing.T, e *env) []string {
+	t.Helper()
+	var out []string
+	for _, r := range e.Records(t) {
+		if r.Type == "aws:iam/serviceLinkedRole:ServiceLinkedRole" {
+			out = append(out, r.Account)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// retainedURNs are the resources any update of the stack marked retained on delete, from every checkpoint the
+// file backend keeps in its history.
+func retainedURNs(t *testing.T, e *env) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(e.Backend, ".pulumi", "history", project, "*", "*.checkpoint.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no checkpoint in the backend's history (%v)", err)
+	}
+	out := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cp struct {
+			Checkpoint struct {
+				Latest struct {
+					Resources []struct {
+						URN            string `json:"urn"`
+						Custom         bool   `json:"custom"`
+						RetainOnDelete bool   `json:"retainOnDelete"`
+					} `json:"resources"`
+				} `json:"latest"`
+			} `json:"checkpoint"`
+		}
+		if err := json.Unmarshal(b, &cp); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, r := range cp.Checkpoint.Latest.Resources {
+			if r.RetainOnDelete && r.Custom {
+				out[r.URN] = true
+			}
+		}
+	}
+	return out
+}

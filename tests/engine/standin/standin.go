@@ -1,0 +1,554 @@
+// Package standin is a stand-in for the resource providers the program uses (aws, eks, kubernetes), speaking
+// Pulumi's provider gRPC protocol (pulumirpc.ResourceProviderServer) to the real engine, so that the real Pulumi
+// CLI can preview, update, import and destroy the program's stacks on a machine with no AWS account. The real
+// providers cannot be built here (pulumi-aws's provider module replaces terraform-provider-aws with a local
+// directory), and could not reach AWS if they could.
+//
+// One fake AWS serves the mocks and the stand-ins alike: lookups (Invoke) are answered by mocks.Mocks.Answer and
+// computed outputs (IDs, ARNs, URLs) by mocks.Mocks.Outputs, from the world a test writes to a file (WorldEnv).
+// Resources live in a directory (StateEnv), one file each, so every plugin process the engine starts (one per
+// provider resource and operation) sees the same cloud, and a test sees what is left after destroy.
+//
+// What the real providers do that these do not:
+//   - validate inputs against AWS's rules (name lengths and characters, policy grammar and size, quotas): Check
+//     returns its inputs unchanged, and the program's own checks (config, quota) are the only ones here;
+//   - call AWS, with its eventual consistency (IAM's above all), throttling, retries and API errors: every
+//     operation succeeds at once, but for Read of a resource that is not there;
+//   - compute a diff from each property's schema (ForceNew, defaults, normalised JSON): Diff compares inputs, and
+//     replaces on a change of a property named in forceNew, the ones pulumi-aws marks ForceNew for the resources
+//     the program declares;
+//   - create what pulumi-eks creates inside its components (security groups, roles, the aws-auth map, the
+//     Kubernetes provider): the eks stand-in constructs the component with the one AWS resource the program reads
+//     (the EKS cluster, or the node group);
+//   - install a Helm chart: a kubernetes release is a record of its inputs.
+package standin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+	pprovider "github.com/pulumi/pulumi/sdk/v3/go/pulumi/provider"
+	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/emptypb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+)
+
+// The environment a stand-in reads: the world's file (a JSON World) and the state directory.
+const (
+	WorldEnv = "KIB_STANDIN_WORLD"
+	StateEnv = "KIB_STANDIN_STATE"
+)
+
+// World is the fake AWS the stand-ins answer for: the mocks' world (region, account, clusters, Spot roles, the
+// stack configuration whose clusters exist).
+type World struct {
+	Region                string            `json:"region"`
+	Account               string            `json:"account"`
+	Existing              []string          `json:"existing,omitempty"`
+	SpotServiceLinkedRole []string          `json:"spotServiceLinkedRole,omitempty"`
+	Config                map[string]string `json:"config"`
+	// Versions are the plugins' versions by package: what pulumi-eks's SDK would ask of the aws plugin.
+	Versions map[string]string `json:"versions"`
+}
+
+// Mocks is the world as mocks.Mocks answers for it.
+func (w World) Mocks() *mocks.Mocks {
+	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Config: w.Config}
+}
+
+// forceNew are the inputs whose change replaces a resource (pulumi-aws's ForceNew for the resources the program
+// declares: names, the rule a target belongs to, the queue a policy is for, a role an attachment names, ...).
+var forceNew = map[string]bool{
+	"name": true, "namePrefix": true, "rule": true, "targetId": true, "queueUrl": true, "role": true, "policyArn": true,
+	"eventSourceArn": true, "groupName": true, "clusterName": true, "awsServiceName": true, "path": true,
+	"serviceAccount": true, "namespace": true, "principalArn": true, "stackSetName": true, "alarmName": true,
+	"dashboardName": true, "logGroupName": true, "scheduleGroupName": true, "resourceId": true, "key": true,
+}
+
+// Provider is the stand-in of one package.
+type Provider struct {
+	pulumirpc.UnimplementedResourceProviderServer
+
+	Package, Version string
+	World            World
+	Store            *Store
+	// Engine is the connection to the engine (the host address a plugin is started with), for Construct.
+	Engine *grpc.ClientConn
+
+	mu sync.Mutex
+	// account is where the configured provider's resources live: an AWS provider's account (its one allowed
+	// account, the world's by default), a Kubernetes provider's cluster (its kubeconfig's context).
+	account string
+}
+
+var _ pulumirpc.ResourceProviderServer = (*Provider)(nil)
+
+func (p *Provider) callerAccount() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.account != "" {
+		return p.account
+	}
+	return p.World.Account
+}
+
+// GetPluginInfo reports the version the engine installed the plugin at.
+func (p *Provider) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.PluginInfo, error) {
+	return &pulumirpc.PluginInfo{Version: p.Version}, nil
+}
+
+// GetSchema answers an empty package: nothing here reads a stand-in's schema (the Go program is typed by its
+// SDKs, the YAML programs use only the component package's resources).
+func (p *Provider) GetSchema(context.Context, *pulumirpc.GetSchemaRequest) (*pulumirpc.GetSchemaResponse, error) {
+	b, _ := json.Marshal(map[string]string{"name": p.Package, "version": p.Version})
+	return &pulumirpc.GetSchemaResponse{Schema: string(b)}, nil
+}
+
+// CheckConfig accepts any configuration.
+func (p *Provider) CheckConfig(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+	return &pulumirpc.CheckResponse{Inputs: req.GetNews()}, nil
+}
+
+// DiffConfig reports a changed configuration as an update, never a replacement of the provider.
+func (p *Provider) DiffConfig(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
+	return p.diff(req.GetOldInputs(), req.GetOlds(), req.GetNews(), false)
+}
+
+// Configure records the provider's account: its only allowed account (a member account's provider), the
+// world's otherwise.
+func (p *Provider) Configure(_ context.Context, req *pulumirpc.ConfigureRequest) (*pulumirpc.ConfigureResponse, error) {
+	args, err := unmarshal(req.GetArgs())
+	if err != nil {
+		return nil, err
+	}
+	if ids := args["allowedAccountIds"]; ids.IsArray() && len(ids.ArrayValue()) == 1 && ids.ArrayValue()[0].IsString() {
+		p.mu.Lock()
+		p.account = ids.ArrayValue()[0].StringValue()
+		p.mu.Unlock()
+	} else if v, ok := req.GetVariables()["aws:config:allowedAccountIds"]; ok {
+		var list []string
+		if json.Unmarshal([]byte(v), &list) == nil && len(list) == 1 {
+			p.mu.Lock()
+			p.account = list[0]
+			p.mu.Unlock()
+		}
+	}
+	if kc := args["kubeconfig"]; kc.IsSecret() || kc.IsString() {
+		if kc.IsSecret() {
+			kc = kc.SecretValue().Element
+		}
+		var k struct {
+			CurrentContext string `json:"current-context"`
+		}
+		if kc.IsString() && json.Unmarshal([]byte(kc.StringValue()), &k) == nil {
+			p.mu.Lock()
+			p.account = "kubernetes:" + k.CurrentContext
+			p.mu.Unlock()
+		}
+	}
+	return &pulumirpc.ConfigureResponse{AcceptSecrets: true, AcceptResources: true, SupportsPreview: true}, nil
+}
+
+// Check accepts the inputs as they are.
+func (p *Provider) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
+	return &pulumirpc.CheckResponse{Inputs: req.GetNews()}, nil
+}
+
+// Diff compares the old inputs with the new ones.
+func (p *Provider) Diff(_ context.Context, req *pulumirpc.DiffRequest) (*pulumirpc.DiffResponse, error) {
+	return p.diff(req.GetOldInputs(), req.GetOlds(), req.GetNews(), true)
+}
+
+func (p *Provider) diff(oldInputs, olds, news *structpb.Struct, replaces bool) (*pulumirpc.DiffResponse, error) {
+	if oldInputs == nil {
+		oldInputs = olds
+	}
+	before, err := unmarshal(oldInputs)
+	if err != nil {
+		return nil, err
+	}
+	after, err := unmarshal(news)
+	if err != nil {
+		return nil, err
+	}
+	var changed, replace []string
+	for _, k := range slices.Sorted(maps.Keys(union(before, after))) {
+		if equal(before[k], after[k]) {
+			continue
+		}
+		changed = append(changed, string(k))
+		if replaces && forceNew[string(k)] {
+			replace = append(replace, string(k))
+		}
+	}
+	resp := &pulumirpc.DiffResponse{Changes: pulumirpc.DiffResponse_DIFF_NONE, HasDetailedDiff: false}
+	if len(changed) > 0 {
+		resp.Changes, resp.Diffs, resp.Replaces = pulumirpc.DiffResponse_DIFF_SOME, changed, replace
+	}
+	return resp, nil
+}
+
+// Create records the resource with the outputs AWS would give it; a preview leaves them unknown.
+func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
+	urn := resource.URN(req.GetUrn())
+	inputs, err := unmarshal(req.GetProperties())
+	if err != nil {
+		return nil, err
+	}
+	id, outs := p.World.Mocks().Outputs(string(urn.Type()), urn.Name(), true, inputs, p.callerAccount())
+	if req.GetPreview() {
+		for k, v := range outs {
+			if _, ok := inputs[k]; !ok {
+				outs[k] = resource.MakeComputed(resource.NewStringProperty(""))
+				_ = v
+			}
+		}
+		props, err := marshal(outs)
+		return &pulumirpc.CreateResponse{Properties: props}, err
+	}
+	rec := Record{Package: p.Package, Type: string(urn.Type()), ID: id, URN: string(urn), Account: p.callerAccount()}
+	if err := p.Store.Put(rec, inputs, outs); err != nil {
+		return nil, err
+	}
+	props, err := marshal(outs)
+	return &pulumirpc.CreateResponse{Id: id, Properties: props}, err
+}
+
+// Read returns a resource's state: a recorded one, or one that exists in the world without the stack (the EC2
+// Spot service-linked role of an account that has it, which the program imports). An empty response is "not
+// found", as the real providers answer.
+func (p *Provider) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
+	urn := resource.URN(req.GetUrn())
+	typ, id := string(urn.Type()), req.GetId()
+	rec, inputs, outs, err := p.Store.Get(p.callerAccount(), p.Package, typ, id)
+	if errors.Is(err, os.ErrNotExist) {
+		inputs, outs, err = p.existing(typ, id)
+		if err != nil || inputs == nil {
+			return &pulumirpc.ReadResponse{}, err
+		}
+		rec = Record{Package: p.Package, Type: typ, ID: id, URN: string(urn), Account: p.callerAccount()}
+		if err := p.Store.Put(rec, inputs, outs); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	ins, err := marshal(inputs)
+	if err != nil {
+		return nil, err
+	}
+	props, err := marshal(outs)
+	return &pulumirpc.ReadResponse{Id: rec.ID, Properties: props, Inputs: ins}, err
+}
+
+// existing is what AWS holds without the stack: the Spot service-linked role in the accounts the world says.
+func (p *Provider) existing(typ, id string) (inputs, outs resource.PropertyMap, err error) {
+	account := p.callerAccount()
+	if typ != spotRoleType || !slices.Contains(p.World.SpotServiceLinkedRole, account) || !strings.HasSuffix(id, ":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot") {
+		return nil, nil, nil
+	}
+	inputs = resource.NewPropertyMapFromMap(map[string]any{"awsServiceName": "spot.amazonaws.com"})
+	outs = inputs.Copy()
+	outs["arn"], outs["name"] = resource.NewStringProperty(id), resource.NewStringProperty("AWSServiceRoleForEC2Spot")
+	outs["path"] = resource.NewStringProperty("/aws-service-role/spot.amazonaws.com/")
+	return inputs, outs, nil
+}
+
+// Update records the new inputs and outputs under the same ID.
+func (p *Provider) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pulumirpc.UpdateResponse, error) {
+	urn := resource.URN(req.GetUrn())
+	inputs, err := unmarshal(req.GetNews())
+	if err != nil {
+		return nil, err
+	}
+	_, outs := p.World.Mocks().Outputs(string(urn.Type()), urn.Name(), true, inputs, p.callerAccount())
+	if !req.GetPreview() {
+		rec := Record{Package: p.Package, Type: string(urn.Type()), ID: req.GetId(), URN: string(urn), Account: p.callerAccount()}
+		if err := p.Store.Put(rec, inputs, outs); err != nil {
+			return nil, err
+		}
+	}
+	props, err := marshal(outs)
+	return &pulumirpc.UpdateResponse{Properties: props}, err
+}
+
+// Delete forgets the resource; deleting one that is not there is an error, as AWS's NotFound would be to a
+// provider that did not expect it.
+func (p *Provider) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*emptypb.Empty, error) {
+	urn := resource.URN(req.GetUrn())
+	return &emptypb.Empty{}, p.Store.Delete(p.callerAccount(), p.Package, string(urn.Type()), req.GetId())
+}
+
+// Invoke answers a lookup from the mocks' table, as the provider's account.
+func (p *Provider) Invoke(_ context.Context, req *pulumirpc.InvokeRequest) (*pulumirpc.InvokeResponse, error) {
+	args, err := unmarshal(req.GetArgs())
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.world().Mocks().Answer(req.GetTok(), args, p.callerAccount())
+	if err != nil {
+		// A failed lookup is a failure the program sees, as the provider returns AWS's error.
+		return &pulumirpc.InvokeResponse{Failures: []*pulumirpc.CheckFailure{{Reason: err.Error()}}}, nil
+	}
+	ret, err := marshal(out)
+	return &pulumirpc.InvokeResponse{Return: ret}, err
+}
+
+// world is the world as it is now: the Spot service-linked roles the stand-ins created exist too (IAM lists
+// them), besides those the world had.
+func (p *Provider) world() World {
+	w := p.World
+	rs, err := p.Store.All()
+	if err != nil {
+		return w
+	}
+	w.SpotServiceLinkedRole = slices.Clone(w.SpotServiceLinkedRole)
+	for _, r := range rs {
+		if r.Type == spotRoleType && !slices.Contains(w.SpotServiceLinkedRole, r.Account) {
+			w.SpotServiceLinkedRole = append(w.SpotServiceLinkedRole, r.Account)
+		}
+	}
+	return w
+}
+
+const spotRoleType = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
+
+// Cancel has nothing to stop.
+func (p *Provider) Cancel(context.Context, *emptypb.Empty) (*emptypb.Empty, error) {
+	return &emptypb.Empty{}, nil
+}
+
+// Construct builds pulumi-eks's components with the one AWS resource of each that the program reads.
+func (p *Provider) Construct(ctx context.Context, req *pulumirpc.ConstructRequest) (*pulumirpc.ConstructResponse, error) {
+	return pprovider.Construct(ctx, req, p.Engine, func(pctx *pulumi.Context, typ, name string, inputs pprovider.ConstructInputs,
+		options pulumi.ResourceOption,
+	) (*pprovider.ConstructResult, error) {
+		comp := &component{}
+		if err := pctx.RegisterComponentResource(typ, name, comp, options); err != nil {
+			return nil, err
+		}
+		in, err := inputs.Map()
+		if err != nil {
+			return nil, err
+		}
+		var child pulumi.CustomResourceState
+		var state pulumi.Map
+		switch typ {
+		case "eks:index:Cluster":
+			// pulumi-eks names the EKS cluster <name>-eksCluster and gives it a generated physical name; here it
+			// takes the component's name, which the program gives as "<cluster>-eks".
+			cluster := strings.TrimSuffix(name, "-eks")
+			if err := pctx.RegisterResource("aws:eks/cluster:Cluster", name+"-eksCluster", pulumi.Map{
+				"name": pulumi.String(cluster), "version": in["version"], "tags": in["tags"],
+			}, &child, pulumi.Parent(comp), pulumi.Version(p.World.Versions["aws"])); err != nil {
+				return nil, err
+			}
+			state = pulumi.Map{"eksCluster": pulumi.NewResourceInput(&child)}
+		case "eks:index:ManagedNodeGroup":
+			if err := pctx.RegisterResource("aws:eks/nodeGroup:NodeGroup", name, pulumi.Map{
+				"nodeRoleArn": in["nodeRoleArn"], "instanceTypes": in["instanceTypes"], "labels": in["labels"], "tags": in["tags"],
+			}, &child, pulumi.Parent(comp), pulumi.Version(p.World.Versions["aws"])); err != nil {
+				return nil, err
+			}
+			state = pulumi.Map{"nodeGroup": pulumi.NewResourceInput(&child)}
+		default:
+			return nil, fmt.Errorf("the %s stand-in constructs no %s", p.Package, typ)
+		}
+		if err := pctx.RegisterResourceOutputs(comp, state); err != nil {
+			return nil, err
+		}
+		return &pprovider.ConstructResult{URN: comp.URN(), State: state}, nil
+	})
+}
+
+type component struct{ pulumi.ResourceState }
+
+func union(a, b resource.PropertyMap) resource.PropertyMap {
+	out := resource.PropertyMap{}
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
+}
+
+// equal compares two inputs as a provider would: secrets by their values, archives and assets by their hashes
+// (the router's zip is rebuilt at another path, and only its bytes matter), an unknown as a change.
+func equal(a, b resource.PropertyValue) bool {
+	a, b = plain(a), plain(b)
+	if a.ContainsUnknowns() || b.ContainsUnknowns() {
+		return false
+	}
+	return a.DeepEquals(b)
+}
+
+// plain is v without secret markers, and with archives and assets reduced to their hashes.
+func plain(v resource.PropertyValue) resource.PropertyValue {
+	switch {
+	case v.IsSecret():
+		return plain(v.SecretValue().Element)
+	case v.IsArchive():
+		return resource.NewStringProperty("archive:" + v.ArchiveValue().Hash)
+	case v.IsAsset():
+		return resource.NewStringProperty("asset:" + v.AssetValue().Hash)
+	case v.IsArray():
+		out := make([]resource.PropertyValue, len(v.ArrayValue()))
+		for i, e := range v.ArrayValue() {
+			out[i] = plain(e)
+		}
+		return resource.NewArrayProperty(out)
+	case v.IsObject():
+		out := resource.PropertyMap{}
+		for k, e := range v.ObjectValue() {
+			out[k] = plain(e)
+		}
+		return resource.NewObjectProperty(out)
+	}
+	return v
+}
+
+var marshalOptions = plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true, KeepResources: true, SkipNulls: true}
+
+func unmarshal(s *structpb.Struct) (resource.PropertyMap, error) {
+	if s == nil {
+		return resource.PropertyMap{}, nil
+	}
+	return plugin.UnmarshalProperties(s, marshalOptions)
+}
+
+func marshal(m resource.PropertyMap) (*structpb.Struct, error) {
+	return plugin.MarshalProperties(m, marshalOptions)
+}
+
+// Record is one resource in the store.
+type Record struct {
+	Package, Type, ID, URN, Account string
+	// Inputs and Outputs are the properties in Pulumi's wire format (protobuf JSON).
+	Inputs, Outputs json.RawMessage
+}
+
+// Store keeps the stand-ins' resources in a directory, one file each, named by account, package, type and ID
+// (IDs are unique per account, as AWS's names are: two member accounts hold roles of the same name).
+type Store struct{ Dir string }
+
+func (s *Store) path(account, pkg, typ, id string) string {
+	sum := sha256.Sum256([]byte(account + "\x00" + pkg + "\x00" + typ + "\x00" + id))
+	return filepath.Join(s.Dir, pkg+"-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+// Put writes a resource (atomically: another plugin process may be reading).
+func (s *Store) Put(rec Record, inputs, outputs resource.PropertyMap) error {
+	for _, f := range []struct {
+		dst *json.RawMessage
+		src resource.PropertyMap
+	}{{&rec.Inputs, inputs}, {&rec.Outputs, outputs}} {
+		st, err := marshal(f.src)
+		if err != nil {
+			return err
+		}
+		b, err := protojson.Marshal(st)
+		if err != nil {
+			return err
+		}
+		*f.dst = b
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := s.path(rec.Account, rec.Package, rec.Type, rec.ID)
+	if err := os.WriteFile(p+".tmp", b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(p+".tmp", p)
+}
+
+// Get reads a resource of account; os.ErrNotExist when there is none.
+func (s *Store) Get(account, pkg, typ, id string) (Record, resource.PropertyMap, resource.PropertyMap, error) {
+	b, err := os.ReadFile(s.path(account, pkg, typ, id))
+	if err != nil {
+		return Record{}, nil, nil, err
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Record{}, nil, nil, err
+	}
+	var maps [2]resource.PropertyMap
+	for i, raw := range []json.RawMessage{rec.Inputs, rec.Outputs} {
+		st := &structpb.Struct{}
+		if err := protojson.Unmarshal(raw, st); err != nil {
+			return Record{}, nil, nil, err
+		}
+		if maps[i], err = unmarshal(st); err != nil {
+			return Record{}, nil, nil, err
+		}
+	}
+	return rec, maps[0], maps[1], nil
+}
+
+// Delete removes a resource of account; it is an error if there is none.
+func (s *Store) Delete(account, pkg, typ, id string) error {
+	if err := os.Remove(s.path(account, pkg, typ, id)); err != nil {
+		return fmt.Errorf("deleting %s %s: %w", typ, id, err)
+	}
+	return nil
+}
+
+// All are the records in the store, sorted by type and ID.
+func (s *Store) All() ([]Record, error) {
+	files, err := filepath.Glob(filepath.Join(s.Dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []Record
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var rec Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, rec)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Type != out[j].Type {
+			return out[i].Type < out[j].Type
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// ReadWorld reads the world's file.
+func ReadWorld(path string) (World, error) {
+	var w World
+	if path == "" {
+		return w, fmt.Errorf("%s is not set", WorldEnv)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return w, fmt.Errorf("reading the world: %w", err)
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return w, fmt.Errorf("reading the world %s: %w", path, err)
+	}
+	return w, nil
+}
