@@ -53,7 +53,7 @@ func versions(t *testing.T) map[string]string {
 var (
 	standinOnce sync.Once
 	standinBin  string
-	standinErr  error
+	errStandin  error
 )
 
 // standinBinary builds the stand-in provider once per test binary.
@@ -62,17 +62,17 @@ func standinBinary(t *testing.T) string {
 	standinOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kib-standin-")
 		if err != nil {
-			standinErr = err
+			errStandin = err
 			return
 		}
 		standinBin = filepath.Join(dir, "standin")
 		out, err := exec.Command("go", "build", "-o", standinBin, "./cmd/standin").CombinedOutput()
 		if err != nil {
-			standinErr = fmt.Errorf("building the stand-in: %w\n%s", err, out)
+			errStandin = fmt.Errorf("building the stand-in: %w\n%s", err, out)
 		}
 	})
-	if standinErr != nil {
-		t.Fatal(standinErr)
+	if errStandin != nil {
+		t.Fatal(errStandin)
 	}
 	return standinBin
 }

@@ -19,7 +19,7 @@ const packageName = "karpenter-interruption-bus"
 var (
 	providerOnce sync.Once
 	providerBin  string
-	providerErr  error
+	errProvider  error
 )
 
 // providerBinary builds the component package's provider as Pulumi's Go language host builds a source plugin:
@@ -31,18 +31,18 @@ func providerBinary(t *testing.T) string {
 	providerOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "kib-provider-")
 		if err != nil {
-			providerErr = err
+			errProvider = err
 			return
 		}
 		providerBin = filepath.Join(dir, "pulumi-resource-"+packageName)
 		cmd := exec.Command("go", "build", "-buildvcs=false", "-trimpath", "-o", providerBin, ".")
 		cmd.Dir = filepath.Join(repoRoot, "provider")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			providerErr = &runError{err: err, output: string(out)}
+			errProvider = &runError{err: err, output: string(out)}
 		}
 	})
-	if providerErr != nil {
-		t.Fatal(providerErr)
+	if errProvider != nil {
+		t.Fatal(errProvider)
 	}
 	return providerBin
 }

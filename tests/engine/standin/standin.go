@@ -240,9 +240,8 @@ func (p *Provider) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumir
 	typ, id := string(urn.Type()), req.GetId()
 	rec, inputs, outs, err := p.Store.Get(p.callerAccount(), p.Package, typ, id)
 	if errors.Is(err, os.ErrNotExist) {
-		inputs, outs, err = p.existing(typ, id)
-		if err != nil || inputs == nil {
-			return &pulumirpc.ReadResponse{}, err
+		if inputs, outs = p.existing(typ, id); inputs == nil {
+			return &pulumirpc.ReadResponse{}, nil
 		}
 		rec = Record{Package: p.Package, Type: typ, ID: id, URN: string(urn), Account: p.callerAccount()}
 		if err := p.Store.Put(rec, inputs, outs); err != nil {
@@ -260,16 +259,16 @@ func (p *Provider) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumir
 }
 
 // existing is what AWS holds without the stack: the Spot service-linked role in the accounts the world says.
-func (p *Provider) existing(typ, id string) (inputs, outs resource.PropertyMap, err error) {
+func (p *Provider) existing(typ, id string) (inputs, outs resource.PropertyMap) {
 	account := p.callerAccount()
 	if typ != spotRoleType || !slices.Contains(p.World.SpotServiceLinkedRole, account) || !strings.HasSuffix(id, ":role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot") {
-		return nil, nil, nil
+		return nil, nil
 	}
 	inputs = resource.NewPropertyMapFromMap(map[string]any{"awsServiceName": "spot.amazonaws.com"})
 	outs = inputs.Copy()
 	outs["arn"], outs["name"] = resource.NewStringProperty(id), resource.NewStringProperty("AWSServiceRoleForEC2Spot")
 	outs["path"] = resource.NewStringProperty("/aws-service-role/spot.amazonaws.com/")
-	return inputs, outs, nil
+	return inputs, outs
 }
 
 // Update records the new inputs and outputs under the same ID.
@@ -305,8 +304,9 @@ func (p *Provider) Invoke(_ context.Context, req *pulumirpc.InvokeRequest) (*pul
 	}
 	out, err := p.world().Mocks().Answer(req.GetTok(), args, p.callerAccount())
 	if err != nil {
-		// A failed lookup is a failure the program sees, as the provider returns AWS's error.
-		return &pulumirpc.InvokeResponse{Failures: []*pulumirpc.CheckFailure{{Reason: err.Error()}}}, nil
+		// A failed lookup is a failure the program sees, as the provider returns AWS's error: the protocol's
+		// answer, not an error of the call.
+		return &pulumirpc.InvokeResponse{Failures: []*pulumirpc.CheckFailure{{Reason: err.Error()}}}, nil //nolint:nilerr // see above
 	}
 	ret, err := marshal(out)
 	return &pulumirpc.InvokeResponse{Return: ret}, err
