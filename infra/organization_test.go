@@ -2,6 +2,7 @@ package infra_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +125,27 @@ func TestMemberOUsGetTheBaselineFromAStackSet(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStackSetTargetsEveryUnit: the member baseline's StackSet is deployed to every unit of memberOUs, in the
+// order given, not only the first; and an account that leaves the units loses the baseline
+// (RetainStacksOnAccountRemoval false): its forwarding rules stop sending to the hub and the router may no
+// longer read its instances, as for an account that was never a member. CloudFormation deletes the stack's
+// resources when an account is removed from a target OU unless RetainStacksOnAccountRemoval is true (AWS
+// CloudFormation API Reference, AutoDeployment,
+// https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_AutoDeployment.html).
+func TestStackSetTargetsEveryUnit(t *testing.T) {
+	ous := []string{"ou-ab12-cd34ef56", "ou-ab12-1111aaaa", "ou-zz99-2222bbbb"}
+	r := mustRun(t, "dev", withOrganization(hubStack(accountA), ous...))
+	instance := r.resources.One(t, "aws:cloudformation/stackSetInstance:StackSetInstance")
+	targets, _ := stacktest.Plain(instance)["deploymentTargets"].(map[string]any)
+	got, _ := targets["organizationalUnitIds"].([]any)
+	if fmt.Sprint(got) != fmt.Sprint(ous) {
+		t.Errorf("the StackSet is deployed to %v, want every unit of memberOUs %v", got, ous)
+	}
+	auto, _ := stacktest.Plain(r.resources.One(t, "aws:cloudformation/stackSet:StackSet"))["autoDeployment"].(map[string]any)
+	if auto["enabled"] != true || auto["retainStacksOnAccountRemoval"] != false {
+		t.Errorf("autoDeployment %v, want enabled, the stacks of an account leaving the units deleted", auto)
 	}
 }

@@ -13,25 +13,14 @@ import (
 )
 
 // checkMemberQuotas refuses, before anything is declared, a list of member accounts (accounts, without
-// organization) that makes a hub document pass a quota AWS enforces at create time: the central queue's policy
-// names every member's forwarder role, the router's policy and environment every member's reader role. With
-// organization.id they name the organization instead, and grow with nothing.
+// organization) that makes a hub document pass a quota AWS enforces at create time (MemberQuotaFigures). With
+// organization.id the documents name the organization instead, and grow with nothing.
 func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
 	if cfg.IsOrganization() || len(cfg.MemberAccounts()) == 0 {
 		return nil
 	}
-	settings := RouterSettings(cfg, env)
-	// The URL SQS gives the central queue (the environment carries it), with the longest DNS suffix, China's: on
-	// the safe side.
-	settings.CentralQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.CentralQueueName(cfg.NamePrefix))
-	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
-	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env)).JSON())
-	figures = append(figures,
-		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},
-		quota.Figure{Quota: quota.IAMInlinePolicies, Value: quota.IAMSize(routerPolicy)},
-	)
 	var over []string
-	for _, f := range figures {
+	for _, f := range MemberQuotaFigures(cfg, env) {
 		if f.Over() {
 			over = append(over, fmt.Sprintf("%d %s (the hub's), over %d (%s)", f.Value, f.Quota.What, f.Quota.Limit, f.Quota.Doc))
 		}
@@ -42,4 +31,21 @@ func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
 	return &config.Error{Problems: []string{fmt.Sprintf("accounts: %d member accounts, listed one by one, make %s. Set organization.id to "+
 		"admit the members by their organization instead: the hub's policies then name the organization, and grow with "+
 		"no member (docs/organization.md, \"An organization of any size\")", len(cfg.MemberAccounts()), strings.Join(over, "; "))}}
+}
+
+// MemberQuotaFigures measure, before anything is declared, the hub's documents that grow with a list of member
+// accounts, whole, as the stack will declare them: the central queue's policy names every member's forwarder role;
+// the router's environment (the central queue's URL included) and its role's policy every member's reader role.
+// Each figure is at least what AWS will measure (TestMemberQuotaFiguresCoverWhatIsDeclared).
+func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
+	settings := RouterSettings(cfg, env)
+	// The URL SQS gives the central queue (the environment carries it), with the longest DNS suffix, China's: on
+	// the safe side.
+	settings.CentralQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.CentralQueueName(cfg.NamePrefix))
+	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
+	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env)).JSON())
+	return append(figures,
+		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},
+		quota.Figure{Quota: quota.IAMInlinePolicies, Value: quota.IAMSize(routerPolicy)},
+	)
 }

@@ -232,3 +232,35 @@ func TestKeyTypesAreTheKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitions: every ARN the configuration takes (a member's deploy role and alarm topic, the alarm topic, an
+// IRSA cluster's OIDC provider) is taken in every AWS partition (contract.Partitions: the isolated ones have more
+// than one hyphen) and refused in anything else, naming the field.
+func TestPartitions(t *testing.T) {
+	const member = "222222222222"
+	values := func(p string) map[string]string {
+		return map[string]string{
+			"accounts": `{"` + member + `":{"deployRoleArn":"arn:` + p + `:iam::` + member + `:role/deploy","alarmTopicArn":"arn:` + p + `:sns:r-1:` + member + `:ops"}}`,
+			"alarms":   `{"topicArn":"arn:` + p + `:sns:r-1:` + testAccount + `:ops"}`,
+			"clusters": `[{"name":"a","identity":"irsa","oidcProviderArn":"arn:` + p + `:iam::` + testAccount + `:oidc-provider/oidc.example/id/A"},` +
+				`{"name":"b","account":"` + member + `","mode":"existing-role","controllerRoleName":"k"}]`,
+		}
+	}
+	for _, p := range []string{"aws", "aws-cn", "aws-us-gov", "aws-iso", "aws-iso-b", "aws-iso-e", "aws-iso-f", "aws-eusc"} {
+		if _, err := Load("dev", testAccount, values(p)); err != nil {
+			t.Errorf("partition %s refused: %v", p, err)
+		}
+	}
+	for _, p := range []string{"awsx", "aws-moon", "aws-iso-z", "azure"} {
+		_, err := Load("dev", testAccount, values(p))
+		var cfgErr *Error
+		if !errors.As(err, &cfgErr) {
+			t.Fatalf("partition %s: %v, want a configuration error", p, err)
+		}
+		for _, field := range []string{"accounts." + member + ".deployRoleArn", "accounts." + member + ".alarmTopicArn", "alarms.topicArn", "clusters[0].oidcProviderArn"} {
+			if !strings.Contains(err.Error(), field+":") {
+				t.Errorf("partition %s: %v does not name %s", p, err, field)
+			}
+		}
+	}
+}

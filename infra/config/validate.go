@@ -20,10 +20,10 @@ const MaxNamePrefix = 40
 
 var (
 	namePrefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
-	snsARNRE     = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`)
+	snsARNRE     = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`))
 	k8sNameRE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 	roleNameRE   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
-	oidcARNRE    = regexp.MustCompile(`^arn:aws[a-z-]*:iam::[0-9]{12}:oidc-provider/.+$`)
+	oidcARNRE    = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::[0-9]{12}:oidc-provider/.+$`))
 	vpcRE        = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
 	subnetRE     = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
 	// k8sVersionRE is a Kubernetes minor version as EKS takes it.
@@ -55,7 +55,25 @@ func oneOf[S ~string](values []S) string {
 	return strings.Join(s, ", ")
 }
 
-var roleARNRE = regexp.MustCompile(`^arn:aws[a-z-]*:iam::([0-9]{12}):role/[\w+=,.@/-]{1,512}$`)
+var roleARNRE = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::([0-9]{12}):role/[\w+=,.@/-]{1,512}$`))
+
+// arnRE matches ARNs whose first group is an AWS partition (contract.Partitions): every one AWS has, and no
+// other.
+type arnRE struct{ re *regexp.Regexp }
+
+func partitioned(re *regexp.Regexp) arnRE { return arnRE{re} }
+
+// MatchString reports whether s is such an ARN.
+func (a arnRE) MatchString(s string) bool { return a.FindStringSubmatch(s) != nil }
+
+// FindStringSubmatch is the regular expression's, nil unless the partition is one.
+func (a arnRE) FindStringSubmatch(s string) []string {
+	m := a.re.FindStringSubmatch(s)
+	if m == nil || !contract.IsPartition(m[1]) {
+		return nil
+	}
+	return m
+}
 
 // validateAccounts checks the member accounts and the clusters' accounts: each member is a 12-digit ID, not the
 // stack's own, with a deploy role of its own and at least one cluster; each cluster's account is the stack's or
@@ -90,8 +108,8 @@ func validateAccounts(c Config, clustersJoin bool, p *problems) {
 		}
 		if m := roleARNRE.FindStringSubmatch(a.DeployRoleARN); m == nil {
 			p.addf(at(".deployRoleArn"), "%q is not an IAM role ARN: the role Pulumi assumes in %s", a.DeployRoleARN, id)
-		} else if m[1] != id {
-			p.addf(at(".deployRoleArn"), "%q is a role of account %s, not of %s", a.DeployRoleARN, m[1], id)
+		} else if m[2] != id {
+			p.addf(at(".deployRoleArn"), "%q is a role of account %s, not of %s", a.DeployRoleARN, m[2], id)
 		}
 		if a.AlarmTopicARN != "" {
 			if !snsARNRE.MatchString(a.AlarmTopicARN) {

@@ -110,7 +110,7 @@ func (s Settings) MemberAccounts() []string {
 // AccountOfRole is the account of an IAM role ARN ("" when arn is not one).
 func AccountOfRole(arn string) string {
 	parts := strings.SplitN(arn, ":", 6)
-	if len(parts) != 6 || parts[0] != "arn" || parts[2] != "iam" || !strings.HasPrefix(parts[5], "role/") || !IsAccount(parts[4]) {
+	if len(parts) != 6 || parts[0] != "arn" || !IsPartition(parts[1]) || parts[2] != "iam" || !strings.HasPrefix(parts[5], "role/") || !IsAccount(parts[4]) {
 		return ""
 	}
 	return parts[4]
@@ -313,8 +313,8 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		if !roleNameRE.MatchString(s.ReaderRoleName) {
 			errs = append(errs, fmt.Errorf("%s: %q is not a role name, which %s needs", EnvReaderRoleName, s.ReaderRoleName, EnvOrganizationID))
 		}
-		if !partitionRE.MatchString(s.Partition) {
-			errs = append(errs, fmt.Errorf("%s: %q is not a partition such as aws, which %s needs", EnvPartition, s.Partition, EnvOrganizationID))
+		if !IsPartition(s.Partition) {
+			errs = append(errs, fmt.Errorf("%s: %q is not an AWS partition (%s), which %s needs", EnvPartition, s.Partition, strings.Join(Partitions, ", "), EnvOrganizationID))
 		}
 	}
 	seen := map[string]bool{s.Account: true}
@@ -340,7 +340,6 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 var (
 	organizationRE = regexp.MustCompile(`^o-[a-z0-9]{10,32}$`)
 	roleNameRE     = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
-	partitionRE    = regexp.MustCompile(`^aws(-[a-z]+)*$`)
 )
 
 // ReaderRole is the reader role the router looks account's instances up as: the one MemberReaderRoles names for

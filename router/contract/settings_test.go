@@ -137,7 +137,7 @@ func TestLoadSettingsAccounts(t *testing.T) {
 func TestOrganizationSettings(t *testing.T) {
 	_, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_", EnvOrganizationID: "o-x"}))
 	for _, want := range []string{EnvOrganizationID + `: "o-x" is not an AWS Organizations ID`, EnvOrganizationID + ": needs " + EnvAccount,
-		EnvReaderRoleName + `: "" is not a role name`, EnvPartition + `: "" is not a partition`} {
+		EnvReaderRoleName + `: "" is not a role name`, EnvPartition + `: "" is not an AWS partition`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
@@ -156,5 +156,30 @@ func TestOrganizationSettings(t *testing.T) {
 	s.OrganizationID = ""
 	if got := s.ReaderRole("333333333333"); got != "" {
 		t.Errorf("without an organization, an account not listed has the reader role %q", got)
+	}
+}
+
+// TestSettingsPartitions: the router's partition setting takes every AWS partition, the isolated ones with more
+// than one hyphen among them, and refuses anything else, naming the setting.
+func TestSettingsPartitions(t *testing.T) {
+	env := func(p string) map[string]string {
+		return map[string]string{
+			EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvOrganizationID: "o-a1b2c3d4e5", EnvReaderRoleName: "kib-reader", EnvPartition: p,
+		}
+	}
+	for _, p := range Partitions {
+		s, err := LoadSettings(getenv(env(p)))
+		if err != nil {
+			t.Errorf("partition %s refused: %v", p, err)
+			continue
+		}
+		if got, want := s.ReaderRole("222222222222"), "arn:"+p+":iam::222222222222:role/kib-reader"; got != want {
+			t.Errorf("reader role in %s = %q, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"awsx", "aws-moon", "AWS", "aws-iso-", "aws--cn", " aws"} {
+		if _, err := LoadSettings(getenv(env(p))); err == nil || !strings.Contains(err.Error(), EnvPartition+": ") {
+			t.Errorf("partition %q: error %v, want one naming %s", p, err, EnvPartition)
+		}
 	}
 }

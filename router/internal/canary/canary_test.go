@@ -56,8 +56,16 @@ func TestBoundedMemory(t *testing.T) {
 			t.Fatalf("remembers %d deliveries, bound 3", len(l.last))
 		}
 	}
-	if l.Take(Key{"1", "e"}) {
-		t.Error("the newest delivery was forgotten first")
+	// Full at each of d and e, the limiter forgot the oldest delivery, a then b, and remembers c, d and e.
+	for _, n := range []string{"c", "d", "e"} {
+		if l.Take(Key{"1", n}) {
+			t.Errorf("%s, among the newest three, was forgotten", n)
+		}
+	}
+	for _, n := range []string{"a", "b"} {
+		if !l.Take(Key{"1", n}) {
+			t.Errorf("%s, among the oldest, is still remembered: a newer one was forgotten in its place", n)
+		}
 	}
 }
 

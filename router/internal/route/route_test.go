@@ -716,6 +716,40 @@ func TestCanaryOfAnotherAccount(t *testing.T) {
 	}
 }
 
+// TestCanaryRateLimitKey: the limit is per cluster queue, keyed on the cluster's own account (the account the
+// canary names) and the cluster, not on the account the canary was put in: a canary put in the hub naming member
+// B's gamma and one put in B naming its own gamma share a slot. A failed delivery gives back that same slot, so the
+// retry goes through whichever account put the canary.
+func TestCanaryRateLimitKey(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 10, 0, time.UTC)
+	naming := func(putIn, to string) string {
+		c := strings.Replace(fixture(t, "canary.json"), `"account":"`+account+`"`, `"account":"`+putIn+`"`, 1)
+		c = strings.Replace(c, `["alpha","beta"]`, `["gamma"]`, 1)
+		return strings.Replace(c, `"bus":"kib-test",`, `"bus":"kib-test","account":"`+to+`",`, 1)
+	}
+	gammaB := "https://sqs/" + memberB + "/" + queuename.For(qprefix, "gamma")
+
+	h := accountsHarness(t, &fakeEC2{}, &fakeEC2{}, &fakeEC2{}, "gamma")
+	h.r.canaries = canary.NewLimiter(30*time.Second, 100, func() time.Time { return now })
+	h.handle(t, naming(account, memberB))
+	h.handle(t, naming(memberB, memberB))
+	if got := len(h.sqs.byURL[gammaB]); got != 1 {
+		t.Errorf("member B's gamma received %d canaries in one interval (one put in the hub, one in B), want 1", got)
+	}
+
+	h = accountsHarness(t, &fakeEC2{}, &fakeEC2{}, &fakeEC2{}, "gamma")
+	h.r.canaries = canary.NewLimiter(30*time.Second, 100, func() time.Time { return now })
+	h.sqs.sendErr = map[string]error{queuename.For(qprefix, "gamma"): &smithy.GenericAPIError{Code: "ServiceUnavailable"}}
+	if resp := h.handle(t, naming(account, memberB)); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("a failed canary delivery was not retried: %v", failedIDs(resp))
+	}
+	h.sqs.sendErr = nil
+	if resp := h.handle(t, naming(account, memberB)); len(resp.BatchItemFailures) != 0 || len(h.sqs.byURL[gammaB]) != 1 {
+		t.Errorf("the retry of a canary put in the hub for member B was held back: B's gamma received %d, failures %v",
+			len(h.sqs.byURL[gammaB]), failedIDs(resp))
+	}
+}
+
 // TestCanaryRateLimit: one canary per cluster per interval reaches its queue; the excess is dropped as
 // canary_rate_limited and counted; another cluster, or the same cluster once the interval has passed, is not held
 // back; a canary naming a held-back cluster and a free one reaches the free one; a failed delivery gives its slot
