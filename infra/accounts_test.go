@@ -115,7 +115,7 @@ func TestHubWithThreeMembers(t *testing.T) {
 		}
 		for _, tg := range targets {
 			in := stacktest.Plain(tg)
-			if in["arn"] != central || in["roleArn"] != "arn:aws:iam::"+m+":role/kib-hub-forward" ||
+			if in["arn"] != central || in["roleArn"] != "arn:aws:iam::"+m+":role/kib-hub-forward-us-east-1" ||
 				in["deadLetterConfig"].(map[string]any)["arn"] != "arn:aws:sqs:"+mocks.DefaultRegion+":"+m+":kib-hub-forward-dlq" {
 				t.Errorf("target %s = %s", tg.Name, stacktest.InputsJSON(tg))
 			}
@@ -123,7 +123,7 @@ func TestHubWithThreeMembers(t *testing.T) {
 		reader := r.resources.Named(t, "aws:iam/role:Role", comp+"-reader")
 		trust := stacktest.Doc(t, reader, "assumeRolePolicy").Statement[0]
 		if fmt.Sprint(trust.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":root]" ||
-			fmt.Sprint(trust.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::"+hubAccount+":role/kib-hub-router]]" {
+			fmt.Sprint(trust.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::"+hubAccount+":role/kib-hub-router-us-east-1]]" {
 			t.Errorf("the reader role of %s trusts %v if %v, want the hub's router role only", m, trust.Principal, trust.Condition)
 		}
 		readerPolicy := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", comp+"-reader"), "policy")
@@ -133,7 +133,7 @@ func TestHubWithThreeMembers(t *testing.T) {
 		q := r.resources.Under("c-"+m).One(t, "aws:sqs/queuePolicy:QueuePolicy")
 		send := stacktest.Statement(t, stacktest.Doc(t, q, "policy"), "RouterForwards")
 		if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::"+hubAccount+":root]" ||
-			fmt.Sprint(send.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::"+hubAccount+":role/kib-hub-router]]" ||
+			fmt.Sprint(send.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::"+hubAccount+":role/kib-hub-router-us-east-1]]" ||
 			!slices.Equal(send.Resource, []string{"arn:aws:sqs:" + mocks.DefaultRegion + ":" + m + ":kib-hub_c-" + m}) {
 			t.Errorf("queue policy of c-%s = %+v, want the hub's router on the member's queue", m, send)
 		}
@@ -143,7 +143,7 @@ func TestHubWithThreeMembers(t *testing.T) {
 		}
 		schedule := stacktest.Plain(r.resources.Under("c-"+m).One(t, "aws:scheduler/schedule:Schedule"))
 		target := schedule["target"].(map[string]any)
-		if schedule["groupName"] != "kib-hub-heartbeat" || target["roleArn"] != "arn:aws:iam::"+m+":role/kib-hub-heartbeat" ||
+		if schedule["groupName"] != "kib-hub-heartbeat" || target["roleArn"] != "arn:aws:iam::"+m+":role/kib-hub-heartbeat-us-east-1" ||
 			target["arn"] != "arn:aws:events:"+mocks.DefaultRegion+":"+m+":event-bus/default" {
 			t.Errorf("heartbeat of c-%s = %v, want the member's group, role and default bus", m, schedule)
 		}
@@ -166,8 +166,8 @@ func TestHubAcceptsItsMembers(t *testing.T) {
 	members := []string{accountA, accountB, accountC}
 	var forwarders, readers, queues []string
 	for _, m := range members {
-		forwarders = append(forwarders, "arn:aws:iam::"+m+":role/kib-hub-forward")
-		readers = append(readers, "arn:aws:iam::"+m+":role/kib-hub-reader")
+		forwarders = append(forwarders, "arn:aws:iam::"+m+":role/kib-hub-forward-us-east-1")
+		readers = append(readers, "arn:aws:iam::"+m+":role/kib-hub-reader-us-east-1")
 		queues = append(queues, "arn:aws:sqs:"+mocks.DefaultRegion+":"+m+":kib-hub_*")
 	}
 	central := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-hub-central"), "policy")
@@ -266,10 +266,10 @@ func TestTwoHubsInOneOrganization(t *testing.T) {
 // TestMemberReaderAndForwarderNames: the hub's policies name the members' roles by the names the members give
 // them.
 func TestMemberReaderAndForwarderNames(t *testing.T) {
-	if member.ReaderRoleName("kib-hub") != "kib-hub-reader" || member.ForwarderRoleName("kib-hub") != "kib-hub-forward" {
-		t.Errorf("role names %s, %s", member.ReaderRoleName("kib-hub"), member.ForwarderRoleName("kib-hub"))
+	if member.ReaderRoleName("kib-hub", "eu-west-1") != "kib-hub-reader-eu-west-1" || member.ForwarderRoleName("kib-hub", "eu-west-1") != "kib-hub-forward-eu-west-1" {
+		t.Errorf("role names %s, %s", member.ReaderRoleName("kib-hub", "eu-west-1"), member.ForwarderRoleName("kib-hub", "eu-west-1"))
 	}
-	if contract.AccountOfRole("arn:aws:iam::"+accountA+":role/kib-hub-reader") != accountA {
+	if contract.AccountOfRole("arn:aws:iam::"+accountA+":role/kib-hub-reader-eu-west-1") != accountA {
 		t.Error("the router would not read the reader role's account")
 	}
 }

@@ -31,7 +31,7 @@ func TestClusterQueueIsTheRoutersDestination(t *testing.T) {
 		t.Errorf("queue = %v, want the router's name for payments", q.Inputs["name"])
 	}
 	send := stacktest.Statement(t, stacktest.Doc(t, r.resources.Under("payments").One(t, "aws:sqs/queuePolicy:QueuePolicy"), "policy"), "RouterForwards")
-	if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::123456789012:root]" || fmt.Sprint(send.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::123456789012:role/kib-dev-router]]" {
+	if fmt.Sprint(send.Principal) != "map[AWS:arn:aws:iam::123456789012:root]" || fmt.Sprint(send.Condition) != "map[ArnEquals:map[aws:PrincipalArn:arn:aws:iam::123456789012:role/kib-dev-router-us-east-1]]" {
 		t.Errorf("send statement = %+v, want the stack's router role", send)
 	}
 	queues, _ := r.outputs["clusterQueueNames"].(map[string]string)

@@ -35,7 +35,7 @@ func TestHeartbeatPerCluster(t *testing.T) {
 			if stacktest.Str(t, s, "name") != c || stacktest.Str(t, s, "groupName") != "kib-dev-heartbeat" ||
 				stacktest.Str(t, s, "scheduleExpression") != "rate(5 minutes)" ||
 				target["arn"] != "arn:aws:events:"+mocks.DefaultRegion+":123456789012:event-bus/default" ||
-				target["roleArn"] != "arn:aws:iam::123456789012:role/kib-dev-heartbeat" ||
+				target["roleArn"] != "arn:aws:iam::123456789012:role/kib-dev-heartbeat-us-east-1" ||
 				eb["source"] != contract.SourceCanary || eb["detailType"] != contract.DetailTypeCanary ||
 				detail.Bus != "kib-dev" || !slices.Equal(detail.Clusters, []string{c}) {
 				t.Errorf("schedule %s = %s", c, stacktest.InputsJSON(s))

@@ -234,6 +234,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	}
 	r, err := routerfn.New(ctx, routerName(cfg), &routerfn.Args{
 		FunctionName:                 routerName(cfg),
+		RoleName:                     routerRoleName(cfg, env.Region),
 		RoleDescription:              "Runs the karpenter-interruption-bus router of stack " + cfg.Stack,
 		Settings:                     RouterSettings(cfg, env),
 		MemoryMB:                     cfg.Router.MemoryMB,
@@ -522,24 +523,27 @@ func baselineArgs(cfg config.Config, hubEnv, env awsenv.Env, alarmActions []stri
 	}
 }
 
-// routerName names the router's function and its role.
+// routerName names the router's function and its log group.
 func routerName(cfg config.Config) string { return cfg.NamePrefix + "-router" }
 
-// routerRoleARN is the ARN of the router's role in hubEnv: the role is named as its function.
+// routerRoleName names the router's role in region: as its function, with the region (iamname).
+func routerRoleName(cfg config.Config, region string) string { return iamname.Role(routerName(cfg), region) }
+
+// routerRoleARN is the ARN of the router's role in hubEnv.
 func routerRoleARN(cfg config.Config, hubEnv awsenv.Env) string {
-	return hubEnv.IAMARN("role/" + routerName(cfg))
+	return hubEnv.IAMARN("role/" + routerRoleName(cfg, hubEnv.Region))
 }
 
 // heartbeatRoleARN is the ARN of the role the heartbeat's schedules put canaries with in env, by its fixed name.
 func heartbeatRoleARN(cfg config.Config, env awsenv.Env) string {
-	return env.IAMARN("role/" + iamname.Role(heartbeat.Name(cfg.NamePrefix)))
+	return env.IAMARN("role/" + heartbeat.RoleName(cfg.NamePrefix, env.Region))
 }
 
 // memberRoleARNs are the ARNs of the role name(namePrefix) in every member account.
-func memberRoleARNs(cfg config.Config, env awsenv.Env, name func(string) string) []string {
+func memberRoleARNs(cfg config.Config, env awsenv.Env, name func(namePrefix, region string) string) []string {
 	var out []string
 	for _, id := range cfg.MemberAccounts() {
-		out = append(out, env.In(id).IAMARN("role/"+name(cfg.NamePrefix)))
+		out = append(out, env.In(id).IAMARN("role/"+name(cfg.NamePrefix, env.Region)))
 	}
 	return out
 }
@@ -561,7 +565,7 @@ func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 	if cfg.IsOrganization() {
 		// Every account of the organization, by the reader role's fixed name: no list.
 		s.MemberReaderRoles = nil
-		s.OrganizationID, s.ReaderRoleName, s.Partition = cfg.Organization.ID, member.ReaderRoleName(cfg.NamePrefix), env.Partition
+		s.OrganizationID, s.ReaderRoleName, s.Partition = cfg.Organization.ID, member.ReaderRoleName(cfg.NamePrefix, env.Region), env.Partition
 	}
 	return s
 }
@@ -570,7 +574,7 @@ func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 // organization or one by one.
 func forwarders(cfg config.Config, env awsenv.Env) bus.Forwarders {
 	if cfg.IsOrganization() {
-		return bus.Forwarders{OrgID: cfg.Organization.ID, RoleName: member.ForwarderRoleName(cfg.NamePrefix)}
+		return bus.Forwarders{OrgID: cfg.Organization.ID, RoleName: member.ForwarderRoleName(cfg.NamePrefix, env.Region)}
 	}
 	return bus.Forwarders{ARNs: memberRoleARNs(cfg, env, member.ForwarderRoleName)}
 }

@@ -2,6 +2,7 @@ package infra_test
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -246,7 +247,7 @@ func TestQueuePolicies(t *testing.T) {
 	for _, rule := range r.resources.OfType("aws:cloudwatch/eventRule:EventRule") {
 		rules = append(rules, "arn:aws:events:eu-west-1:123456789012:rule/"+stacktest.Str(t, rule, "name"))
 	}
-	redrive := "arn:aws:iam::123456789012:role/kib-dev-redrive"
+	redrive := "arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1"
 	for _, tt := range []struct {
 		queue string
 		// what the Deny excepts: who, besides, may send
@@ -403,7 +404,8 @@ func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function"))
-		want := infra.RouterSettings(cfg, awsenv.Env{Partition: "aws", Account: mocks.DefaultAccount}).WithDefaults()
+		region := cmp.Or(kv["aws:region"], mocks.DefaultRegion)
+		want := infra.RouterSettings(cfg, awsenv.Env{Partition: "aws", Region: region, Account: mocks.DefaultAccount}).WithDefaults()
 		want.CentralQueueURL = r.outputs["centralQueueUrl"].(string)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the router reads %+v\nthe program means %+v", got, want)
@@ -516,7 +518,7 @@ func TestOutputs(t *testing.T) {
 		"deadLetterQueueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-dev-dlq",
 		"routerFunctionName": "kib-dev-router",
 		"clusterQueuePrefix": "kib-dev_",
-		"redriveRoleArn":     "arn:aws:iam::123456789012:role/kib-dev-redrive",
+		"redriveRoleArn":     "arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1",
 		"busName":            "kib-dev",
 		"region":             "eu-west-1",
 		"routerLogGroupName": "/aws/lambda/kib-dev-router",

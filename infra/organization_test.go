@@ -38,14 +38,14 @@ func TestOrganizationHubNamesNoMember(t *testing.T) {
 	if got := forward.Condition["StringEquals"]["aws:PrincipalOrgID"]; got != testOrganization {
 		t.Errorf("OrganizationAccountsForward: aws:PrincipalOrgID %v", got)
 	}
-	if got := forward.Condition["ArnLike"]["aws:PrincipalArn"]; got != "arn:aws:iam::*:role/"+member.ForwarderRoleName("kib-dev") {
+	if got := forward.Condition["ArnLike"]["aws:PrincipalArn"]; got != "arn:aws:iam::*:role/"+member.ForwarderRoleName("kib-dev", "us-east-1") {
 		t.Errorf("OrganizationAccountsForward: aws:PrincipalArn %v", got)
 	}
 	s := routerSettings(t, fn)
-	if len(s.MemberReaderRoles) != 0 || s.OrganizationID != testOrganization || s.ReaderRoleName != member.ReaderRoleName("kib-dev") {
+	if len(s.MemberReaderRoles) != 0 || s.OrganizationID != testOrganization || s.ReaderRoleName != member.ReaderRoleName("kib-dev", "us-east-1") {
 		t.Errorf("router settings: readers %v, organization %q, reader name %q", s.MemberReaderRoles, s.OrganizationID, s.ReaderRoleName)
 	}
-	if got := s.ReaderRole(accountB); got != "arn:aws:iam::"+accountB+":role/kib-dev-reader" {
+	if got := s.ReaderRole(accountB); got != "arn:aws:iam::"+accountB+":role/kib-dev-reader-us-east-1" {
 		t.Errorf("the router derives %s's reader role as %q", accountB, got)
 	}
 	if n := len(r.resources.OfType(member.Type)); n != 3 {
@@ -120,7 +120,7 @@ func TestMemberOUsGetTheBaselineFromAStackSet(t *testing.T) {
 					t.Errorf("schedule %s: group %q", s.Name, got)
 				}
 				role := stacktest.Plain(s)["target"].(map[string]any)["roleArn"]
-				if role != "arn:aws:iam::"+s.Account+":role/kib-dev-heartbeat" {
+				if role != "arn:aws:iam::"+s.Account+":role/kib-dev-heartbeat-us-east-1" {
 					t.Errorf("schedule %s: role %v", s.Name, role)
 				}
 			}

@@ -1,4 +1,9 @@
-// Package iamname names the IAM roles the stack creates, within IAM's 64 characters.
+// Package iamname names the IAM roles the stack creates, within IAM's 64 characters, and unique in the account
+// whatever the region: IAM keeps role names unique per account across every region ("IAM identifiers", "Unique
+// names": https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html), while the rest of what the
+// stack declares (queues, rules, functions, schedules, log groups, EKS clusters) is named per region, so a second
+// stack in another region of the account, or a second hub's baseline in a shared member account, would otherwise
+// fail at create time with EntityAlreadyExists, half created.
 package iamname
 
 import "github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/shortname"
@@ -6,8 +11,8 @@ import "github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/
 // MaxRoleName is IAM's limit on a role name.
 const MaxRoleName = 64
 
-// Role returns name when it fits IAM's limit, and otherwise a shortened name that keeps its start and stays
-// distinct for distinct names (shortname.Fit).
-func Role(name string) string {
-	return shortname.Fit(name, MaxRoleName)
+// Role is the name of the role name of region: name-region when it fits IAM's limit, and otherwise a shortened
+// name that keeps its start and stays distinct for distinct names and regions (shortname.Fit).
+func Role(name, region string) string {
+	return shortname.Fit(name+"-"+region, MaxRoleName)
 }

@@ -88,12 +88,12 @@ func RuleARNs(env awsenv.Env, namePrefix string) []string {
 }
 
 // RedriveRoleName names the redrive role.
-func RedriveRoleName(namePrefix string) string { return iamname.Role(namePrefix + "-redrive") }
+func RedriveRoleName(namePrefix, region string) string { return iamname.Role(namePrefix+"-redrive", region) }
 
 // CentralPolicyOf is the central queue's policy of the bus of namePrefix in env.
 func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders) policy.Document {
 	return CentralPolicy(env, env.ARN("sqs", CentralQueueName(namePrefix)), RuleARNs(env, namePrefix),
-		env.IAMARN("role/"+RedriveRoleName(namePrefix)), f)
+		env.IAMARN("role/"+RedriveRoleName(namePrefix, env.Region)), f)
 }
 
 // New declares the bus as a component of its own (the program's).
@@ -192,7 +192,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		ruleARNs[t.Key] = rule.Arn
 	}
 
-	redriveRoleName := RedriveRoleName(np)
+	redriveRoleName := RedriveRoleName(np, env.Region)
 	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, args.Tags, parent)
 	if err != nil {
 		return err

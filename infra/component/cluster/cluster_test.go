@@ -174,7 +174,7 @@ func TestControllerPolicy(t *testing.T) {
 		t.Errorf("deletion is not scoped to cluster a's instances: %+v", del.Condition)
 	}
 	pass := stacktest.Statement(t, d, "AllowPassingInstanceRole")
-	if !slices.Equal(pass.Resource, []string{"arn:aws:iam::123456789012:role/KarpenterNode-a"}) {
+	if !slices.Equal(pass.Resource, []string{"arn:aws:iam::123456789012:role/KarpenterNode-a-us-east-1"}) {
 		t.Errorf("PassRole on %v, want only the node role", pass.Resource)
 	}
 }
@@ -271,7 +271,7 @@ func TestIdentities(t *testing.T) {
 		assoc := rs.One(t, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
 		if stacktest.Str(t, assoc, "clusterName") != "a" || stacktest.Str(t, assoc, "namespace") != "karpenter" ||
 			stacktest.Str(t, assoc, "serviceAccount") != "kctl" ||
-			stacktest.Str(t, assoc, "roleArn") != "arn:aws:iam::123456789012:role/KarpenterController-a" {
+			stacktest.Str(t, assoc, "roleArn") != "arn:aws:iam::123456789012:role/KarpenterController-a-us-east-1" {
 			t.Errorf("association = %v", assoc.Inputs)
 		}
 		if sa := values(t, rs)["serviceAccount"].(map[string]any); sa["annotations"] != nil || sa["name"] != "kctl" {
@@ -290,7 +290,7 @@ func TestIdentities(t *testing.T) {
 			t.Errorf("IRSA trust = %v", st)
 		}
 		ann := values(t, rs)["serviceAccount"].(map[string]any)["annotations"].(map[string]any)
-		if ann["eks.amazonaws.com/role-arn"] != "arn:aws:iam::123456789012:role/KarpenterController-a" {
+		if ann["eks.amazonaws.com/role-arn"] != "arn:aws:iam::123456789012:role/KarpenterController-a-us-east-1" {
 			t.Errorf("service account annotations = %v", ann)
 		}
 	})

@@ -56,7 +56,7 @@ func (s scope) createCluster(cl config.Cluster) (target, error) {
 	}
 
 	sysRole, err := iam.NewRole(s.ctx, s.name("system-node-role"), &iam.RoleArgs{
-		Name:             pulumi.String(iamname.Role("KarpenterSystem-" + cl.Name)),
+		Name:             pulumi.String(iamname.Role("KarpenterSystem-"+cl.Name, env.Region)),
 		Description:      pulumi.String("System nodes running Karpenter on cluster " + cl.Name),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("ec2"), nil).JSON()),
 		Tags:             s.tags,

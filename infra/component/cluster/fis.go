@@ -18,7 +18,7 @@ import (
 func (s scope) fis() error {
 	env := s.env
 	role, err := iam.NewRole(s.ctx, s.name("fis-role"), &iam.RoleArgs{
-		Name:        pulumi.String(iamname.Role("KarpenterBusFIS-" + s.cluster)),
+		Name:        pulumi.String(iamname.Role("KarpenterBusFIS-"+s.cluster, s.env.Region)),
 		Description: pulumi.String("FIS spot interruption experiment on cluster " + s.cluster),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("fis"),
 			map[string]map[string]any{"StringEquals": {"aws:SourceAccount": env.Account}}).JSON()),

@@ -60,7 +60,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	retain := pulumi.RetainOnDelete(true)
 
 	nodeRole, err := iam.NewRole(s.ctx, s.name("node-role"), &iam.RoleArgs{
-		Name:             pulumi.String(iamname.Role("KarpenterNode-" + cl.Name)),
+		Name:             pulumi.String(iamname.Role("KarpenterNode-"+cl.Name, env.Region)),
 		Description:      pulumi.String("Nodes Karpenter launches for cluster " + cl.Name),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("ec2"), nil).JSON()),
 		Tags:             s.tags,
@@ -83,7 +83,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	}
 
 	controllerRole, err := iam.NewRole(s.ctx, s.name("controller-role"), &iam.RoleArgs{
-		Name:             pulumi.String(iamname.Role("KarpenterController-" + cl.Name)),
+		Name:             pulumi.String(iamname.Role("KarpenterController-"+cl.Name, env.Region)),
 		Description:      pulumi.String("Karpenter's controller on cluster " + cl.Name),
 		AssumeRolePolicy: s.controllerTrust(cl, t),
 		Tags:             s.tags,

@@ -42,6 +42,9 @@ type Heartbeat struct {
 // Name is the schedule group's and the role's name for the stack whose name prefix is namePrefix.
 func Name(namePrefix string) string { return namePrefix + "-heartbeat" }
 
+// RoleName names the role the schedules of the bus of namePrefix put canaries with, in region.
+func RoleName(namePrefix, region string) string { return iamname.Role(Name(namePrefix), region) }
+
 // New declares the schedule group and the role.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Heartbeat, error) {
 	h := &Heartbeat{}
@@ -58,7 +61,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		return nil, fmt.Errorf("declaring the heartbeat schedule group: %w", err)
 	}
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
-		Name:             pulumi.String(iamname.Role(groupName)),
+		Name:             pulumi.String(RoleName(args.NamePrefix, args.Env.Region)),
 		Description:      pulumi.String("Puts the interruption bus's heartbeat canaries on the default event bus"),
 		AssumeRolePolicy: pulumi.String(Trust(env, groupName).JSON()),
 		Tags:             args.Tags,

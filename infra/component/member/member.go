@@ -76,10 +76,10 @@ type Baseline struct {
 
 // ForwarderRoleName and ReaderRoleName name the account's two roles; their ARNs are known before they exist,
 // so the hub's policies can name them.
-func ForwarderRoleName(namePrefix string) string { return iamname.Role(namePrefix + "-forward") }
+func ForwarderRoleName(namePrefix, region string) string { return iamname.Role(namePrefix+"-forward", region) }
 
 // ReaderRoleName names the role the hub's router assumes in the account.
-func ReaderRoleName(namePrefix string) string { return iamname.Role(namePrefix + "-reader") }
+func ReaderRoleName(namePrefix, region string) string { return iamname.Role(namePrefix+"-reader", region) }
 
 // DLQName names the account's dead-letter queue of the forwarding rules.
 func DLQName(namePrefix string) string { return namePrefix + "-forward-dlq" }
@@ -91,13 +91,13 @@ func NewBaseline(args *Args) Baseline {
 		DLQName: DLQName(np), DLQRetentionDays: 14, RuleNames: map[string]string{},
 		EventMaxAgeSeconds: args.EventMaxAgeSeconds, RetryAttempts: 185,
 		Forwarder: Role{
-			Name:        ForwarderRoleName(np),
+			Name:        ForwarderRoleName(np, env.Region),
 			Description: "EventBridge sends this account's interruption events to the interruption bus " + np + " as this role",
 			Trust:       ForwarderTrust(env), PolicyName: "forward",
 			Policy: policy.New(policy.Allow("SendToTheHub", []string{"sqs:SendMessage"}, []string{args.HubCentralQueueARN})),
 		},
 		Reader: Role{
-			Name:        ReaderRoleName(np),
+			Name:        ReaderRoleName(np, env.Region),
 			Description: "The router of the interruption bus " + np + " looks this account's instances up as this role",
 			Trust:       ReaderTrust(args.HubRouterRoleARN), PolicyName: "find-instance-owners", Policy: ReaderPolicy(env),
 		},
@@ -106,7 +106,7 @@ func NewBaseline(args *Args) Baseline {
 			". See the runbook (docs/operations.md), \"DLQ not empty\".",
 		HeartbeatGroup: heartbeat.Name(np),
 		Heartbeat: Role{
-			Name:        iamname.Role(heartbeat.Name(np)),
+			Name:        heartbeat.RoleName(np, env.Region),
 			Description: "Puts the interruption bus's heartbeat canaries on the default event bus",
 			Trust:       heartbeat.Trust(env, heartbeat.Name(np)), PolicyName: "put-canaries", Policy: heartbeat.Policy(env),
 		},

@@ -21,8 +21,10 @@ const Type = "karpenter-interruption-bus:index:Router"
 
 // Args configure the router.
 type Args struct {
-	// FunctionName names the function, its role and its log group.
+	// FunctionName names the function and its log group.
 	FunctionName string
+	// RoleName names its role: IAM's names are global to the account, so it carries the region (iamname).
+	RoleName string
 	// RoleDescription says whose router the role runs.
 	RoleDescription string
 	// Settings become the function's environment, with the central queue's URL.
@@ -74,7 +76,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	}).(pulumi.StringMapOutput)
 
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
-		Name:             pulumi.String(fnName),
+		Name:             pulumi.String(args.RoleName),
 		Description:      pulumi.String(args.RoleDescription),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("lambda"), nil).JSON()),
 		Tags:             args.Tags,

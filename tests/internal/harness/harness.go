@@ -172,8 +172,9 @@ func (b *Bus) Close() {
 	b.restore()
 }
 
-// ReaderRoleName is the members' reader role's name, as a stack of this bus's name prefix names it.
-const ReaderRoleName = NamePrefix + "-reader"
+// ReaderRoleName is the members' reader role's name, as a stack of this bus's name prefix names it in the
+// emulator's region (infra's member.ReaderRoleName: IAM's names are global, so the region is in it).
+const ReaderRoleName = NamePrefix + "-reader-" + sqsemu.Region
 
 // ReaderRole is the reader role of member account m.
 func ReaderRole(m string) string { return "arn:aws:iam::" + m + ":role/" + ReaderRoleName }
