@@ -527,7 +527,9 @@ func baselineArgs(cfg config.Config, hubEnv, env awsenv.Env, alarmActions []stri
 func routerName(cfg config.Config) string { return cfg.NamePrefix + "-router" }
 
 // routerRoleName names the router's role in region: as its function, with the region (iamname).
-func routerRoleName(cfg config.Config, region string) string { return iamname.Role(routerName(cfg), region) }
+func routerRoleName(cfg config.Config, region string) string {
+	return iamname.Role(routerName(cfg), region)
+}
 
 // routerRoleARN is the ARN of the router's role in hubEnv.
 func routerRoleARN(cfg config.Config, hubEnv awsenv.Env) string {

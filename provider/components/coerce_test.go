@@ -20,8 +20,8 @@ func TestNumbersForStrings(t *testing.T) {
 		want    string // a queue policy statement names the hub's account, or the error
 		wantErr string
 	}{
-		{name: "a 12-digit number", hub: 123456789012.0, account: member, want: "arn:aws:iam::123456789012:role/kib-prod-router"},
-		{name: "a leading zero YAML dropped", hub: 12345678901.0, account: member, want: "arn:aws:iam::" + memberWithZero + ":role/kib-prod-router"},
+		{name: "a 12-digit number", hub: 123456789012.0, account: member, want: "arn:aws:iam::123456789012:role/kib-prod-router-us-east-1"},
+		{name: "a leading zero YAML dropped", hub: 12345678901.0, account: member, want: "arn:aws:iam::" + memberWithZero + ":role/kib-prod-router-us-east-1"},
 		{name: "not a whole number", hub: 1.5, account: member, wantErr: `hubAccountId: "1.5" is not an AWS account ID`},
 		{name: "too many digits", hub: 1234567890123.0, account: member, wantErr: `hubAccountId: "1234567890123" is not an AWS account ID`},
 	}

@@ -94,7 +94,7 @@ func TestBus(t *testing.T) {
 				"aws:cloudformation/stackSet:StackSet kib-prod-member-baseline", "karpenter-interruption-bus:index:Dashboard kib-prod-dashboard",
 				"karpenter-interruption-bus:index:Bus kib-prod",
 			},
-			outputs:  map[string]string{"busName": "kib-prod", "account": hub, "region": "us-east-1", "heartbeatRate": "5m", "clusterQueuePrefix": "kib-prod_", "routerRoleArn": "arn:aws:iam::" + hub + ":role/kib-prod-router"},
+			outputs:  map[string]string{"busName": "kib-prod", "account": hub, "region": "us-east-1", "heartbeatRate": "5m", "clusterQueuePrefix": "kib-prod_", "routerRoleArn": "arn:aws:iam::" + hub + ":role/kib-prod-router-us-east-1"},
 			accounts: []string{hub},
 		},
 		{
@@ -278,7 +278,7 @@ func TestClusterInterruption(t *testing.T) {
 			}
 			policy := render.Plain(got["aws:sqs/queuePolicy:QueuePolicy "+cluster+"-queue"].Inputs)["policy"]
 			text, _ := policy.(string)
-			if !strings.Contains(text, "arn:aws:iam::"+hub+":role/kib-prod-router") {
+			if !strings.Contains(text, "arn:aws:iam::"+hub+":role/kib-prod-router-us-east-1") {
 				t.Errorf("the queue policy does not admit the hub's router: %s", text)
 			}
 			if strings.Contains(text, "HubReadsCounts") != tt.hubReads {

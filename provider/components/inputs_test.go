@@ -106,7 +106,7 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 			marker: "sentinel-beat",
 		},
 		{component: "ClusterInterruption", path: "heartbeatRate", world: hubWorld, base: cluster, with: merge(cluster, bus("heartbeatRate", "9m")), marker: "rate(9 minutes)"},
-		{component: "ClusterInterruption", path: "hubAccountId", world: memberWorld, base: existing, with: merge(existing, bus("hubAccountId", hub)), marker: hub + ":role/kib-prod-router"},
+		{component: "ClusterInterruption", path: "hubAccountId", world: memberWorld, base: existing, with: merge(existing, bus("hubAccountId", hub)), marker: hub + ":role/kib-prod-router-us-east-1"},
 		{component: "ClusterInterruption", path: "identity", world: hubWorld, base: cluster, with: irsa, marker: "AssumeRoleWithWebIdentity"},
 		{component: "ClusterInterruption", path: "karpenter.namespace", world: hubWorld, base: cluster, with: merge(cluster, bus("karpenter", map[string]any{"namespace": "sentinel-ns"})), marker: "sentinel-ns"},
 		{component: "ClusterInterruption", path: "karpenter.replaceRelease", world: hubWorld, base: cluster, with: merge(cluster, bus("karpenter", map[string]any{"replaceRelease": true})), marker: "deleteBeforeReplace kubernetes:helm.sh/v3:Release"},

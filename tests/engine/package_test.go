@@ -248,7 +248,7 @@ func TestYAMLExampleAsWritten(t *testing.T) {
 	for _, r := range e.Records(t) {
 		switch r.Type {
 		case "aws:sqs/queuePolicy:QueuePolicy":
-			admitted = admitted || bytes.Contains(r.Inputs, []byte("arn:aws:iam::"+zeroHub+":role/kib-prod-router"))
+			admitted = admitted || bytes.Contains(r.Inputs, []byte("arn:aws:iam::"+zeroHub+":role/kib-prod-router-"+region))
 		case "aws:iam/serviceLinkedRole:ServiceLinkedRole":
 			imported = r.Account == team
 		}

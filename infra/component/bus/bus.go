@@ -88,7 +88,9 @@ func RuleARNs(env awsenv.Env, namePrefix string) []string {
 }
 
 // RedriveRoleName names the redrive role.
-func RedriveRoleName(namePrefix, region string) string { return iamname.Role(namePrefix+"-redrive", region) }
+func RedriveRoleName(namePrefix, region string) string {
+	return iamname.Role(namePrefix+"-redrive", region)
+}
 
 // CentralPolicyOf is the central queue's policy of the bus of namePrefix in env.
 func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders) policy.Document {

@@ -76,10 +76,14 @@ type Baseline struct {
 
 // ForwarderRoleName and ReaderRoleName name the account's two roles; their ARNs are known before they exist,
 // so the hub's policies can name them.
-func ForwarderRoleName(namePrefix, region string) string { return iamname.Role(namePrefix+"-forward", region) }
+func ForwarderRoleName(namePrefix, region string) string {
+	return iamname.Role(namePrefix+"-forward", region)
+}
 
 // ReaderRoleName names the role the hub's router assumes in the account.
-func ReaderRoleName(namePrefix, region string) string { return iamname.Role(namePrefix+"-reader", region) }
+func ReaderRoleName(namePrefix, region string) string {
+	return iamname.Role(namePrefix+"-reader", region)
+}
 
 // DLQName names the account's dead-letter queue of the forwarding rules.
 func DLQName(namePrefix string) string { return namePrefix + "-forward-dlq" }
