@@ -23,8 +23,12 @@ type Forwarders struct {
 // account too, where an identity policy alone would otherwise suffice: a role allowed sqs:SendMessage on *
 // cannot put a forged event on the bus. No role is a principal: members' roles are admitted by any principal with
 // conditions on aws:PrincipalArn, so the policy can be set before the roles exist and keeps admitting a role
-// recreated later. The redrive role, of the queue's own account, needs no Allow here: its identity policy
-// suffices within an account, and the Deny excepts it.
+// recreated later. A member's rule delivers as its execution role (RoleArn), so SQS sees that role as the caller,
+// with no aws:SourceArn, which AWS sets only for a service principal calling on a resource owner's behalf ("AWS
+// global condition context keys", aws:SourceArn, https://docs.aws.amazon.com/IAM/latest/UserGuide/
+// reference_policies_condition-keys.html#condition-keys-sourcearn): members by aws:PrincipalArn, the stack's
+// own rules by aws:SourceArn. The redrive role, of the queue's own account, needs no Allow here: its identity
+// policy suffices within an account, and the Deny excepts it.
 //
 // SQS counts at most 10 conditions in a queue's policy (docs/performance.md, "AWS quotas"): the policy uses 5 with accounts, 7
 // with an organization, whatever the number of members.

@@ -201,6 +201,9 @@ func NewStackSet(ctx *pulumi.Context, name string, args *StackSetArgs, opts ...p
 		Description:     pulumi.String("Member baseline of the Karpenter interruption bus " + args.Baseline.NamePrefix),
 		PermissionModel: pulumi.String("SERVICE_MANAGED"),
 		CallAs:          pulumi.String(args.CallAs),
+		// An account leaving the units loses the baseline: its rules stop forwarding and the router may no longer
+		// read it, as for an account never on the bus ("AutoDeployment",
+		// https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_AutoDeployment.html).
 		AutoDeployment: &cloudformation.StackSetAutoDeploymentArgs{
 			Enabled: pulumi.Bool(true), RetainStacksOnAccountRemoval: pulumi.Bool(false),
 		},
