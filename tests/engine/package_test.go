@@ -241,7 +241,7 @@ func TestYAMLExampleAsWritten(t *testing.T) {
 	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
 		t.Fatal(err)
 	}
-	if outputs["queueName"] != "kib-prod_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments" {
+	if outputs["queueName"] != "kib-prod_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments-"+region {
 		t.Errorf("outputs = %v", outputs)
 	}
 	var admitted, imported bool

@@ -378,13 +378,17 @@ func heartbeatRows(t *testing.T, s, other *Stack) []row {
 		puts("a canary and a spot warning in one call", beat, defaultBus, []string{canarySource, "aws.ec2"},
 			[]string{canaryType, "EC2 Spot Instance Interruption Warning"}, denied),
 		send(s.Name+": heartbeat role -> central", beat, s.Central(), s.Account, explicitlyDenied),
-		assume(s.Name+": Scheduler assumes the heartbeat role for the stack's group", scheduler(s.Account, s.HeartbeatRole), "sts:AssumeRole", r, s.Account, allowed),
-		assume(s.Name+": Scheduler assumes it for another group", scheduler(s.Account, other.HeartbeatRole), "sts:AssumeRole", r, s.Account, denied),
-		assume(s.Name+": Scheduler assumes it for another account", scheduler("999999999999", s.HeartbeatRole), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": Scheduler assumes the heartbeat role for the stack's group", scheduler(s.Account, s.heartbeatGroup()), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": Scheduler assumes it for another group", scheduler(s.Account, other.heartbeatGroup()), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": Scheduler assumes it for another account", scheduler("999999999999", s.heartbeatGroup()), "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": EventBridge assumes the heartbeat role", service("events.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": a role of the account assumes the heartbeat role", s.admin("sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
 	}
 }
+
+// heartbeatGroup is the name of the stack's schedule group: its heartbeat role's, without the region that IAM's
+// account-wide names need (infra/iamname).
+func (s *Stack) heartbeatGroup() string { return strings.TrimSuffix(s.HeartbeatRole, "-"+s.Region) }
 
 // memberSession is a request by a session of role r of member account m of hub s.
 func (s *Stack) memberSession(m string, r *Role) caller {
@@ -467,7 +471,7 @@ func organizationRows(t *testing.T, s *Stack) []row {
 }
 
 // memberRole names a member's role of the hub s: "forward", "reader".
-func (s *Stack) memberRole(what string) string { return "kib-" + s.Name + "-" + what }
+func (s *Stack) memberRole(what string) string { return "kib-" + s.Name + "-" + what + "-" + s.Region }
 
 // widened is r against a policy widened by change (described by how), which must then be allowed: it shows that
 // r's verdict comes from what was taken away, and that r can fail.

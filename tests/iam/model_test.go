@@ -156,12 +156,14 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 		case "aws:iam/role:Role":
 			n := r.Inputs["name"].(string)
 			role(s, n).Trust = doc(r, "assumeRolePolicy")
-			switch {
-			case strings.HasSuffix(n, "-router"):
+			// Role names end with their region (infra/iamname: IAM keeps names for the whole account); what the
+			// role is for is the part before it.
+			switch base := strings.TrimSuffix(n, "-"+region); {
+			case strings.HasSuffix(base, "-router"):
 				s.RouterRole = n
-			case strings.HasSuffix(n, "-redrive"):
+			case strings.HasSuffix(base, "-redrive"):
 				s.RedriveRole = n
-			case strings.HasSuffix(n, "-heartbeat"):
+			case strings.HasSuffix(base, "-heartbeat"):
 				s.HeartbeatRole = n
 			case strings.HasPrefix(n, "KarpenterController-"):
 				s.ControllerRoles[r.Parent] = n

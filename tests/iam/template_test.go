@@ -114,7 +114,7 @@ func addBaseline(t *testing.T, s *Stack, m string) {
 		for _, p := range r.Policies {
 			role.Policies = append(role.Policies, asPolicy(id+" "+p.PolicyName, p.PolicyDocument))
 		}
-		if strings.HasSuffix(role.Name, "-heartbeat") {
+		if strings.HasSuffix(strings.TrimSuffix(role.Name, "-"+s.Region), "-heartbeat") {
 			ms.HeartbeatRole = role.Name
 		}
 		ms.Roles[role.Name] = role
