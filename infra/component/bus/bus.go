@@ -78,6 +78,15 @@ func Rules(namePrefix string) []Rule {
 	})
 }
 
+// MessageGroup is the message group of the events of account in the central queue: every rule that targets it,
+// the hub's own and each member's forwarding rules, sets it (EventBridge's SqsParameters, "for a target that is an
+// Amazon SQS fair or FIFO queue": https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_SqsParameters.html).
+// A standard queue whose messages carry a group is a fair queue: when one group holds a disproportionate share of
+// the messages in flight, SQS delivers the other groups' first ("Amazon SQS fair queues",
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-fair-queues.html), so one account's
+// storm does not delay the other accounts' events. An account ID is 12 digits, within the group's 100 characters.
+func MessageGroup(account string) string { return account }
+
 // RuleARNs are the ARNs of the bus's rules in env.
 func RuleARNs(env awsenv.Env, namePrefix string) []string {
 	var out []string
@@ -183,6 +192,9 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 			Rule:     rule.Name,
 			TargetId: pulumi.String("central-queue"),
 			Arn:      central.Arn,
+			// The central queue is a fair queue for its message groups: each account's events are one group, so
+			// one account's storm does not hold back the others' (docs/performance.md, "Fairness between accounts").
+			SqsTarget: &cloudwatch.EventTargetSqsTargetArgs{MessageGroupId: pulumi.String(MessageGroup(env.Account))},
 			RetryPolicy: &cloudwatch.EventTargetRetryPolicyArgs{
 				MaximumEventAgeInSeconds: pulumi.Int(args.EventMaxAgeSeconds),
 				MaximumRetryAttempts:     pulumi.Int(185),

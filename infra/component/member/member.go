@@ -178,6 +178,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 			TargetId: pulumi.String(TargetID),
 			Arn:      pulumi.String(args.HubCentralQueueARN),
 			RoleArn:  forwarder.Arn,
+			// The member's own message group in the hub's fair queue (bus.MessageGroup).
+			SqsTarget: &cloudwatch.EventTargetSqsTargetArgs{MessageGroupId: pulumi.String(bus.MessageGroup(env.Account))},
 			RetryPolicy: &cloudwatch.EventTargetRetryPolicyArgs{
 				MaximumEventAgeInSeconds: pulumi.Int(b.EventMaxAgeSeconds),
 				MaximumRetryAttempts:     pulumi.Int(b.RetryAttempts),

@@ -65,7 +65,10 @@ func Template(args *Args) (string, error) {
 			"Name": b.RuleNames[r.Key], "Description": r.Description, "EventPattern": pattern, "State": "ENABLED",
 			"Targets": []any{map[string]any{
 				"Id": TargetID, "Arn": args.HubCentralQueueARN,
-				"RoleArn":          map[string]any{"Fn::GetAtt": []any{LogicalForwarder, "Arn"}},
+				"RoleArn": map[string]any{"Fn::GetAtt": []any{LogicalForwarder, "Arn"}},
+				// The account the stack instance runs in is its message group (bus.MessageGroup), which the
+				// template can only name by its pseudo parameter.
+				"SqsParameters":    map[string]any{"MessageGroupId": map[string]any{"Ref": "AWS::AccountId"}},
 				"RetryPolicy":      map[string]any{"MaximumEventAgeInSeconds": b.EventMaxAgeSeconds, "MaximumRetryAttempts": b.RetryAttempts},
 				"DeadLetterConfig": map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{LogicalDLQ, "Arn"}}},
 			}},
