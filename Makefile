@@ -7,6 +7,10 @@ GO       ?= go
 ifeq ($(filter go%,$(GOTOOLCHAIN)),)
 export GOTOOLCHAIN := auto
 endif
+# One set of build flags for every module, so that what two modules share (the Pulumi SDK and its dependencies,
+# the AWS provider's SDK, the router's packages) is compiled once: -trimpath, as Pulumi's Go language host builds
+# the component package's provider and as the router is built for Lambda; no VCS stamp, as the host builds too.
+export GOFLAGS := -trimpath -buildvcs=false
 STACK    ?= dev
 FORMAT   ?= table
 FUZZTIME ?= 60s
@@ -58,10 +62,10 @@ test-karpenter:
 	@set -e; for m in $(KARPENTER_MODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(TEST) ./...); done
 
 # The component package (provider/, docs/package.md): its schema against the golden provider/schema.json, and each
-# component constructed in every mode through pulumi-go-provider's in-process server. -trimpath, as Pulumi's Go
-# language host builds the provider: the engine test's build of it then reuses these compiled packages.
+# component constructed in every mode through pulumi-go-provider's in-process server. Built -trimpath (GOFLAGS),
+# as Pulumi's Go language host builds the provider: the engine test's build of it reuses these compiled packages.
 test-provider:
-	cd provider && $(GO) vet -trimpath ./... && $(TEST) -trimpath ./...
+	cd provider && $(GO) vet ./... && $(TEST) ./...
 
 # The real Pulumi engine (tests/engine, docs/tests.md): the CLI (pulumi/pkg v3.259.0, its version stamped, as
 # the Automation API requires) and the YAML language host, pinned by sdkgen/go.mod's tool directives, built into
@@ -129,8 +133,9 @@ lint:
 router:
 	$(GO) run ./cmd/build-router -src router -out build/router
 
-## bench: the router's per-message CPU and allocations, the time from a transient failure to delivery, and the
-## offline render of the sized stacks (make scale) (docs/performance.md)
+## bench: the router's per-message CPU and allocations, one storm invocation's wall time split into waiting on AWS
+## and CPU (BenchmarkInvocation, the input of the sizing model), the time from a transient failure to delivery, and
+## the offline render of the sized stacks (make scale) (docs/performance.md)
 bench: scale
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
 	cd tests && $(GO) test -run '^$$' -bench RetryLatency -benchtime 5x ./e2e/
