@@ -1,0 +1,175 @@
+// Package sizing projects how long a burst of interruption events takes to reach every Karpenter through the bus
+// in Lambda's terms, each invocation with its own CPU, from the event source mapping's settings and the router's
+// measured service time. It is the model of docs/performance.md ("Sizing for a zone"); the storm prints its
+// projection beside what it measured, and infra/config's defaults are checked against it.
+//
+// What it takes from AWS's documentation, each an assumption where AWS gives no figure:
+//   - standard mode: "Lambda starts processing five batches at a time with five concurrent invocations", then adds
+//     "up to 300 more instances per minute", up to maximumConcurrency ("Configuring scaling behavior for SQS event
+//     source mappings", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html);
+//   - provisioned mode: the minimum pollers are ready before the burst, and scaling is "3 times faster" (900 a
+//     minute) up to the maximum pollers (same page); each poller is counted as one invocation at a time, which
+//     AWS does not promise more than;
+//   - a poller fills a batch of B from a backlog in ceil(B/10) ReceiveMessage round trips (10 messages a call);
+//   - the router looks each account's instances up in one DescribeInstances call per batch (owner.MaxIDsPerCall
+//     ids), the accounts at once, then sends to the queues, sendConcurrency calls in flight, each queue's events in
+//     calls of 10 (router/internal/route); the event is at its Karpenter one SQS round trip after its send,
+//     Karpenter long-polling its queue.
+package sizing
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// Latency is the round trip of each AWS call the path makes.
+type Latency struct {
+	SQS, EC2 time.Duration
+	// Invoke is Lambda's own time to start an invocation of a warm execution environment.
+	Invoke time.Duration
+}
+
+// DefaultLatency is the storm's assumption of in-region round trips (make storm's flags): AWS publishes no
+// latency figures for these calls.
+var DefaultLatency = Latency{SQS: 20 * time.Millisecond, EC2: 150 * time.Millisecond, Invoke: 20 * time.Millisecond}
+
+// Invocation is one batch as the router sees it.
+type Invocation struct {
+	Events, Queues, Accounts int
+	// SendConcurrency is the router's SEND_CONCURRENCY: calls in flight, sends and lookups alike.
+	SendConcurrency int
+}
+
+// rounds is how many waves of n calls at most c at a time make.
+func rounds(n, c int) int {
+	if n <= 0 {
+		return 0
+	}
+	return (n + max(c, 1) - 1) / max(c, 1)
+}
+
+// ServiceTime is one invocation's time: the accounts' lookups, then the sends, plus cpu.
+func ServiceTime(v Invocation, lat Latency, cpu time.Duration) time.Duration {
+	perQueue := (v.Events + max(v.Queues, 1) - 1) / max(v.Queues, 1)
+	calls := v.Queues * rounds(perQueue, 10)
+	return time.Duration(rounds(v.Accounts, v.SendConcurrency))*lat.EC2 + time.Duration(rounds(calls, v.SendConcurrency))*lat.SQS + cpu
+}
+
+// DistinctQueues is the expected number of distinct clusters among n events, each about a cluster drawn
+// uniformly from c.
+func DistinctQueues(n, c int) int {
+	if c <= 0 || n <= 0 {
+		return 0
+	}
+	return int(math.Round(float64(c) * (1 - math.Pow(1-1/float64(c), float64(n)))))
+}
+
+// Mapping is the event source mapping and the router's settings.
+type Mapping struct {
+	BatchSize int
+	Window    time.Duration
+	// MaximumConcurrency bounds standard mode; ignored when MinimumPollers is set.
+	MaximumConcurrency int
+	// MinimumPollers and MaximumPollers, when MinimumPollers > 0, are provisioned mode's.
+	MinimumPollers, MaximumPollers int
+	SendConcurrency                int
+	// CPUPerEvent is the router's CPU per event at the function's memory size.
+	CPUPerEvent time.Duration
+}
+
+// Storm is a burst of events, all in the central queue at once, about instances of clusters spread evenly over
+// accounts.
+type Storm struct {
+	Events, Clusters, Accounts int
+}
+
+// Projection is what the model says of a storm.
+type Projection struct {
+	// Drain is when the last event is at its Karpenter; P50 and P99 are over the events.
+	Drain, P50, P99 time.Duration
+	// Service is one invocation's time, Invocations how many the storm takes, PeakConcurrency the most at once.
+	Service         time.Duration
+	Invocations     int
+	PeakConcurrency int
+	// DescribePerAccount is the DescribeInstances calls the router makes in each account for the storm, and
+	// DescribeRate their most in any one second: EC2 refills 20 tokens a second per account and region, from a
+	// bucket of 100, shared with Karpenter.
+	DescribePerAccount int
+	DescribeRate       float64
+	// LambdaSeconds is the invocations' total duration (billed, times the memory size).
+	LambdaSeconds float64
+}
+
+// concurrency is how many invocations the mapping runs t after the burst began.
+func (m Mapping) concurrency(t time.Duration) int {
+	if m.MinimumPollers > 0 {
+		return min(m.MaximumPollers, m.MinimumPollers+int(t.Seconds()*15))
+	}
+	return min(m.MaximumConcurrency, 5+int(t.Seconds()*5))
+}
+
+// Project runs the mapping over the storm: each free invocation slot takes the next batch; a slot opens when the
+// mapping's concurrency allows it.
+func Project(s Storm, m Mapping, lat Latency) Projection {
+	batch := max(min(m.BatchSize, s.Events), 1)
+	svc := ServiceTime(Invocation{
+		Events: batch, Queues: DistinctQueues(batch, s.Clusters), Accounts: min(s.Accounts, batch), SendConcurrency: m.SendConcurrency,
+	}, lat, time.Duration(batch)*m.CPUPerEvent)
+	fill := time.Duration(rounds(batch, 10)) * lat.SQS
+	if s.Events < m.BatchSize { // a partial batch waits out the window
+		fill = max(fill, m.Window)
+	}
+	cycle := fill + lat.Invoke + svc
+	var p Projection
+	p.Service = svc
+	var done []time.Duration // when each batch's events are at their Karpenters
+	var busy []time.Duration // when each running invocation ends
+	left := s.Events
+	const step = 10 * time.Millisecond
+	calls := map[int]int{} // DescribeInstances calls of one account, by second
+	for t := time.Duration(0); left > 0; t += step {
+		busy = slices.DeleteFunc(busy, func(end time.Duration) bool { return end <= t })
+		for len(busy) < m.concurrency(t) && left > 0 {
+			n := min(batch, left)
+			left -= n
+			end := t + cycle
+			busy = append(busy, end)
+			for range n {
+				done = append(done, end+lat.SQS)
+			}
+			p.Invocations++
+			calls[int((t+fill+lat.Invoke).Seconds())]++
+		}
+		p.PeakConcurrency = max(p.PeakConcurrency, len(busy))
+	}
+	slices.Sort(done)
+	p.Drain = done[len(done)-1]
+	p.P50 = done[(len(done)-1)/2]
+	p.P99 = done[int(math.Ceil(0.99*float64(len(done))))-1]
+	// Every batch names every account (a storm's batch of 100 over a few accounts), one call each.
+	p.DescribePerAccount = p.Invocations
+	for _, n := range calls {
+		p.DescribeRate = max(p.DescribeRate, float64(n))
+	}
+	p.LambdaSeconds = float64(p.Invocations) * (svc + lat.Invoke).Seconds()
+	return p
+}
+
+// MeasuredCPUPerEvent is the router's CPU per event of a storm's batch on one full core: the most of
+// BenchmarkInvocation's cpu-ms/invocation over its shapes (6.1 ms for 100 events, make bench, docs/performance.md),
+// rounded up.
+const MeasuredCPUPerEvent = 65 * time.Microsecond
+
+// OneVCPUMemoryMB is the memory size at which a function has the equivalent of one vCPU; Lambda allocates CPU in
+// proportion to memory ("Configure Lambda function memory", https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html).
+const OneVCPUMemoryMB = 1769
+
+// LambdaCPU is perEvent, measured on one full core, at a function of memoryMB (below one vCPU, slower in
+// proportion; above it, no faster: the router's work is not parallel enough to count on more).
+func LambdaCPU(perEvent time.Duration, memoryMB int) time.Duration {
+	if memoryMB >= OneVCPUMemoryMB {
+		return perEvent
+	}
+	return perEvent * OneVCPUMemoryMB / time.Duration(max(memoryMB, 1))
+}
