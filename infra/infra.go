@@ -243,6 +243,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		BatchSize:                    cfg.Router.BatchSize,
 		MaximumBatchingWindowSeconds: cfg.Router.MaximumBatchingWindowSeconds,
 		MaximumConcurrency:           cfg.Router.MaximumConcurrency,
+		ProvisionedPollers:           cfg.Router.ProvisionedPollers,
 		Artifact:                     artifact,
 		CentralQueueARN:              b.CentralQueueARN,
 		CentralQueueURL:              b.CentralQueueURL,
@@ -256,7 +257,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		NamePrefix:              cfg.NamePrefix,
 		Bus:                     cfg.NamePrefix,
 		Namespace:               contract.MetricsNamespace,
-		MaximumConcurrency:      cfg.Router.MaximumConcurrency,
+		MaximumConcurrency:      cfg.Router.ConcurrencyLimit(),
 		TopicARN:                cfg.Alarms.TopicARN,
 		OldestMessageAgeSeconds: cfg.Alarms.OldestMessageAgeSeconds,
 		CentralQueueName:        b.CentralQueueName,
@@ -272,7 +273,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	}
 	if cfg.Dashboard {
 		if _, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
-			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.MaximumConcurrency,
+			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.ConcurrencyLimit(),
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
 			Clusters: rows,
 		}, under...); err != nil {

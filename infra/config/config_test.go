@@ -100,6 +100,12 @@ func TestLoadErrors(t *testing.T) {
 		{"canary interval not below the heartbeat", map[string]string{"router": `{"canaryIntervalSeconds":60}`, "heartbeat": `{"rate":"1m"}`},
 			[]string{"router.canaryIntervalSeconds: 60 s is not below heartbeat.rate (1m)"}},
 		{"concurrency", map[string]string{"router": `{"maximumConcurrency":1}`}, []string{"router.maximumConcurrency: 1 is out of range 2 to 1000"}},
+		{"provisioned pollers beside a maximum concurrency", map[string]string{"router": `{"maximumConcurrency":20,"provisionedPollers":{"minimum":2,"maximum":10}}`},
+			[]string{"router.provisionedPollers: cannot be combined with router.maximumConcurrency"}},
+		{"provisioned pollers", map[string]string{"router": `{"provisionedPollers":{"minimum":1,"maximum":2001}}`},
+			[]string{"router.provisionedPollers.minimum: 1 is out of range 2 to 200", "router.provisionedPollers.maximum: 2001 is out of range 2 to 2000"}},
+		{"provisioned pollers' maximum below the minimum", map[string]string{"router": `{"provisionedPollers":{"minimum":10,"maximum":5}}`},
+			[]string{"router.provisionedPollers.maximum: 5 is below minimum (10)"}},
 		{"memory", map[string]string{"router": `{"memoryMb":64}`}, []string{"router.memoryMb: 64 is out of range"}},
 		{"timeout", map[string]string{"router": `{"timeoutSeconds":901}`}, []string{"router.timeoutSeconds: 901 is out of range"}},
 		{"retention", map[string]string{"router": `{"logRetentionDays":10}`}, []string{"router.logRetentionDays: 10 is not a CloudWatch Logs retention"}},
@@ -262,5 +268,20 @@ func TestPartitions(t *testing.T) {
 				t.Errorf("partition %s: %v does not name %s", p, err, field)
 			}
 		}
+	}
+}
+
+// TestProvisionedPollersReplaceTheDefaultConcurrency: provisioned pollers alone are taken, the default maximum
+// concurrency, which the stack did not set, not counted against them; the saturation alarm's limit is the pollers'.
+func TestProvisionedPollersReplaceTheDefaultConcurrency(t *testing.T) {
+	c, err := Load("dev", testAccount, map[string]string{"router": `{"provisionedPollers":{"minimum":5,"maximum":50}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pp := c.Router.ProvisionedPollers; pp == nil || *pp != (ProvisionedPollers{Minimum: 5, Maximum: 50}) || c.Router.ConcurrencyLimit() != 50 {
+		t.Errorf("provisioned pollers %+v, limit %d", pp, c.Router.ConcurrencyLimit())
+	}
+	if d, err := Load("dev", testAccount, nil); err != nil || d.Router.ConcurrencyLimit() != DefaultRouter.MaximumConcurrency {
+		t.Errorf("without provisioned pollers the limit is %d (%v)", d.Router.ConcurrencyLimit(), err)
 	}
 }

@@ -75,6 +75,11 @@ func decode(c *Config, values map[string]string, p *problems) {
 			p.decode(key, text, v)
 		}
 	}
+	// Whether the stack sets maximumConcurrency itself: provisioned pollers exclude it, not its default.
+	var router map[string]json.RawMessage
+	if json.Unmarshal([]byte(get("router")), &router) == nil {
+		_, c.Router.maximumConcurrencySet = router["maximumConcurrency"]
+	}
 }
 
 // decode unmarshals the JSON text of path into v, rejecting unknown keys, matched exactly (encoding/json

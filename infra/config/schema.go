@@ -190,6 +190,29 @@ type Router struct {
 	// CanaryIntervalSeconds is the least time between two canaries the router delivers to one cluster, per
 	// router instance (contract.Settings.CanaryInterval): below the heartbeat's rate, so no beat is held back.
 	CanaryIntervalSeconds int `json:"canaryIntervalSeconds"`
+	// ProvisionedPollers, when set, runs the event source mapping in provisioned mode: pollers kept ready for a
+	// burst, scaling three times faster, billed while provisioned (docs/performance.md, "Sizing for a zone").
+	// Lambda takes either this or MaximumConcurrency, never both.
+	ProvisionedPollers *ProvisionedPollers `json:"provisionedPollers"`
+
+	// maximumConcurrencySet: the stack sets maximumConcurrency itself, rather than keeping the default.
+	maximumConcurrencySet bool
+}
+
+// ProvisionedPollers are the event source mapping's provisioned mode (ProvisionedPollerConfig).
+type ProvisionedPollers struct {
+	Minimum int `json:"minimum"`
+	Maximum int `json:"maximum"`
+}
+
+// ConcurrencyLimit is the most invocations the mapping runs at once: its maximum concurrency, or in provisioned
+// mode its maximum pollers (each poller counted as one invocation at a time), what the saturation alarm and the
+// dashboard draw against.
+func (r Router) ConcurrencyLimit() int {
+	if r.ProvisionedPollers != nil {
+		return r.ProvisionedPollers.Maximum
+	}
+	return r.MaximumConcurrency
 }
 
 // VisibilityTimeout is the central queue's visibility timeout: AWS asks for at least 6 times the function
@@ -239,8 +262,10 @@ func (h Heartbeat) Interval() time.Duration {
 // Defaults of the objects whose keys are all optional. A key absent from the stack keeps its default; decoding
 // starts from these.
 var (
+	// The router's defaults bring a 10,000-event burst over 200 clusters to every Karpenter within 10 s at p99
+	// (router/sizing's model, docs/performance.md "Sizing for a zone"; TestDefaultsMeetAZone).
 	DefaultRouter = Router{
-		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 5, MemoryMB: 256, TimeoutSeconds: 30,
+		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 20, MemoryMB: 256, TimeoutSeconds: 30,
 		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel,
 		CanaryIntervalSeconds: int(contract.DefaultSettings.CanaryInterval.Seconds()),
 	}

@@ -245,6 +245,20 @@ func validateRouter(r Router, p *problems) {
 		p.addf("router.maximumBatchingWindowSeconds", "must be at least 1 when batchSize (%d) is over 10, as Lambda requires", r.BatchSize)
 	}
 	between("router.maximumConcurrency", r.MaximumConcurrency, 2, 1000)
+	if pp := r.ProvisionedPollers; pp != nil {
+		// Lambda refuses a mapping with both ("Configuring scaling behavior for SQS event source mappings": "These
+		// are mutually exclusive options", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html).
+		if r.maximumConcurrencySet {
+			p.addf("router.provisionedPollers", "cannot be combined with router.maximumConcurrency: Lambda takes either provisioned pollers or a maximum concurrency; remove one of the two keys")
+		}
+		// For SQS, at least 2 pollers, at most 200 kept and 2,000 in all ("AWS::Lambda::EventSourceMapping
+		// ProvisionedPollerConfig", https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-lambda-eventsourcemapping-provisionedpollerconfig.html).
+		between("router.provisionedPollers.minimum", pp.Minimum, 2, 200)
+		between("router.provisionedPollers.maximum", pp.Maximum, 2, 2000)
+		if pp.Maximum < pp.Minimum {
+			p.addf("router.provisionedPollers.maximum", "%d is below minimum (%d)", pp.Maximum, pp.Minimum)
+		}
+	}
 	between("router.memoryMb", r.MemoryMB, 128, 10240)
 	between("router.timeoutSeconds", r.TimeoutSeconds, 3, 900)
 	between("router.canaryIntervalSeconds", r.CanaryIntervalSeconds, 1, 3600)

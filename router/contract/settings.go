@@ -136,7 +136,7 @@ var DefaultSettings = Settings{
 	NoOwnerTTL:       time.Minute,
 	QueueURLTTL:      time.Hour,
 	MissingQueueTTL:  time.Minute,
-	SendConcurrency:  8,
+	SendConcurrency:  32,
 	MetricsNamespace: MetricsNamespace,
 	BusName:          "default",
 	LogLevel:         "info",

@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -36,6 +37,8 @@ type Args struct {
 	BatchSize                    int
 	MaximumBatchingWindowSeconds int
 	MaximumConcurrency           int
+	// ProvisionedPollers, when set, replaces MaximumConcurrency: provisioned mode.
+	ProvisionedPollers *config.ProvisionedPollers
 	// Artifact is the built router (routerbuild.Build).
 	Artifact routerbuild.Artifact
 	// CentralQueueARN and CentralQueueURL are the queue the router reads.
@@ -122,17 +125,23 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, fmt.Errorf("declaring the router function: %w", err)
 	}
-	if _, err := lambda.NewEventSourceMapping(ctx, name, &lambda.EventSourceMappingArgs{
+	mapping := &lambda.EventSourceMappingArgs{
 		EventSourceArn:                 args.CentralQueueARN,
 		FunctionName:                   fn.Arn,
 		BatchSize:                      pulumi.Int(args.BatchSize),
 		MaximumBatchingWindowInSeconds: pulumi.Int(args.MaximumBatchingWindowSeconds),
 		FunctionResponseTypes:          pulumi.StringArray{pulumi.String("ReportBatchItemFailures")},
-		ScalingConfig: &lambda.EventSourceMappingScalingConfigArgs{
-			MaximumConcurrency: pulumi.Int(args.MaximumConcurrency),
-		},
-		Tags: args.Tags,
-	}, parent, pulumi.DependsOn([]pulumi.Resource{inline})); err != nil {
+		Tags:                           args.Tags,
+	}
+	// Either a maximum concurrency or provisioned pollers: Lambda refuses both (config validates it).
+	if pp := args.ProvisionedPollers; pp != nil {
+		mapping.ProvisionedPollerConfig = &lambda.EventSourceMappingProvisionedPollerConfigArgs{
+			MinimumPollers: pulumi.Int(pp.Minimum), MaximumPollers: pulumi.Int(pp.Maximum),
+		}
+	} else {
+		mapping.ScalingConfig = &lambda.EventSourceMappingScalingConfigArgs{MaximumConcurrency: pulumi.Int(args.MaximumConcurrency)}
+	}
+	if _, err := lambda.NewEventSourceMapping(ctx, name, mapping, parent, pulumi.DependsOn([]pulumi.Resource{inline})); err != nil {
 		return nil, fmt.Errorf("declaring the event source mapping: %w", err)
 	}
 
