@@ -169,7 +169,7 @@ func TestSharedInventory(t *testing.T) {
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":           7,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           8,
 		// The account has install clusters and, in the mocks' world, no EC2 Spot service-linked role yet.
 		"karpenter-interruption-bus:index:SpotServiceLinkedRole": 1,
 		"aws:iam/serviceLinkedRole:ServiceLinkedRole":            1,
@@ -480,6 +480,7 @@ func TestAlarms(t *testing.T) {
 			want := map[string]string{
 				"kib-dev-dlq-not-empty":                "ApproximateNumberOfMessagesVisible",
 				"kib-dev-central-backlog":              "ApproximateAgeOfOldestMessage",
+				"kib-dev-quiet-accounts-backlog":       "ApproximateAgeOfOldestMessageInQuietGroups",
 				"kib-dev-router-errors":                "Errors",
 				"kib-dev-router-throttles":             "Throttles",
 				"kib-dev-router-saturated":             "ConcurrentExecutions",
@@ -621,7 +622,8 @@ func TestDashboard(t *testing.T) {
 		`"ForwardLag","Bus","kib-dev"`, `"ApproximateNumberOfMessagesVisible","QueueName","kib-dev-dlq"`,
 		`"Errors","FunctionName","kib-dev-router"`, `"Throttles","FunctionName","kib-dev-router"`,
 		`"Dropped","Bus","kib-dev","Reason","no_queue"`, `"Dropped","Bus","kib-dev","Reason","unknown_account"`,
-		`"ConcurrentExecutions","FunctionName","kib-dev-router"`, `{"label":"maximumConcurrency","value":5}`,
+		`"ConcurrentExecutions","FunctionName","kib-dev-router"`, `{"label":"concurrency limit","value":20}`,
+		`"ApproximateNumberOfNoisyGroups","QueueName","kib-dev-central"`, `"ApproximateAgeOfOldestMessageInQuietGroups","QueueName","kib-dev-central"`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("dashboard body lacks %s", want)

@@ -90,19 +90,34 @@ type Router struct {
 	LogLevel                     *string  `pulumi:"logLevel,optional" json:"logLevel,omitempty"`
 	OwnerTagKeys                 []string `pulumi:"ownerTagKeys,optional" json:"ownerTagKeys,omitempty"`
 	CanaryIntervalSeconds        *int     `pulumi:"canaryIntervalSeconds,optional" json:"canaryIntervalSeconds,omitempty"`
+	// ProvisionedPollers replaces MaximumConcurrency with provisioned mode.
+	ProvisionedPollers *ProvisionedPollers `pulumi:"provisionedPollers,optional" json:"provisionedPollers,omitempty"`
+}
+
+// ProvisionedPollers configure the event source mapping's provisioned mode (key router.provisionedPollers).
+type ProvisionedPollers struct {
+	Minimum int `pulumi:"minimum" json:"minimum"`
+	Maximum int `pulumi:"maximum" json:"maximum"`
+}
+
+// Annotate documents the arguments.
+func (a *ProvisionedPollers) Annotate(an infer.Annotator) {
+	an.Describe(&a.Minimum, "Pollers kept ready, 2 to 200.")
+	an.Describe(&a.Maximum, "The most pollers, 2 to 2000, at least minimum.")
 }
 
 // Annotate documents the arguments.
 func (a *Router) Annotate(an infer.Annotator) {
 	an.Describe(&a.BatchSize, "Messages per invocation (default 100).")
 	an.Describe(&a.MaximumBatchingWindowSeconds, "How long the event source mapping gathers a batch (default 1).")
-	an.Describe(&a.MaximumConcurrency, "The most invocations at once (default 5).")
+	an.Describe(&a.MaximumConcurrency, "The most invocations at once (default 20); not with provisionedPollers.")
 	an.Describe(&a.MemoryMB, "The function's memory in MB (default 256).")
 	an.Describe(&a.TimeoutSeconds, "The function's timeout (default 30); the central queue's visibility timeout follows from it.")
 	an.Describe(&a.LogRetentionDays, "Retention of the router's log group (default 30).")
 	an.Describe(&a.LogLevel, "debug, info (default), warn or error.")
 	an.Describe(&a.OwnerTagKeys, "EC2 tag keys naming an instance's cluster, tried in order (default Karpenter's and EKS's).")
 	an.Describe(&a.CanaryIntervalSeconds, "The least time between two canaries the router delivers to one cluster, per router instance (default 30); below the heartbeat's rate.")
+	an.Describe(&a.ProvisionedPollers, "The event source mapping's provisioned mode: pollers kept ready for a burst, billed while provisioned; not with maximumConcurrency.")
 }
 
 // CentralQueue configure the central queue (key centralQueue).

@@ -83,6 +83,8 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 		{component: "Bus", path: "router.logRetentionDays", with: router("logRetentionDays", 14), marker: `"retentionInDays":14`},
 		{component: "Bus", path: "router.maximumBatchingWindowSeconds", with: router("maximumBatchingWindowSeconds", 3), marker: `"maximumBatchingWindowInSeconds":3`},
 		{component: "Bus", path: "router.maximumConcurrency", with: router("maximumConcurrency", 9), marker: `"maximumConcurrency":9`},
+		{component: "Bus", path: "router.provisionedPollers.maximum", with: router("provisionedPollers", map[string]any{"minimum": 2, "maximum": 77}), marker: `"maximumPollers":77`},
+		{component: "Bus", path: "router.provisionedPollers.minimum", with: router("provisionedPollers", map[string]any{"minimum": 7, "maximum": 70}), marker: `"minimumPollers":7`},
 		{component: "Bus", path: "router.memoryMb", with: router("memoryMb", 333), marker: `"memorySize":333`},
 		{component: "Bus", path: "router.ownerTagKeys", with: router("ownerTagKeys", []any{"sentinel/cluster"}), marker: "sentinel/cluster"},
 		{component: "Bus", path: "router.timeoutSeconds", with: router("timeoutSeconds", 23), marker: `"timeout":23`},

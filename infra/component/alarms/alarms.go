@@ -77,6 +77,7 @@ func (s Spec) MOfN() (m, n int) { return max(s.DatapointsToAlarm, 1), max(s.Eval
 const (
 	KeyDLQNotEmpty           = "dlq-not-empty"
 	KeyCentralBacklog        = "central-backlog"
+	KeyQuietAccountsBacklog  = "quiet-accounts-backlog"
 	KeyRouterErrors          = "router-errors"
 	KeyRouterThrottles       = "router-throttles"
 	KeyRouterSaturated       = "router-saturated"
@@ -117,12 +118,20 @@ func Specs(args *Args) []Spec {
 		{Key: KeyCentralBacklog, Description: fmt.Sprintf("The oldest interruption event has waited over %d s in the central queue: the router is behind or failing. Spot warnings give 2 minutes.", args.OldestMessageAgeSeconds),
 			Namespace: "AWS/SQS", Metric: "ApproximateAgeOfOldestMessage", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.CentralQueueName},
 			Threshold: float64(args.OldestMessageAgeSeconds), Runbook: "Throttling or backlog"},
+		// The central queue is fair between accounts (bus.MessageGroup): SQS publishes the age of the oldest message
+		// outside the groups it holds back as noisy ("Available CloudWatch metrics for Amazon SQS",
+		// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html).
+		// central-backlog alone fires when one account's storm waits its turn; this one when every account waits.
+		{Key: KeyQuietAccountsBacklog, Description: fmt.Sprintf("An interruption event of an account that is not storming has waited over %d s in the central queue: "+
+			"the router is behind for every account, not only for one account's burst. See the runbook (docs/operations.md), \"Throttling or backlog\".", args.OldestMessageAgeSeconds),
+			Namespace: "AWS/SQS", Metric: "ApproximateAgeOfOldestMessageInQuietGroups", Statistic: "Maximum", Dimensions: pulumi.StringMap{"QueueName": args.CentralQueueName},
+			Threshold: float64(args.OldestMessageAgeSeconds), Runbook: "Throttling or backlog"},
 		{Key: KeyRouterErrors, Description: "The router function failed whole invocations.",
 			Namespace: "AWS/Lambda", Metric: "Errors", Statistic: "Sum", Dimensions: fn},
 		{Key: KeyRouterThrottles, Description: "The router function was throttled; events wait in the central queue.",
 			Namespace: "AWS/Lambda", Metric: "Throttles", Statistic: "Sum", Dimensions: fn, DatapointsToAlarm: 2, EvaluationPeriods: 2,
 			Runbook: "Throttling or backlog"},
-		{Key: KeyRouterSaturated, Description: fmt.Sprintf("The router ran at its maximum concurrency (%d, router.maximumConcurrency) for %d minutes: "+
+		{Key: KeyRouterSaturated, Description: fmt.Sprintf("The router ran at its maximum concurrency (%d, router.maximumConcurrency or router.provisionedPollers.maximum) for %d minutes: "+
 			"the event source mapping cannot keep up, and events wait in the central queue. See the runbook (docs/operations.md), \"Throttling or backlog\".",
 			args.MaximumConcurrency, SaturatedMinutes),
 			Namespace: "AWS/Lambda", Metric: "ConcurrentExecutions", Statistic: "Maximum", Dimensions: fn,

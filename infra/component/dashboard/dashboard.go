@@ -73,7 +73,7 @@ type Names struct {
 }
 
 // BusWidgets are the widgets before the clusters' rows: the title and the bus's graphs.
-const BusWidgets = 9
+const BusWidgets = 10
 
 // MaxWidgets is CloudWatch's limit on a dashboard's widgets (CloudWatch quotas: "500 widgets per dashboard").
 const MaxWidgets = 500
@@ -138,7 +138,7 @@ func NewBody(n Names) Body {
 	concurrency := metric("Router concurrency (alarmed on at its maximum)", "Maximum", [][]any{
 		{"AWS/Lambda", "ConcurrentExecutions", "FunctionName", n.Function, map[string]any{"label": "concurrent executions"}},
 	})
-	concurrency.Annotations = &Annotations{Horizontal: []Annotation{{Label: "maximumConcurrency", Value: float64(n.MaximumConcurrency)}}}
+	concurrency.Annotations = &Annotations{Horizontal: []Annotation{{Label: "concurrency limit", Value: float64(n.MaximumConcurrency)}}}
 	widgets := []Properties{
 		metric("Events in, by kind", "Sum", search(contract.DimKind, contract.MetricReceived, "Sum")),
 		metric("Forwarded, per cluster", "Sum", search(contract.DimCluster, contract.MetricForwarded, "Sum")),
@@ -163,6 +163,14 @@ func NewBody(n Names) Body {
 			{n.Namespace, contract.MetricDropped, contract.DimBus, n.Bus, contract.DimReason, string(contract.ReasonUnknownAccount), map[string]any{"label": "unknown account"}},
 		}),
 		concurrency,
+		// The central queue is fair between accounts (bus.MessageGroup): how many accounts SQS holds back as noisy,
+		// and how long the others' events wait beside the oldest of all ("Available CloudWatch metrics for Amazon
+		// SQS", fair queues).
+		metric("Fairness between accounts (central queue)", "Maximum", [][]any{
+			{"AWS/SQS", "ApproximateNumberOfNoisyGroups", "QueueName", n.CentralQueue, map[string]any{"label": "accounts held back as noisy"}},
+			{"AWS/SQS", "ApproximateAgeOfOldestMessageInQuietGroups", "QueueName", n.CentralQueue, map[string]any{"label": "oldest of the other accounts (s)", "yAxis": "right"}},
+			{"AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", n.CentralQueue, map[string]any{"label": "oldest of all (s)", "yAxis": "right"}},
+		}),
 	}
 	b := Body{Widgets: []Widget{{Type: "text", Width: 24, Height: 2, Properties: Properties{
 		Markdown: fmt.Sprintf("# Karpenter interruption bus `%s`\nEvents from EC2 and AWS Health, routed to each cluster's Karpenter queue. Runbook: the project's docs/operations.md, *Troubleshooting*.", n.Bus),
