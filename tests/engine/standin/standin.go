@@ -143,7 +143,7 @@ func (p *Provider) Configure(_ context.Context, req *pulumirpc.ConfigureRequest)
 		p.mu.Lock()
 		p.account = ids.ArrayValue()[0].StringValue()
 		p.mu.Unlock()
-	} else if v, ok := req.GetVariables()["aws:config:allowedAccountIds"]; ok {
+	} else if v, ok := req.GetVariables()["aws:config:allowedAccountIds"]; ok { //nolint:staticcheck // deprecated in the SDK's proto, but what the engine sends where the args hold the list as JSON text, as the real aws provider still reads it
 		var list []string
 		if json.Unmarshal([]byte(v), &list) == nil && len(list) == 1 {
 			p.mu.Lock()
