@@ -76,6 +76,8 @@ type Mapping struct {
 	SendConcurrency                int
 	// CPUPerEvent is the router's CPU per event at the function's memory size.
 	CPUPerEvent time.Duration
+	// Service, when set, is one invocation's time as measured (the storm's), instead of ServiceTime's count.
+	Service time.Duration
 }
 
 // Storm is a burst of events, all in the central queue at once, about instances of clusters spread evenly over
@@ -99,6 +101,10 @@ type Projection struct {
 	DescribeRate       float64
 	// LambdaSeconds is the invocations' total duration (billed, times the memory size).
 	LambdaSeconds float64
+	// Quiet is the most an event of another account waits during the burst, the central queue being fair between
+	// accounts: SQS hands it to the next invocation that starts, rather than after the burst's backlog, so it waits
+	// at most for one invocation to end and then its own.
+	Quiet time.Duration
 }
 
 // concurrency is how many invocations the mapping runs t after the burst began.
@@ -116,6 +122,9 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 	svc := ServiceTime(Invocation{
 		Events: batch, Queues: DistinctQueues(batch, s.Clusters), Accounts: min(s.Accounts, batch), SendConcurrency: m.SendConcurrency,
 	}, lat, time.Duration(batch)*m.CPUPerEvent)
+	if m.Service > 0 {
+		svc = m.Service
+	}
 	fill := time.Duration(rounds(batch, 10)) * lat.SQS
 	if s.Events < m.BatchSize { // a partial batch waits out the window
 		fill = max(fill, m.Window)
@@ -153,6 +162,7 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 		p.DescribeRate = max(p.DescribeRate, float64(n))
 	}
 	p.LambdaSeconds = float64(p.Invocations) * (svc + lat.Invoke).Seconds()
+	p.Quiet = 2*cycle + lat.SQS
 	return p
 }
 

@@ -57,6 +57,10 @@ func TestProjectRampsAsLambdaDoes(t *testing.T) {
 	if five.P50 < first || five.Drain < five.P99 || five.P99 < five.P50 {
 		t.Errorf("p50 %s p99 %s drain %s, first batch %s", five.P50, five.P99, five.Drain, first)
 	}
+	// Another account's event, the queue fair, waits for one invocation and its own, not for the backlog.
+	if five.Quiet >= five.P50 || five.Quiet < first {
+		t.Errorf("a quiet account's event: %s (the burst's p50 %s, its first batch %s)", five.Quiet, five.P50, first)
+	}
 }
 
 func TestLambdaCPU(t *testing.T) {

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sizing"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 )
@@ -38,6 +40,12 @@ type StormSpec struct {
 	Concurrency int
 	Latency     Latency
 	Router      string // the router bootstrap
+	// Trickle, in bus mode, is a steady stream of that many events from one more member account, TrickleClusters
+	// clusters of its own, one every TrickleEvery while the burst is published and drained: what one account's
+	// storm does to another account's events.
+	Trickle         int
+	TrickleClusters int
+	TrickleEvery    time.Duration
 	// Timeout bounds each mode.
 	Timeout time.Duration
 }
@@ -74,7 +82,21 @@ type StormResult struct {
 	InvocationP50, InvocationMax time.Duration
 	Samples                      []Sample
 	Errors                       []string // the first controller and poller errors, if any
+	// Accounts are the events' latencies by the account they came from, the trickle's last.
+	Accounts []AccountResult
 }
+
+// AccountResult is one account's share of a storm.
+type AccountResult struct {
+	Account string
+	Trickle bool // the steady stream of another account, not the burst
+	Events  int
+	P50     time.Duration
+	P99     time.Duration
+}
+
+// TrickleAccount is the account of the trickle's clusters.
+const TrickleAccount = "300000000001"
 
 // RequestsPerEvent is Requests' total over Events.
 func (r StormResult) RequestsPerEvent() float64 {
@@ -111,6 +133,12 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 	fs := Spec{Instances: (spec.Events + spec.Clusters - 1) / spec.Clusters, BatchSize: spec.BatchSize, Members: map[string][]string{}}
 	if mode == ModeBus {
 		fs.Router, fs.Environments = spec.Router, spec.Concurrency
+	}
+	trickle := mode == ModeBus && spec.Trickle > 0
+	if trickle {
+		for i := range max(spec.TrickleClusters, 1) {
+			fs.Members[TrickleAccount] = append(fs.Members[TrickleAccount], fmt.Sprintf("t%03d", i))
+		}
 	}
 	for i := range spec.Clusters {
 		name := fmt.Sprintf("c%03d", i)
@@ -149,8 +177,13 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 		in    Instance
 		owner *Cluster
 	}
-	var evs []event
+	var evs, trickled []event
+	var trickleClusters []*Cluster
 	for _, c := range f.Clusters {
+		if c.Account == TrickleAccount {
+			trickleClusters = append(trickleClusters, c)
+			continue
+		}
 		for j, in := range c.Instances {
 			var body string
 			switch j % 4 {
@@ -166,6 +199,23 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 	}
 	evs = evs[:min(len(evs), spec.Events)]
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
+	if trickle {
+		// Round robin over the trickle's clusters, Trickle events in all; they follow the burst in evs, and are sent
+		// one at a time, apart.
+		for j := 0; len(trickled) < spec.Trickle; j++ {
+			n := len(trickled)
+			for _, c := range trickleClusters {
+				if j < len(c.Instances) && len(trickled) < spec.Trickle {
+					trickled = append(trickled, event{SpotWarning(c.Instances[j].ID, c.Account), c.Instances[j], c})
+				}
+			}
+			if len(trickled) == n {
+				break // fewer instances than Trickle
+			}
+		}
+	}
+	burst := len(evs)
+	evs = append(evs, trickled...)
 
 	run, stop := context.WithCancel(ctx)
 	defer stop()
@@ -258,14 +308,34 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 			}
 		})
 	}
+	// The trickle: one event at a time, every TrickleEvery from the burst's start, as another account's instances
+	// keep being interrupted while the burst waits.
+	var trickling sync.WaitGroup
+	trickling.Go(func() {
+		for i := burst; i < len(evs) && ctx.Err() == nil; i++ {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(start.Add(time.Duration(i-burst) * spec.TrickleEvery))):
+			}
+			_, err := b.SQS.Client().SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(b.Central), MessageBody: aws.String(evs[i].body)})
+			now := time.Now()
+			sendMu.Lock()
+			if err != nil && sendErr == nil {
+				sendErr = err
+			}
+			sent[i] = now
+			sendMu.Unlock()
+		}
+	})
 	order := slices.Sorted(maps.Keys(targets))
-	for i := 0; i < len(evs); i += 10 {
+	for i := 0; i < burst; i += 10 {
 		for _, u := range order {
-			jobs <- job{i, min(i+10, len(evs)), u}
+			jobs <- job{i, min(i+10, burst), u}
 		}
 	}
 	close(jobs)
 	senders.Wait()
+	trickling.Wait()
 	if sendErr != nil {
 		return StormResult{}, fmt.Errorf("publishing: %w", sendErr)
 	}
@@ -320,6 +390,7 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 	}
 	var lat []time.Duration
 	var last time.Time
+	byAccount := map[string][]time.Duration{}
 	for i, e := range evs {
 		at, ok := obs.deleted["nc-"+e.in.ID]
 		if !ok {
@@ -329,6 +400,7 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 		res.Acted++
 		l := at.Sub(sent[i])
 		lat = append(lat, l)
+		byAccount[e.owner.Account] = append(byAccount[e.owner.Account], l)
 		res.Samples = append(res.Samples, Sample{Done: at.Sub(start), Latency: l})
 		if at.After(last) {
 			last = at
@@ -339,7 +411,37 @@ func Storm(ctx context.Context, spec StormSpec, mode string, build Build) (Storm
 		res.P50, res.P99, res.Max = lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1]
 		res.Drain = last.Sub(start)
 	}
+	for _, a := range slices.Sorted(maps.Keys(byAccount)) {
+		l := slices.Sorted(slices.Values(byAccount[a]))
+		res.Accounts = append(res.Accounts, AccountResult{Account: a, Trickle: a == TrickleAccount, Events: len(l), P50: l[len(l)/2], P99: l[len(l)*99/100]})
+	}
+	// The trickle's account last.
+	slices.SortStableFunc(res.Accounts, func(x, y AccountResult) int {
+		switch {
+		case x.Trickle == y.Trickle:
+			return 0
+		case x.Trickle:
+			return 1
+		}
+		return -1
+	})
 	return res, nil
+}
+
+// AccountTable is each account's events and latency, for the bus's runs.
+func AccountTable(results []StormResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| mode | events | account | of | events | p50 | p99 |\n|---|---:|---|---|---:|---:|---:|\n")
+	for _, r := range results {
+		for _, a := range r.Accounts {
+			of := "the burst"
+			if a.Trickle {
+				of = "a trickle beside it"
+			}
+			fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | %s | %s |\n", r.Mode, r.Events, a.Account, of, a.Events, round(a.P50), round(a.P99))
+		}
+	}
+	return b.String()
 }
 
 // observed wraps c's Kubernetes client: it records each NodeClaim's first deletion, and counts the lookups of
@@ -399,6 +501,41 @@ func Breakdown(results []StormResult) string {
 			fmt.Fprintf(&b, " %s %d,", k, r.Requests[k])
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// Projection is the model's (router/sizing) view of the storm's burst beside what the storm measured: in the
+// storm's terms (its routers all running from the start, each invocation the time the storm measured), which
+// checks the model against the run; and in Lambda's terms (standard mode's ramp up to lambdaConcurrency, each
+// invocation its own CPU), which is what the burst would take in AWS.
+func Projection(spec StormSpec, measured StormResult, lambdaConcurrency int) string {
+	storm := sizing.Storm{Events: spec.Events, Clusters: spec.Clusters, Accounts: spec.Accounts}
+	lat := sizing.Latency{SQS: spec.Latency.SQS, EC2: spec.Latency.EC2, Invoke: sizing.DefaultLatency.Invoke}
+	base := sizing.Mapping{BatchSize: spec.BatchSize, Window: spec.Window, SendConcurrency: contract.DefaultSettings.SendConcurrency}
+	here := base
+	here.MinimumPollers, here.MaximumPollers, here.Service = spec.Concurrency, spec.Concurrency, measured.InvocationP50
+	aws := base
+	aws.MaximumConcurrency, aws.CPUPerEvent = lambdaConcurrency, sizing.LambdaCPU(sizing.MeasuredCPUPerEvent, 256)
+	var b strings.Builder
+	fmt.Fprintf(&b, "The model (router/sizing) of the burst, %d events:\n\n", spec.Events)
+	quiet := "–"
+	for _, a := range measured.Accounts {
+		if a.Trickle {
+			quiet = round(a.P99) + " (no fair queue in goaws)"
+		}
+	}
+	fmt.Fprintf(&b, "| | invocation | p50 | p99 | drain | another account's event, p99 |\n|---|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| measured here | %s (median) | %s | %s | %s | %s |\n", round(measured.InvocationP50), round(measured.P50), round(measured.P99), round(measured.Drain), quiet)
+	for _, row := range []struct {
+		name string
+		m    sizing.Mapping
+	}{
+		{fmt.Sprintf("model, as here: %d routers from the start, the measured invocation", spec.Concurrency), here},
+		{fmt.Sprintf("model, in Lambda: maximumConcurrency %d, each invocation its own CPU", lambdaConcurrency), aws},
+	} {
+		p := sizing.Project(storm, row.m, lat)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s (fair queue) |\n", row.name, round(p.Service), round(p.P50), round(p.P99), round(p.Drain), round(p.Quiet))
 	}
 	return b.String()
 }

@@ -42,6 +42,10 @@ func run() error {
 	flag.DurationVar(&spec.Timeout, "timeout", 20*time.Minute, "the longest a mode may take")
 	baseline := flag.Int("baseline-events", 1000, "also run the storm's first this many events through per-cluster rules, "+
 		"and through the bus for a like-for-like row (0: neither)")
+	flag.IntVar(&spec.Trickle, "trickle", 100, "events of one more account, sent one at a time during the burst (bus only; 0: none)")
+	flag.IntVar(&spec.TrickleClusters, "trickle-clusters", 5, "that account's clusters")
+	flag.DurationVar(&spec.TrickleEvery, "trickle-every", 300*time.Millisecond, "the time between two of its events")
+	lambdaConcurrency := flag.Int("lambda-concurrency", 20, "the model's projection in Lambda's terms: router.maximumConcurrency (infra/config's default)")
 	svg := flag.String("svg", "", "write the latency plot here (SVG)")
 	flag.Parse()
 
@@ -69,9 +73,12 @@ func run() error {
 		runs = append(runs, run{judge.ModeBus, *baseline}, run{judge.ModePerCluster, *baseline})
 	}
 	var results []judge.StormResult
-	for _, r := range runs {
+	for i, r := range runs {
 		s := spec
 		s.Events = r.events
+		if i > 0 {
+			s.Trickle = 0 // the like-for-like rows are the burst alone
+		}
 		fmt.Fprintf(os.Stderr, "storm: %s: %d events over %d clusters...\n", r.mode, s.Events, s.Clusters)
 		res, err := judge.Storm(context.Background(), s, r.mode, interruption.Build)
 		if err != nil {
@@ -86,7 +93,11 @@ func run() error {
 		"latency added: SQS %s, EC2 %s, STS %s\n\n", spec.Events, spec.Clusters, spec.Accounts, spec.BatchSize, spec.Window,
 		spec.Concurrency, spec.Latency.SQS, spec.Latency.EC2, spec.Latency.STS)
 	fmt.Print(judge.Table(spec, results))
+	if spec.Trickle > 0 {
+		fmt.Printf("\nBy account (the trickle: %d events of account %s, one every %s):\n\n%s", spec.Trickle, judge.TrickleAccount, spec.TrickleEvery, judge.AccountTable(results[:1]))
+	}
 	fmt.Printf("\n%s", judge.Breakdown(results))
+	fmt.Printf("\n%s", judge.Projection(spec, results[0], *lambdaConcurrency))
 	for _, r := range results {
 		if len(r.Left) > 0 {
 			fmt.Printf("%s: left in queues: %v\n", r.Mode, r.Left)
