@@ -12,7 +12,7 @@ import (
 // clusters in 5 accounts.
 var zone = sizing.Storm{Events: 10000, Clusters: 200, Accounts: 5}
 
-// DefaultMapping is the event source mapping and router of the default configuration, for the model.
+// defaultMapping is the event source mapping and router of the default configuration, for the model.
 func defaultMapping() sizing.Mapping {
 	r := DefaultRouter
 	return sizing.Mapping{
