@@ -94,11 +94,10 @@ type Projection struct {
 	Service         time.Duration
 	Invocations     int
 	PeakConcurrency int
-	// DescribePerAccount is the DescribeInstances calls the router makes in each account for the storm, and
-	// DescribeRate their most in any one second: EC2 refills 20 tokens a second per account and region, from a
+	// DescribeRate is the most DescribeInstances calls the router makes in one account in any one second (one per
+	// invocation in each account its batch names): EC2 refills 20 tokens a second per account and region, from a
 	// bucket of 100, shared with Karpenter.
-	DescribePerAccount int
-	DescribeRate       float64
+	DescribeRate float64
 	// LambdaSeconds is the invocations' total duration (billed, times the memory size).
 	LambdaSeconds float64
 	// Quiet is the most an event of another account waits during the burst, the central queue being fair between
@@ -156,8 +155,6 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 	p.Drain = done[len(done)-1]
 	p.P50 = done[(len(done)-1)/2]
 	p.P99 = done[int(math.Ceil(0.99*float64(len(done))))-1]
-	// Every batch names every account (a storm's batch of 100 over a few accounts), one call each.
-	p.DescribePerAccount = p.Invocations
 	for _, n := range calls {
 		p.DescribeRate = max(p.DescribeRate, float64(n))
 	}
