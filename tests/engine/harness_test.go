@@ -82,6 +82,9 @@ func standinBinary(t *testing.T) string {
 type env struct {
 	Home, Backend, State, WorldFile string
 	Store                           *standin.Store
+	// Path is put before build/bin in PATH (a language host), Extra added to the environment.
+	Path  []string
+	Extra map[string]string
 }
 
 func newEnv(t *testing.T, world standin.World) *env {
@@ -135,7 +138,7 @@ func (e *env) SetWorld(t *testing.T, w standin.World) {
 // Vars are the environment of the CLI and everything it starts: offline, nothing downloaded.
 func (e *env) Vars() map[string]string {
 	abs, _ := filepath.Abs(binDir)
-	return map[string]string{
+	vars := map[string]string{
 		"PULUMI_HOME":        e.Home,
 		"PULUMI_BACKEND_URL": "file://" + e.Backend,
 		// The passphrase secrets provider: the checkpoint holds secrets encrypted.
@@ -146,8 +149,12 @@ func (e *env) Vars() map[string]string {
 		standin.WorldEnv:                                e.WorldFile,
 		standin.StateEnv:                                e.State,
 		// The YAML language host is found in PATH, as the CLI's own install puts it beside the CLI.
-		"PATH": abs + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"PATH": strings.Join(append(append(e.Path[:len(e.Path):len(e.Path)], abs), os.Getenv("PATH")), string(os.PathListSeparator)),
 	}
+	for k, v := range e.Extra {
+		vars[k] = v
+	}
+	return vars
 }
 
 // Records are what the stand-ins hold, by "type id".

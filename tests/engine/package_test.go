@@ -205,8 +205,8 @@ func checkOneBus(t *testing.T, e *env, dir string) {
 }
 
 // TestYAMLExampleAsWritten runs examples/cluster-yaml as written, from a copy outside the repository: its
-// packages entry names the repository's provider directory at a tag, which the CLI would clone and build; the
-// provider is installed as the CLI would leave it.
+// packages entry names the repository's provider directory at a tag, which the CLI clones (from the stand-in
+// GitHub, gitHub) and has the Go language host build, as for a user.
 func TestYAMLExampleAsWritten(t *testing.T) {
 	t.Parallel()
 	text, err := os.ReadFile(filepath.Join(repoRoot, "examples", "cluster-yaml", "Pulumi.yaml"))
@@ -227,8 +227,11 @@ func TestYAMLExampleAsWritten(t *testing.T) {
 	const team, zeroHub = "444444444444", "012345678901"
 	world := standin.World{Region: region, Account: team, Existing: []string{"payments"}, SpotServiceLinkedRole: []string{team}, Versions: versions(t)}
 	e := newEnv(t, world)
-	installProvider(t, e, version)
+	e.Path, e.Extra = []string{goLanguageHost(t)}, gitHub(t, "v"+version)
 	dir := yamlProject(t, string(text))
+	// What a user types in a copy of the example: pulumi install installs its packages entry (a pulumi up with
+	// automatic plugin acquisition, which the tests turn off, would too).
+	pulumi(t, e, dir, "install")
 	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
 	for k, v := range map[string]string{
 		"aws:region": region, "busName": "kib-prod", "hubAccountId": zeroHub,

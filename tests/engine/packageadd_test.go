@@ -1,0 +1,262 @@
+package engine_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
+)
+
+// The package's repository, as docs/package.md names it.
+const repoPath = "karpenter-interruption-bus/karpenter-interruption-bus.git"
+
+// gitHub stands in for github.com, this machine being offline. It serves, over HTTPS, a repository holding this
+// checkout's files (as git add -A sees them, .gitignore honoured) committed and tagged tag, at repoPath, with
+// git's own smart HTTP server (git http-backend), as GitHub answers a clone. The CLI reaches it by the name
+// github.com, through an HTTPS proxy (HTTPS_PROXY) that tunnels github.com:443 to it and refuses every other
+// host, and trusts its certificate, signed by a test authority (SSL_CERT_FILE): so the CLI clones exactly the
+// documented URL. It returns the environment that points the CLI there. What GitHub does that it does not: its
+// API, authentication, rate limits.
+func gitHub(t *testing.T, tag string) map[string]string {
+	t.Helper()
+	work := t.TempDir()
+	served := filepath.Join(work, "srv")
+	snapshot(t, filepath.Join(served, repoPath), tag)
+
+	caFile, leaf := certificates(t, work, "github.com")
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(&cgi.Handler{
+		Path: bin, Args: []string{"http-backend"},
+		Env: []string{"GIT_PROJECT_ROOT=" + served, "GIT_HTTP_EXPORT_ALL=1"},
+	})
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	target := srv.Listener.Addr().String()
+
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect || r.Host != "github.com:443" {
+			http.Error(w, "offline: only github.com is served here", http.StatusForbidden)
+			return
+		}
+		upstream, err := net.Dial("tcp", target)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			upstream.Close()
+			return
+		}
+		fmt.Fprint(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
+		go func() { _, _ = io.Copy(upstream, buf); upstream.Close() }()
+		_, _ = io.Copy(conn, upstream)
+		conn.Close()
+	}))
+	t.Cleanup(proxy.Close)
+	return map[string]string{
+		"HTTPS_PROXY": proxy.URL, "https_proxy": proxy.URL,
+		"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+		"SSL_CERT_FILE": caFile,
+	}
+}
+
+// snapshot makes a bare repository at dir holding the checkout's files, committed and tagged tag.
+func snapshot(t *testing.T, dir, tag string) {
+	t.Helper()
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=engine test", "-c", "user.email=engine@test.invalid", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitDir := t.TempDir()
+	git(gitDir, "init", "-q", "--bare", gitDir)
+	git(root, "--git-dir", gitDir, "--work-tree", root, "add", "-A")
+	git(root, "--git-dir", gitDir, "--work-tree", root, "commit", "-q", "-m", "snapshot of the checkout under test")
+	git(root, "--git-dir", gitDir, "tag", tag)
+	git(root, "clone", "-q", "--bare", gitDir, dir)
+}
+
+// certificates makes a certificate authority, written to a PEM file, and a server certificate it signs for host.
+func certificates(t *testing.T, dir, host string) (string, tls.Certificate) {
+	t.Helper()
+	key := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	caKey, leafKey := key(), key()
+	now := time.Now()
+	ca := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "engine test authority"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return caFile, tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}
+}
+
+// goLanguageHost is a directory holding pulumi-language-go: the real host when PULUMI_LANGUAGE_GO names it
+// (built from Pulumi's source at the CLI's version), or else the stand-in (cmd/gohost), as the module proxy does
+// not serve the real one.
+func goLanguageHost(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "pulumi-language-go")
+	if real := os.Getenv("PULUMI_LANGUAGE_GO"); real != "" {
+		if err := os.Symlink(real, bin); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the Go language host: %s", real)
+		return dir
+	}
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/gohost").CombinedOutput(); err != nil {
+		t.Fatalf("building the stand-in Go language host: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// TestPackageAdd: the documented `pulumi package add <repository>.git/provider@<tag>` through the real CLI, from
+// a Pulumi YAML project outside the repository, with nothing installed beforehand: the CLI clones the tag, has
+// the Go language host install the provider's dependencies and build it from provider/PulumiPlugin.yaml, reads
+// its schema and records the package in Pulumi.yaml; the program then previews, deploys and previews again
+// with no change, the provider built and started by the host each time, with no environment variable of the
+// package's.
+func TestPackageAdd(t *testing.T) {
+	t.Parallel()
+	const tag = "v0.1.0"
+	world := standin.World{Region: region, Account: hub, Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
+	e := newEnv(t, world)
+	e.Path = []string{goLanguageHost(t)}
+	e.Extra = gitHub(t, tag)
+	dir := yamlProject(t, `name: kib-package-add
+runtime: yaml
+config:
+  busName:
+    type: string
+  hubAccountId:
+    type: string
+resources:
+  hub:
+    type: karpenter-interruption-bus:index:Bus
+    properties:
+      namePrefix: ${busName}
+      heartbeat:
+        rate: 5m
+      clusterNames: [blue]
+  blue:
+    type: karpenter-interruption-bus:index:ClusterInterruption
+    properties:
+      busName: ${busName}
+      hubAccountId: ${hubAccountId}
+      clusterName: blue
+      heartbeatRate: 5m
+      ensureSpotServiceLinkedRole: true
+    options:
+      dependsOn:
+        - ${hub}
+outputs:
+  queueName: ${blue.queueName}
+`)
+	source := "github.com/" + repoPath + "/provider@" + tag // as docs/package.md writes it
+	pulumi(t, e, dir, "package", "add", source)
+
+	project, err := os.ReadFile(filepath.Join(dir, "Pulumi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := packageName + ": " + source; !strings.Contains(string(project), want) {
+		t.Errorf("Pulumi.yaml does not record %q:\n%s", want, project)
+	}
+	var plugins []struct {
+		Name, Kind, Version string
+	}
+	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "plugin", "ls", "--json")), &plugins); err != nil {
+		t.Fatal(err)
+	}
+	var installed []string
+	for _, p := range plugins {
+		if strings.Contains(p.Name, "provider") && p.Kind == "resource" {
+			installed = append(installed, p.Name+"@"+p.Version)
+		}
+	}
+	if len(installed) != 1 || !strings.HasSuffix(installed[0], "@"+strings.TrimPrefix(tag, "v")) {
+		t.Errorf("the package's plugin installed = %v, want one at the tag %s", installed, tag)
+	}
+
+	// The provider built from a clone reports 0.0.0-dev (nothing stamps it); the CLI gives a git package the
+	// version it installed, the tag (docs/package.md, "Versions").
+	var schema struct{ Name, Version string }
+	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "package", "get-schema", source)), &schema); err != nil {
+		t.Fatal(err)
+	}
+	if schema.Name != packageName || schema.Version != strings.TrimPrefix(tag, "v") {
+		t.Errorf("the schema of %s names %s %s, want %s %s", source, schema.Name, schema.Version, packageName, strings.TrimPrefix(tag, "v"))
+	}
+
+	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
+	pulumi(t, e, dir, "config", "set", "aws:region", region)
+	pulumi(t, e, dir, "config", "set", "busName", "kib-add")
+	pulumi(t, e, dir, "config", "set", "hubAccountId", hub)
+	if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, "karpenter-interruption-bus:index:Bus") {
+		t.Errorf("the preview does not show the Bus:\n%s", preview)
+	}
+	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
+	var outputs map[string]any
+	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
+		t.Fatal(err)
+	}
+	if outputs["queueName"] != "kib-add_blue" {
+		t.Errorf("outputs = %v", outputs)
+	}
+	checkOneBus(t, e, dir)
+	pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
+}
