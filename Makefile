@@ -16,7 +16,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools race lint router bench fuzz demo render scale tidy verify docs karpenter-bump package provider schema
+.PHONY: storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules race lint router bench fuzz demo render scale tidy verify docs karpenter-bump package provider schema
 
 all: test
 
@@ -91,8 +91,17 @@ engine-tools:
 ## test-engine: the Go program's life cycle (up, preview, add, reorder, remove, members, import, secrets, destroy)
 ## through the Automation API and the real CLI, and the component package through the CLI and Pulumi YAML, against
 ## stand-in aws, eks and kubernetes providers (part of make test)
-test-engine: engine-tools
+test-engine: engine-tools engine-modules
 	cd tests/engine && $(TEST) ./...
+
+# What Pulumi's Go language host needs to install the package from git, more than a build of it downloads: its go
+# mod tidy in provider/ reads the go.mod of every module in the graph and the packages dependencies' tests import;
+# its go list -m -json of go.mod's requirements, each one's metadata, test-only and other platforms' modules
+# included (go mod download with no argument fetches exactly those). Downloaded here, the tests run with
+# GOPROXY=off. -diff also fails when provider/go.mod or go.sum is not tidy, which the host would otherwise rewrite
+# in every user's clone.
+engine-modules:
+	cd provider && $(GO) mod tidy -compat=1.18 -diff && $(GO) mod download
 
 # TypeScript 7's tsc and @pulumi/pulumi, pinned by examples/typecheck/package-lock.json; needs Node.js.
 TYPECHECK := examples/typecheck/node_modules/.package-lock.json

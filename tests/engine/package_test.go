@@ -64,7 +64,11 @@ func pulumi(t *testing.T, e *env, dir string, args ...string) string {
 	t.Helper()
 	out, err := pulumiErr(e, dir, args...)
 	if err != nil {
-		t.Fatalf("pulumi %s: %v", strings.Join(args, " "), err)
+		hint := ""
+		if strings.Contains(err.Error(), "GOPROXY=off") {
+			hint = "\n(a module the Go language host needs is not in the module cache: make engine-modules downloads them)"
+		}
+		t.Fatalf("pulumi %s: %v%s", strings.Join(args, " "), err, hint)
 	}
 	return out
 }

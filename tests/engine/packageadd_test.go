@@ -81,6 +81,9 @@ func gitHub(t *testing.T, tag string) map[string]string {
 		"HTTPS_PROXY": proxy.URL, "https_proxy": proxy.URL,
 		"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
 		"SSL_CERT_FILE": caFile,
+		// The Go language host's go mod tidy and go build take every module from the module cache: make
+		// engine-modules downloaded them before the tests (the proxy above would refuse the module proxy anyway).
+		"GOPROXY": "off",
 	}
 }
 
