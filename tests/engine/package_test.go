@@ -122,16 +122,10 @@ func yamlProject(t *testing.T, text string) string {
 	return dir
 }
 
-// TestYAMLProgram: a Pulumi YAML program with a Bus and a ClusterInterruption, the hub's account given as string
-// configuration (which Pulumi YAML passes as a number), previews and deploys through the real CLI and the real
-// YAML language host, from a directory outside the repository, with no environment variable of the package's.
-func TestYAMLProgram(t *testing.T) {
-	t.Parallel()
-	world := standin.World{Region: region, Account: hub, Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
-	e := newEnv(t, world)
-	installProvider(t, e, "0.1.0")
-	dir := yamlProject(t, `name: kib-yaml
-runtime: yaml
+// busProgram is a Pulumi YAML project named name: a Bus and a ClusterInterruption of the cluster blue, the bus's
+// name and the hub's account ID from string configuration, with the given outputs (YAML lines).
+func busProgram(name, outputs string) string {
+	return "name: " + name + "\n" + `runtime: yaml
 config:
   busName:
     type: string
@@ -157,9 +151,18 @@ resources:
       dependsOn:
         - ${hub}
 outputs:
-  account: ${hub.account}
-  queueName: ${blue.queueName}
-`)
+` + outputs
+}
+
+// TestYAMLProgram: a Pulumi YAML program with a Bus and a ClusterInterruption, the hub's account given as string
+// configuration (which Pulumi YAML passes as a number), previews and deploys through the real CLI and the real
+// YAML language host, from a directory outside the repository, with no environment variable of the package's.
+func TestYAMLProgram(t *testing.T) {
+	t.Parallel()
+	world := standin.World{Region: region, Account: hub, Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
+	e := newEnv(t, world)
+	installProvider(t, e, "0.1.0")
+	dir := yamlProject(t, busProgram("kib-yaml", "  account: ${hub.account}\n  queueName: ${blue.queueName}\n"))
 	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
 	pulumi(t, e, dir, "config", "set", "aws:region", region)
 	pulumi(t, e, dir, "config", "set", "busName", "kib-yaml")

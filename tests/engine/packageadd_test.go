@@ -180,35 +180,7 @@ func TestPackageAdd(t *testing.T) {
 	e := newEnv(t, world)
 	e.Path = []string{goLanguageHost(t)}
 	e.Extra = gitHub(t, tag)
-	dir := yamlProject(t, `name: kib-package-add
-runtime: yaml
-config:
-  busName:
-    type: string
-  hubAccountId:
-    type: string
-resources:
-  hub:
-    type: karpenter-interruption-bus:index:Bus
-    properties:
-      namePrefix: ${busName}
-      heartbeat:
-        rate: 5m
-      clusterNames: [blue]
-  blue:
-    type: karpenter-interruption-bus:index:ClusterInterruption
-    properties:
-      busName: ${busName}
-      hubAccountId: ${hubAccountId}
-      clusterName: blue
-      heartbeatRate: 5m
-      ensureSpotServiceLinkedRole: true
-    options:
-      dependsOn:
-        - ${hub}
-outputs:
-  queueName: ${blue.queueName}
-`)
+	dir := yamlProject(t, busProgram("kib-package-add", "  queueName: ${blue.queueName}\n"))
 	source := "github.com/" + repoPath + "/provider@" + tag // as docs/package.md writes it
 	pulumi(t, e, dir, "package", "add", source)
 
