@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,31 +51,34 @@ func versions(t *testing.T) map[string]string {
 	return out
 }
 
+// The stand-in provider and the stand-in Go language host, each built once per test binary, on first use.
 var (
-	standinOnce sync.Once
-	standinBin  string
-	errStandin  error
+	standinBinary = builtOnce("./cmd/standin")
+	gohostBinary  = builtOnce("./cmd/gohost")
 )
 
-// standinBinary builds the stand-in provider once per test binary.
-func standinBinary(t *testing.T) string {
-	t.Helper()
-	standinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "kib-standin-")
+// builtOnce returns the path of this module's command pkg, built into a temporary directory the first time it is
+// asked for: the tests that run in parallel share one build.
+func builtOnce(pkg string) func(t *testing.T) string {
+	build := sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "kib-engine-bin-")
 		if err != nil {
-			errStandin = err
-			return
+			return "", err
 		}
-		standinBin = filepath.Join(dir, "standin")
-		out, err := exec.Command("go", "build", "-o", standinBin, "./cmd/standin").CombinedOutput()
-		if err != nil {
-			errStandin = fmt.Errorf("building the stand-in: %w\n%s", err, out)
+		bin := filepath.Join(dir, filepath.Base(pkg))
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building %s: %w\n%s", pkg, err, out)
 		}
+		return bin, nil
 	})
-	if errStandin != nil {
-		t.Fatal(errStandin)
+	return func(t *testing.T) string {
+		t.Helper()
+		bin, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bin
 	}
-	return standinBin
 }
 
 // env is one offline Pulumi installation: a PULUMI_HOME with the stand-ins installed as plugins, a file backend,
@@ -149,7 +153,7 @@ func (e *env) Vars() map[string]string {
 		standin.WorldEnv:                                e.WorldFile,
 		standin.StateEnv:                                e.State,
 		// The YAML language host is found in PATH, as the CLI's own install puts it beside the CLI.
-		"PATH": strings.Join(append(append(e.Path[:len(e.Path):len(e.Path)], abs), os.Getenv("PATH")), string(os.PathListSeparator)),
+		"PATH": strings.Join(slices.Concat(e.Path, []string{abs, os.Getenv("PATH")}), string(os.PathListSeparator)),
 	}
 	for k, v := range e.Extra {
 		vars[k] = v
