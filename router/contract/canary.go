@@ -36,6 +36,12 @@ const (
 const (
 	LogMessageDropped = "message dropped"
 	LogReason         = "reason"
+	// LogSender is the SQS SenderId of a message whose sender was refused (or is not a role), beside "account",
+	// the account its event names.
+	LogSender = "senderId"
+	// LogSenderObserved is the message of the line for each message the sender check would have refused, and
+	// forwarded all the same (SenderObserve), or could not decide and forwarded.
+	LogSenderObserved = "sender check observed: forwarded a message it would not in enforce mode"
 )
 
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account

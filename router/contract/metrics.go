@@ -21,6 +21,12 @@ const (
 	MetricRetried = "Retried"
 	// MetricForwardLag is the time from an event's time to its forwarding, in milliseconds.
 	MetricForwardLag = "ForwardLag"
+	// MetricForgedSender counts messages whose SQS sender may not speak for the account their event names: dropped
+	// as forged_sender when the sender check enforces, forwarded all the same when it observes.
+	MetricForgedSender = "ForgedSender"
+	// MetricServiceSender counts messages sent by no IAM role: an AWS service's delivery through the central
+	// queue's resource policy (the hub's own rules), whose SenderId AWS does not document.
+	MetricServiceSender = "ServiceSender"
 )
 
 // Dimension names. Every record carries DimBus; the others split one count each.
@@ -51,12 +57,16 @@ const (
 	ReasonCanaryForbidden Reason = "canary_forbidden"
 	// ReasonCanaryRateLimited: every cluster a canary names had one less than the canary interval ago.
 	ReasonCanaryRateLimited Reason = "canary_rate_limited"
+	// ReasonForgedSender: the message was sent to the central queue by a role that may not speak for the account
+	// its event names (not that member's forwarder; for the bus's own account, not its redrive role), or by no
+	// one SQS names (docs/security.md, "Who sent each message").
+	ReasonForgedSender Reason = "forged_sender"
 )
 
 // Reasons lists every Reason.
 var Reasons = []Reason{
 	ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount,
-	ReasonCanaryForbidden, ReasonCanaryRateLimited,
+	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender,
 }
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
@@ -81,7 +91,9 @@ type MetricSet struct {
 
 // MetricSets are every record the router writes, once per invocation.
 var MetricSets = []MetricSet{
-	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data"},
+	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
+		"ForgedSender: messages whose sender may not speak for the account their event names (dropped when the sender check enforces, forwarded when it observes); " +
+		"ServiceSender: messages sent by no IAM role, taken as the bus's own rules' deliveries"},
 	{DimKind, []string{MetricReceived}, "messages received, per kind of event (" + kindList() + ")"},
 	{DimCluster, []string{MetricForwarded}, "deliveries to each cluster's queue: a Health event for k clusters counts k; canaries are not counted"},
 	{DimCluster, []string{MetricCanaryForwarded}, "canaries delivered to each cluster's queue"},

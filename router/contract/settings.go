@@ -41,7 +41,22 @@ const (
 	EnvReaderRoleName     = "MEMBER_READER_ROLE_NAME"
 	EnvPartition          = "PARTITION"
 	EnvDeniedAccountTTL   = "DENIED_ACCOUNT_CACHE_TTL"
+	EnvSenderCheck        = "SENDER_CHECK"
+	EnvForwarderRoleName  = "FORWARDER_ROLE_NAME"
+	EnvRedriveRoleName    = "REDRIVE_ROLE_NAME"
+	EnvSenderRoleTTL      = "SENDER_ROLE_CACHE_TTL"
 )
+
+// The values of SenderCheck (docs/security.md, "Who sent each message").
+const (
+	// SenderEnforce drops, as forged_sender, a message whose sender may not speak for the account its event names.
+	SenderEnforce = "enforce"
+	// SenderObserve logs and counts such a message, and forwards it all the same: to roll the check out.
+	SenderObserve = "observe"
+)
+
+// SenderChecks are the values SenderCheck takes, the default first.
+var SenderChecks = []string{SenderEnforce, SenderObserve}
 
 // Settings configure the router. The infrastructure renders them into the function's environment (Environ) and
 // the router reads them back at start-up (LoadSettings); a zero field means the default.
@@ -96,6 +111,18 @@ type Settings struct {
 	ReaderRoleName   string
 	Partition        string
 	DeniedAccountTTL time.Duration
+	// SenderCheck is what becomes of a message whose SQS sender may not speak for the account its event names:
+	// SenderEnforce (dropped as forged_sender) or SenderObserve (logged, counted, forwarded).
+	SenderCheck string
+	// ForwarderRoleName names the role every member account's forwarding rules send to the central queue as (the
+	// same name in each member): a message naming a member must come from that account's role of this name,
+	// whose unique ID the router learns with iam:GetRole as the account's reader role.
+	ForwarderRoleName string
+	// RedriveRoleName names the hub's redrive role, the one role of the router's own account that may send to the
+	// central queue (a DLQ redrive): its unique ID is learned with the router's own iam:GetRole.
+	RedriveRoleName string
+	// SenderRoleTTL keeps a learned role ID; a sender that differs is checked against a fresh answer first.
+	SenderRoleTTL time.Duration
 }
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
@@ -144,6 +171,8 @@ var DefaultSettings = Settings{
 	RetryMaxDelay:    time.Minute,
 	CanaryInterval:   30 * time.Second,
 	DeniedAccountTTL: 5 * time.Minute,
+	SenderCheck:      SenderEnforce,
+	SenderRoleTTL:    time.Hour,
 }
 
 // LogLevels are the values LogLevel takes.
@@ -180,6 +209,8 @@ func (s Settings) WithDefaults() Settings {
 	orDur(&s.RetryMaxDelay, d.RetryMaxDelay)
 	orDur(&s.CanaryInterval, d.CanaryInterval)
 	orDur(&s.DeniedAccountTTL, d.DeniedAccountTTL)
+	or(&s.SenderCheck, d.SenderCheck)
+	orDur(&s.SenderRoleTTL, d.SenderRoleTTL)
 	return s
 }
 
@@ -224,6 +255,10 @@ func (s Settings) Environ() map[string]string {
 	set(EnvReaderRoleName, s.ReaderRoleName)
 	set(EnvPartition, s.Partition)
 	setDur(EnvDeniedAccountTTL, s.DeniedAccountTTL)
+	set(EnvSenderCheck, s.SenderCheck)
+	set(EnvForwarderRoleName, s.ForwarderRoleName)
+	set(EnvRedriveRoleName, s.RedriveRoleName)
+	setDur(EnvSenderRoleTTL, s.SenderRoleTTL)
 	return env
 }
 
@@ -257,6 +292,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.OrganizationID = getenv(EnvOrganizationID)
 	s.ReaderRoleName = getenv(EnvReaderRoleName)
 	s.Partition = getenv(EnvPartition)
+	s.SenderCheck = getenv(EnvSenderCheck)
+	s.ForwarderRoleName = getenv(EnvForwarderRoleName)
+	s.RedriveRoleName = getenv(EnvRedriveRoleName)
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -291,6 +329,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.RetryMaxDelay = positiveDuration(EnvRetryMaxDelay)
 	s.CanaryInterval = positiveDuration(EnvCanaryInterval)
 	s.DeniedAccountTTL = positiveDuration(EnvDeniedAccountTTL)
+	s.SenderRoleTTL = positiveDuration(EnvSenderRoleTTL)
 	if s.RetryDelay > 0 && s.RetryMaxDelay > 0 && s.RetryMaxDelay < s.RetryDelay {
 		errs = append(errs, fmt.Errorf("%s: %s is shorter than %s (%s)", EnvRetryMaxDelay, s.RetryMaxDelay, EnvRetryDelay, s.RetryDelay))
 	}
@@ -328,6 +367,17 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 			seen[a] = true
 		}
 	}
+	if s.SenderCheck != "" && !slices.Contains(SenderChecks, s.SenderCheck) {
+		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvSenderCheck, s.SenderCheck, strings.Join(SenderChecks, ", ")))
+	}
+	// Without the forwarder's name no member's message could be attributed: every one would be refused.
+	if (len(s.MemberReaderRoles) > 0 || s.OrganizationID != "" || s.ForwarderRoleName != "") && !roleNameRE.MatchString(s.ForwarderRoleName) {
+		errs = append(errs, fmt.Errorf("%s: %q is not a role name, which member accounts (%s or %s) need", EnvForwarderRoleName, s.ForwarderRoleName,
+			EnvMemberReaderRoles, EnvOrganizationID))
+	}
+	if s.RedriveRoleName != "" && !roleNameRE.MatchString(s.RedriveRoleName) {
+		errs = append(errs, fmt.Errorf("%s: %q is not a role name", EnvRedriveRoleName, s.RedriveRoleName))
+	}
 	if s.LogLevel != "" && !slices.Contains(LogLevels, s.LogLevel) {
 		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvLogLevel, s.LogLevel, strings.Join(LogLevels, ", ")))
 	}
@@ -354,6 +404,16 @@ func (s Settings) ReaderRole(account string) string {
 		return "arn:" + s.Partition + ":iam::" + account + ":role/" + s.ReaderRoleName
 	}
 	return ""
+}
+
+// ForwarderRole is the ARN of account's forwarder role, the one role that may send the central queue events naming
+// account: its reader role's ARN with ForwarderRoleName for a name; "" when account is not a member.
+func (s Settings) ForwarderRole(account string) string {
+	reader := s.ReaderRole(account)
+	if reader == "" || s.ForwarderRoleName == "" {
+		return ""
+	}
+	return reader[:strings.Index(reader, ":role/")] + ":role/" + s.ForwarderRoleName
 }
 
 // list splits a comma-separated variable, dropping blanks.

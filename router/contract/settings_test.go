@@ -39,11 +39,12 @@ func TestSettingsRoundTrip(t *testing.T) {
 			CentralQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-central",
 			RetryDelay:      time.Second, RetryMaxDelay: 30 * time.Second,
 			Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/kib-prod-reader", "arn:aws-cn:iam::333333333333:role/r"},
-			CanaryInterval: 45 * time.Second,
+			CanaryInterval: 45 * time.Second, SenderCheck: SenderObserve, ForwarderRoleName: "kib-prod-forward", RedriveRoleName: "kib-prod-redrive",
+			SenderRoleTTL: 10 * time.Minute,
 		}},
 		{"organization", Settings{
 			ClusterQueuePrefix: "kib-prod_", Account: "111111111111", OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "kib-prod-reader",
-			Partition: "aws-cn", DeniedAccountTTL: time.Minute,
+			Partition: "aws-cn", DeniedAccountTTL: time.Minute, ForwarderRoleName: "kib-prod-forward",
 		}},
 	}
 	for _, tt := range tests {
@@ -67,6 +68,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		BusQueues: []string{"q"}, CentralQueueURL: "u", RetryDelay: 1, RetryMaxDelay: 1,
 		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"}, CanaryInterval: 1,
 		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
+		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1,
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -120,6 +122,7 @@ func TestLoadSettingsAccounts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.env[EnvClusterQueuePrefix] = "kib_"
+			tt.env[EnvForwarderRoleName] = "kib-forward"
 			s, err := LoadSettings(getenv(tt.env))
 			if tt.want == "" {
 				if err != nil || strings.Join(s.MemberAccounts(), ",") != "222222222222,333333333333" {
@@ -165,6 +168,7 @@ func TestSettingsPartitions(t *testing.T) {
 	env := func(p string) map[string]string {
 		return map[string]string{
 			EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvOrganizationID: "o-a1b2c3d4e5", EnvReaderRoleName: "kib-reader", EnvPartition: p,
+			EnvForwarderRoleName: "kib-forward",
 		}
 	}
 	for _, p := range Partitions {
@@ -180,6 +184,91 @@ func TestSettingsPartitions(t *testing.T) {
 	for _, p := range []string{"awsx", "aws-moon", "AWS", "aws-iso-", "aws--cn", " aws"} {
 		if _, err := LoadSettings(getenv(env(p))); err == nil || !strings.Contains(err.Error(), EnvPartition+": ") {
 			t.Errorf("partition %q: error %v, want one naming %s", p, err, EnvPartition)
+		}
+	}
+}
+
+// TestMemberRolesPartitions: a reader role ARN in MEMBER_READER_ROLES is a member only in a partition AWS has; one
+// in a made-up partition that merely starts like one is refused, naming the variable.
+func TestMemberRolesPartitions(t *testing.T) {
+	env := func(arn string) map[string]string {
+		return map[string]string{EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvMemberReaderRoles: arn, EnvForwarderRoleName: "kib-forward"}
+	}
+	for _, p := range Partitions {
+		arn := "arn:" + p + ":iam::222222222222:role/kib-reader"
+		s, err := LoadSettings(getenv(env(arn)))
+		if err != nil || s.ReaderRole("222222222222") != arn {
+			t.Errorf("partition %s: reader role %q, %v", p, s.ReaderRole("222222222222"), err)
+		}
+	}
+	for _, p := range []string{"aws-x", "aws-cnx", "awsx", "aws-iso-z", "AWS", "aws-us-gov-west"} {
+		arn := "arn:" + p + ":iam::222222222222:role/kib-reader"
+		if AccountOfRole(arn) != "" {
+			t.Errorf("AccountOfRole(%q) = %q, want none", arn, AccountOfRole(arn))
+		}
+		_, err := LoadSettings(getenv(env(arn)))
+		if err == nil || !strings.Contains(err.Error(), EnvMemberReaderRoles+": \""+arn+"\" is not an IAM role ARN") {
+			t.Errorf("reader role %q: error %v, want it refused naming %s", arn, err, EnvMemberReaderRoles)
+		}
+	}
+}
+
+// TestRoleNamesAtIAMsLimit: role names reach the router up to IAM's 64 characters ("IAM and AWS STS quotas",
+// https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html), and not one more.
+func TestRoleNamesAtIAMsLimit(t *testing.T) {
+	at, over := strings.Repeat("r", 64), strings.Repeat("r", 65)
+	base := func() map[string]string {
+		return map[string]string{
+			EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvOrganizationID: "o-a1b2c3d4e5", EnvPartition: "aws",
+			EnvReaderRoleName: "kib-reader", EnvForwarderRoleName: "kib-forward", EnvRedriveRoleName: "kib-redrive",
+		}
+	}
+	for _, name := range []string{EnvReaderRoleName, EnvForwarderRoleName, EnvRedriveRoleName} {
+		env := base()
+		env[name] = at
+		s, err := LoadSettings(getenv(env))
+		if err != nil {
+			t.Errorf("%s of 64 characters refused: %v", name, err)
+			continue
+		}
+		if name == EnvReaderRoleName && s.ReaderRole("222222222222") != "arn:aws:iam::222222222222:role/"+at {
+			t.Errorf("reader role = %q", s.ReaderRole("222222222222"))
+		}
+		if name == EnvForwarderRoleName && s.ForwarderRole("222222222222") != "arn:aws:iam::222222222222:role/"+at {
+			t.Errorf("forwarder role = %q", s.ForwarderRole("222222222222"))
+		}
+		env[name] = over
+		if _, err := LoadSettings(getenv(env)); err == nil || !strings.Contains(err.Error(), name+": ") {
+			t.Errorf("%s of 65 characters: error %v, want it refused naming it", name, err)
+		}
+	}
+	roles := map[string]string{EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvForwarderRoleName: "kib-forward",
+		EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/" + at}
+	if s, err := LoadSettings(getenv(roles)); err != nil || s.ReaderRole("222222222222") == "" {
+		t.Errorf("a member reader role named with 64 characters: %v", err)
+	}
+}
+
+// TestSenderCheckSettings: enforce by default, observe on request, nothing else; members need the forwarder's name.
+func TestSenderCheckSettings(t *testing.T) {
+	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_"}))
+	if err != nil || s.SenderCheck != SenderEnforce {
+		t.Fatalf("default sender check %q, %v; want %s", s.SenderCheck, err, SenderEnforce)
+	}
+	if s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_", EnvSenderCheck: "observe"})); err != nil || s.SenderCheck != SenderObserve {
+		t.Errorf("observe: %q, %v", s.SenderCheck, err)
+	}
+	_, err = LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_", EnvSenderCheck: "off", EnvAccount: "111111111111",
+		EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/r"}))
+	for _, want := range []string{EnvSenderCheck + `: "off" is not one of enforce, observe`, EnvForwarderRoleName + `: "" is not a role name`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	s = Settings{Account: "111111111111", MemberReaderRoles: []string{"arn:aws-cn:iam::222222222222:role/kib-reader"}, ForwarderRoleName: "kib-forward"}
+	for account, want := range map[string]string{"222222222222": "arn:aws-cn:iam::222222222222:role/kib-forward", "111111111111": "", "333333333333": ""} {
+		if got := s.ForwarderRole(account); got != want {
+			t.Errorf("ForwarderRole(%s) = %q, want %q", account, got, want)
 		}
 	}
 }

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
@@ -22,6 +25,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 )
 
 // Func handles one batch from the central queue; failed messages are listed in BatchItemFailures.
@@ -41,11 +45,11 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}
 	ownerOpts := owner.Options{ExtraTagKeys: cfg.OwnerTagKeys, CacheSize: cfg.CacheSize, OwnerTTL: cfg.OwnerTTL, NoOwnerTTL: cfg.NoOwnerTTL}
-	stsClient := sts.NewFromConfig(awsCfg)
+	sessions := accounts.NewSessions(sts.NewFromConfig(awsCfg))
 	owners := accounts.New(owner.New(ec2.NewFromConfig(awsCfg), ownerOpts), accounts.Options{
 		ReaderRole: cfg.ReaderRole,
 		NewResolver: func(role string) (accounts.Resolver, error) {
-			client, err := accounts.MemberEC2(awsCfg, stsClient, role)
+			client, err := accounts.MemberEC2(awsCfg, sessions, role)
 			if err != nil {
 				return nil, err
 			}
@@ -55,7 +59,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		Log:       log,
 	})
 	sqsClient := sqs.NewFromConfig(awsCfg)
-	sender := forward.New(sqsClient, forward.Options{
+	forwarder := forward.New(sqsClient, forward.Options{
 		CacheSize: cfg.CacheSize, URLTTL: cfg.QueueURLTTL, MissingTTL: cfg.MissingQueueTTL,
 	})
 	opts := route.Options{
@@ -72,10 +76,15 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	if cfg.CentralQueueURL != "" {
 		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
 	}
-	r := route.New(owners, sender, opts)
+	opts.Senders = sender.New(sender.Options{
+		Hub: cfg.Account, RedriveRole: cfg.RedriveRoleName, ForwarderRole: cfg.ForwarderRole,
+		IAM: roleReaders(awsCfg, cfg, sessions), CacheSize: cfg.CacheSize, TTL: cfg.SenderRoleTTL, NegativeTTL: cfg.DeniedAccountTTL,
+	})
+	opts.SenderObserve = cfg.SenderCheck == contract.SenderObserve
+	r := route.New(owners, forwarder, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
 		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,
-		"canaryInterval", cfg.CanaryInterval.String())
+		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck)
 	return r.Handle, nil
 }
 
@@ -86,4 +95,30 @@ func known(cfg contract.Settings) []string {
 		return nil
 	}
 	return append([]string{cfg.Account}, cfg.MemberAccounts()...)
+}
+
+// roleReaders returns, for an account, the IAM client that reads its roles: the router's own for its own account,
+// one acting as the account's reader role (the credentials its owner lookups use) for a member.
+func roleReaders(awsCfg aws.Config, cfg contract.Settings, sessions *accounts.Sessions) func(account string) (sender.RoleGetter, error) {
+	own := iam.NewFromConfig(awsCfg)
+	var mu sync.Mutex
+	members := map[string]*iam.Client{}
+	return func(account string) (sender.RoleGetter, error) {
+		role := cfg.ReaderRole(account)
+		if role == "" {
+			return own, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := members[account]; ok {
+			return c, nil
+		}
+		creds, err := sessions.For(role)
+		if err != nil {
+			return nil, err
+		}
+		c := iam.NewFromConfig(awsCfg, func(o *iam.Options) { o.Credentials = creds })
+		members[account] = c
+		return c, nil
+	}
 }

@@ -144,15 +144,42 @@ func AssumeRoleDenied(err error) bool {
 // SessionName names the router's sessions in member accounts, as CloudTrail shows them there.
 const SessionName = "karpenter-interruption-bus-router"
 
-// MemberEC2 returns an EC2 client of cfg acting as the reader role roleARN, through stsClient: its credentials
-// are cached and renewed before they expire. A failed AssumeRole fails the lookup (the router retries the
-// message, or drops it when access is denied), never the router.
-func MemberEC2(cfg aws.Config, stsClient *sts.Client, roleARN string) (*ec2.Client, error) {
+// Sessions hands out one credentials provider per reader role, cached and renewed before it expires, so that the
+// owner lookups and the sender check (iam:GetRole) made as one member share one AssumeRole per credential lifetime.
+type Sessions struct {
+	sts    *sts.Client
+	mu     sync.Mutex
+	byRole map[string]aws.CredentialsProvider
+}
+
+// NewSessions returns Sessions assuming roles through stsClient.
+func NewSessions(stsClient *sts.Client) *Sessions {
+	return &Sessions{sts: stsClient, byRole: map[string]aws.CredentialsProvider{}}
+}
+
+// For returns the credentials of roleARN. A failed AssumeRole fails the call made with them (the router retries
+// the message, or drops it when access is denied), never the router.
+func (s *Sessions) For(roleARN string) (aws.CredentialsProvider, error) {
 	if contract.AccountOfRole(roleARN) == "" {
 		return nil, fmt.Errorf("reader role %q is not an IAM role ARN", roleARN)
 	}
-	creds := aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(stsClient, roleARN, func(o *stscreds.AssumeRoleOptions) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.byRole[roleARN]; ok {
+		return c, nil
+	}
+	c := aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(s.sts, roleARN, func(o *stscreds.AssumeRoleOptions) {
 		o.RoleSessionName = SessionName
 	}))
+	s.byRole[roleARN] = c
+	return c, nil
+}
+
+// MemberEC2 returns an EC2 client of cfg acting as the reader role roleARN, with its credentials from sessions.
+func MemberEC2(cfg aws.Config, sessions *Sessions, roleARN string) (*ec2.Client, error) {
+	creds, err := sessions.For(roleARN)
+	if err != nil {
+		return nil, err
+	}
 	return ec2.NewFromConfig(cfg, func(o *ec2.Options) { o.Credentials = creds }), nil
 }

@@ -68,7 +68,7 @@ func TestAssumeRoleDeniedOnTheSDKsErrors(t *testing.T) {
 		{http.StatusBadRequest, "Throttling", false},
 		{http.StatusServiceUnavailable, "ServiceUnavailable", false},
 	} {
-		client, err := MemberEC2(cfg, stsRefusing(t, tt.status, tt.code), "arn:aws:iam::222222222222:role/reader")
+		client, err := MemberEC2(cfg, NewSessions(stsRefusing(t, tt.status, tt.code)), "arn:aws:iam::222222222222:role/reader")
 		if err != nil {
 			t.Fatal(err)
 		}

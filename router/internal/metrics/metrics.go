@@ -25,6 +25,8 @@ type Batch struct {
 	canaries  map[string]int // canary deliveries per cluster
 	dropped   map[string]int
 	retried   int
+	forged    int
+	service   int
 	lagMillis []float64
 }
 
@@ -50,6 +52,12 @@ func (b *Batch) Drop(reason contract.Reason) { b.dropped = inc(b.dropped, string
 
 // Retry counts a message reported for redelivery.
 func (b *Batch) Retry() { b.retried++ }
+
+// ForgedSender counts a message whose sender may not speak for the account its event names.
+func (b *Batch) ForgedSender() { b.forged++ }
+
+// ServiceSender counts a message sent by no IAM role.
+func (b *Batch) ServiceSender() { b.service++ }
 
 func total(m map[string]int) int {
 	n := 0
@@ -110,10 +118,11 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		return []directive{d}
 	}
 	return &Writer{
-		record:    map[string]any{},
-		enc:       json.NewEncoder(w),
-		bus:       bus,
-		totals:    dir("", contract.MetricReceived, contract.MetricForwarded, contract.MetricDropped, contract.MetricRetried),
+		record: map[string]any{},
+		enc:    json.NewEncoder(w),
+		bus:    bus,
+		totals: dir("", contract.MetricReceived, contract.MetricForwarded, contract.MetricDropped, contract.MetricRetried,
+			contract.MetricForgedSender, contract.MetricServiceSender),
 		byKind:    dir(contract.DimKind, contract.MetricReceived),
 		byCluster: dir(contract.DimCluster, contract.MetricForwarded),
 		byReason:  dir(contract.DimReason, contract.MetricDropped),
@@ -122,14 +131,15 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 	}
 }
 
-// Flush writes b's figures timestamped at now: totals per bus (all four, zeros included, so alarms see 0
+// Flush writes b's figures timestamped at now: totals per bus (all six, zeros included, so alarms see 0
 // rather than missing data), received per kind, forwarded per cluster, dropped per reason, and the forward lags.
 func (w *Writer) Flush(b *Batch, now time.Time) error {
 	ts := now.UnixMilli()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	err := w.encode(w.totals, ts, contract.MetricReceived, total(b.received), contract.MetricForwarded, total(b.forwarded),
-		contract.MetricDropped, total(b.dropped), contract.MetricRetried, b.retried)
+		contract.MetricDropped, total(b.dropped), contract.MetricRetried, b.retried,
+		contract.MetricForgedSender, b.forged, contract.MetricServiceSender, b.service)
 	counts := func(d []directive, dim, metric string, by map[string]int) {
 		for _, k := range slices.Sorted(maps.Keys(by)) {
 			err = errors.Join(err, w.encode(d, ts, dim, k, metric, by[k]))

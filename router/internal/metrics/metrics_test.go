@@ -78,6 +78,9 @@ func TestFlush(t *testing.T) {
 	b.Lag(time.Second)
 	b.Drop("no_owner")
 	b.Retry()
+	b.ForgedSender()
+	b.ForgedSender()
+	b.ServiceSender()
 	b.Receive(contract.KindCanary)
 	b.Canary("a")
 	b.Canary("a")
@@ -105,6 +108,8 @@ func TestFlush(t *testing.T) {
 		{"", "", contract.MetricForwarded, 3.0},
 		{"", "", contract.MetricDropped, 1.0},
 		{"", "", contract.MetricRetried, 1.0},
+		{"", "", contract.MetricForgedSender, 2.0},
+		{"", "", contract.MetricServiceSender, 1.0},
 		{contract.DimKind, "spot_interruption", contract.MetricReceived, 3.0},
 		{contract.DimKind, unknown, contract.MetricReceived, 1.0},
 		{contract.DimCluster, "a", contract.MetricForwarded, 2.0},

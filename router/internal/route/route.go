@@ -22,6 +22,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
@@ -40,10 +41,17 @@ type Redeliverer interface {
 	Later(ctx context.Context, receiptHandle string, receiveCount int) (time.Duration, error)
 }
 
+// SenderChecker decides whether the senders of messages (their SQS SenderIds, each once) may speak for the
+// account their events name.
+type SenderChecker interface {
+	Check(ctx context.Context, account string, senders []string) map[string]sender.Result
+}
+
 var (
-	_ Resolver    = (*accounts.Owners)(nil)
-	_ Sender      = (*forward.Forwarder)(nil)
-	_ Redeliverer = (*redeliver.Scheduler)(nil)
+	_ Resolver      = (*accounts.Owners)(nil)
+	_ Sender        = (*forward.Forwarder)(nil)
+	_ Redeliverer   = (*redeliver.Scheduler)(nil)
+	_ SenderChecker = (*sender.Checker)(nil)
 )
 
 // Router handles batches. It is safe for concurrent use.
@@ -51,6 +59,9 @@ type Router struct {
 	owners      Resolver
 	sender      Sender
 	redeliverer Redeliverer
+	senders     SenderChecker
+	observe     bool
+	seen        sync.Map // SenderIds of no role already logged
 	prefix      string
 	bus         string
 	hub         string
@@ -82,6 +93,11 @@ type Options struct {
 	BusQueues []string
 	// Redeliverer, when set, brings retried messages back after a backoff instead of the visibility timeout.
 	Redeliverer Redeliverer
+	// Senders, when set, checks that each message's sender may speak for the account its event names: a forged
+	// one is dropped as forged_sender, an undecided one retried; with SenderObserve, both are logged, counted and
+	// forwarded all the same.
+	Senders       SenderChecker
+	SenderObserve bool
 	// SendConcurrency bounds the queues sent to at once.
 	SendConcurrency int
 	Metrics         *metrics.Writer
@@ -93,7 +109,8 @@ type Options struct {
 // New returns a Router.
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
-		owners: owners, sender: sender, redeliverer: opts.Redeliverer, prefix: opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
+		owners: owners, sender: sender, redeliverer: opts.Redeliverer, senders: opts.Senders, observe: opts.SenderObserve,
+		prefix: opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
 		accounts: opts.Accounts, canaries: opts.Canaries, busQueues: opts.BusQueues,
 		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
@@ -179,8 +196,9 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 		return events.SQSEventResponse{}, fmt.Errorf("batch of %d messages not started: %w", len(in.Records), err)
 	}
 	var stats metrics.Batch
-	msgs, ids := r.parse(in.Records, &stats)
-	deliveries := r.plan(msgs, r.resolve(ctx, ids))
+	msgs := r.parse(in.Records, &stats)
+	r.checkSenders(ctx, msgs, &stats)
+	deliveries := r.plan(msgs, r.resolve(ctx, lookups(msgs)))
 	r.send(ctx, deliveries)
 	now := r.now()
 	r.tally(ctx, deliveries, &stats, now)
@@ -197,11 +215,9 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 type where struct{ account, region string }
 
 // parse decodes every record, drops what is not an interruption event or a canary of this bus, or comes from an
-// account not on the bus, and returns the messages and the instance ids to look up per account and region
-// (canaries name clusters, not instances).
-func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]message, map[where][]string) {
+// account not on the bus, and returns the messages.
+func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) []message {
 	msgs := make([]message, len(recs))
-	ids := make(map[where][]string, 1)
 	for i := range recs {
 		m := &msgs[i]
 		m.rec = &recs[i]
@@ -223,15 +239,95 @@ func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) ([]messag
 				"only canaries put in the bus's own account may", ev.Account, ev.To))
 		}
 		stats.Receive(ev.Kind)
-		if m.out.verdict == routing && ev.Kind != contract.KindCanary {
-			w := where{ev.Account, ev.Region}
-			if _, ok := ids[w]; !ok && len(ids) == 0 { // sized for the usual batch: one scope, one instance a message
-				ids[w] = make([]string, 0, len(recs))
+	}
+	return msgs
+}
+
+// lookups are the instance ids of the routing messages to look up, per account and region (canaries name
+// clusters, not instances).
+func lookups(msgs []message) map[where][]string {
+	ids := make(map[where][]string, 1)
+	for i := range msgs {
+		m := &msgs[i]
+		if m.out.verdict != routing || m.ev.Kind == contract.KindCanary {
+			continue
+		}
+		w := where{m.ev.Account, m.ev.Region}
+		if _, ok := ids[w]; !ok && len(ids) == 0 { // sized for the usual batch: one scope, one instance a message
+			ids[w] = make([]string, 0, len(msgs))
+		}
+		ids[w] = append(ids[w], m.ev.InstanceIDs...)
+	}
+	return ids
+}
+
+// checkSenders decides, for each account the routing messages name, whether their senders may speak for it (the
+// accounts in parallel, as lookups are), and settles what may not: forged_sender, dropped (or, observed, logged
+// and forwarded); undecided, retried (observed: forwarded); an account whose reader role is refused,
+// unknown_account. A sender that is not a role is counted, and logged once per value.
+func (r *Router) checkSenders(ctx context.Context, msgs []message, stats *metrics.Batch) {
+	if r.senders == nil {
+		return
+	}
+	bySender := map[string][]string{} // account -> its messages' senders, each once
+	for i := range msgs {
+		if m := &msgs[i]; m.out.verdict == routing {
+			s := m.rec.Attributes[sender.Attribute]
+			if !slices.Contains(bySender[m.ev.Account], s) {
+				bySender[m.ev.Account] = append(bySender[m.ev.Account], s)
 			}
-			ids[w] = append(ids[w], ev.InstanceIDs...)
 		}
 	}
-	return msgs, ids
+	if len(bySender) == 0 {
+		return
+	}
+	names := make([]string, 0, len(bySender))
+	for a := range bySender {
+		names = append(names, a)
+	}
+	found := make([]map[string]sender.Result, len(names))
+	parallel(r.concurrency, len(names), func(i int) { found[i] = r.senders.Check(ctx, names[i], bySender[names[i]]) })
+	results := make(map[string]map[string]sender.Result, len(names))
+	for i, a := range names {
+		results[a] = found[i]
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.out.verdict != routing {
+			continue
+		}
+		s := m.rec.Attributes[sender.Attribute]
+		res := results[m.ev.Account][s]
+		switch res.Verdict {
+		case sender.Genuine:
+		case sender.Service:
+			stats.ServiceSender()
+			if _, logged := r.seen.LoadOrStore(s, true); !logged {
+				r.log.InfoContext(ctx, "a message sent by no IAM role, taken as the bus's own rules' delivery (the central queue's policy admits no other)",
+					contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
+			}
+		case sender.Forged:
+			stats.ForgedSender()
+			if r.observe {
+				r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogReason, contract.ReasonForgedSender, contract.LogSender, s,
+					"account", m.ev.Account, contract.LogEventID, m.ev.ID, "error", res.Err.Error())
+				continue
+			}
+			m.out = drop(contract.ReasonForgedSender, res.Err)
+		case sender.Undecided:
+			switch {
+			case errors.Is(res.Err, accounts.ErrUnknownAccount):
+				m.out = drop(contract.ReasonUnknownAccount, res.Err)
+			case r.observe:
+				r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, s, "account", m.ev.Account,
+					contract.LogEventID, m.ev.ID, "error", res.Err.Error())
+			default:
+				m.out = retry(fmt.Errorf("checking the sender: %w", res.Err))
+			}
+		default:
+			m.out = retry(fmt.Errorf("no verdict on sender %q of account %s", s, m.ev.Account))
+		}
+	}
 }
 
 // resolve finds the owners of the instances of each account and region, the scopes in parallel, so one
@@ -476,6 +572,9 @@ func parallel(limit, n int, fn func(i int)) {
 
 func (r *Router) logDrop(ctx context.Context, m *message) {
 	attrs := []any{"messageId", m.rec.MessageId, contract.LogReason, m.out.reason, "error", m.out.err.Error()}
+	if m.out.reason == contract.ReasonForgedSender {
+		attrs = append(attrs, contract.LogSender, m.rec.Attributes[sender.Attribute], "account", m.ev.Account)
+	}
 	switch {
 	case m.ev.Kind != "":
 		attrs = append(attrs, contract.LogEventID, m.ev.ID, "kind", m.ev.Kind, "instances", m.ev.InstanceIDs)

@@ -30,6 +30,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 
@@ -212,8 +213,9 @@ func (h *harness) logsOf(t *testing.T, msg, key, value string) map[string][]stri
 			t.Fatalf("log line %q: %v", line, err)
 		}
 		if rec["msg"] == msg {
-			k := rec[key].(string)
-			out[k] = append(out[k], rec[value].(string))
+			k, _ := rec[key].(string)
+			v, _ := rec[value].(string)
+			out[k] = append(out[k], v)
 		}
 	}
 	return out
@@ -227,7 +229,7 @@ func (h *harness) metric(t *testing.T, dim, val, name string) float64 {
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := rec[name].(float64); ok && rec[dim] == val {
+		if v, ok := rec[name].(float64); ok && (rec[dim] == val || dim == "") {
 			return v
 		}
 	}
@@ -786,5 +788,109 @@ func TestCanaryRateLimit(t *testing.T) {
 	h.sqs.sendErr = nil
 	if resp := h.handle(t, forCluster(`["beta"]`)); len(resp.BatchItemFailures) != 0 || len(h.received("beta")) != 2 {
 		t.Errorf("the retry of a failed canary was held back: beta received %d, failures %v", len(h.received("beta")), failedIDs(resp))
+	}
+}
+
+// fakeSenders decides senders by a table, and records which accounts it was asked about.
+type fakeSenders struct {
+	mu      sync.Mutex
+	results map[string]sender.Result // sender -> result, whatever the account
+	asked   []string
+}
+
+func (f *fakeSenders) Check(_ context.Context, account string, senders []string) map[string]sender.Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, account)
+	out := map[string]sender.Result{}
+	for _, s := range senders {
+		out[s] = f.results[s]
+	}
+	return out
+}
+
+// TestSenderCheck: in enforce mode a forged sender's message is dropped as forged_sender, named in its log line
+// and counted, before any lookup in the account it names; an undecided one is retried; a sender whose account's
+// reader role is refused drops the message as unknown_account; a sender that is no role is forwarded, counted, and
+// logged once. In observe mode the forged and undecided ones are forwarded too, logged and counted.
+func TestSenderCheck(t *testing.T) {
+	for _, observe := range []bool{false, true} {
+		t.Run(map[bool]string{false: "enforce", true: "observe"}[observe], func(t *testing.T) {
+			hub := &fakeEC2{owners: map[string]string{instance(1): "alpha"}}
+			a := &fakeEC2{owners: map[string]string{instance(2): "beta", instance(5): "beta"}}
+			b := &fakeEC2{owners: map[string]string{instance(3): "gamma", instance(4): "gamma"}}
+			h := accountsHarness(t, hub, a, b, "alpha", "beta", "gamma")
+			senders := &fakeSenders{results: map[string]sender.Result{
+				"AROAA:s":  {Verdict: sender.Genuine},
+				"AROAX:s":  {Verdict: sender.Forged, Err: errors.New("sender AROAX:s may not speak for account " + memberB)},
+				"AROAU:s":  {Verdict: sender.Undecided, Err: errors.New("iam:GetRole throttled")},
+				"AROAD:s":  {Verdict: sender.Undecided, Err: fmt.Errorf("%w: refused", accounts.ErrUnknownAccount)},
+				"AIDASVC1": {Verdict: sender.Service},
+			}}
+			h.r.senders, h.r.observe = senders, observe
+			bodies := []string{spotIn(memberA, instance(2)), spotIn(memberB, instance(3)), spotIn(memberB, instance(4)),
+				spotIn(account, instance(1)), spotIn(memberA, instance(5)), spotIn(account, instance(1))}
+			from := []string{"AROAA:s", "AROAX:s", "AROAU:s", "AIDASVC1", "AROAD:s", "AIDASVC1"}
+			in := batch(bodies...)
+			for i := range in.Records {
+				in.Records[i].Attributes[sender.Attribute] = from[i]
+			}
+			resp, err := h.r.Handle(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRetried, wantDrops := []string{"m2"}, map[string][]string{
+				"m1": {string(contract.ReasonForgedSender)}, "m4": {string(contract.ReasonUnknownAccount)},
+			}
+			wantGamma := []string(nil)
+			if observe {
+				wantRetried, wantDrops = nil, map[string][]string{"m4": {string(contract.ReasonUnknownAccount)}}
+				wantGamma = []string{bodies[1], bodies[2]}
+			}
+			if got := failedIDs(resp); fmt.Sprint(got) != fmt.Sprint(wantRetried) {
+				t.Errorf("retried %v, want %v", got, wantRetried)
+			}
+			if got := h.dropLogs(t); fmt.Sprint(got) != fmt.Sprint(wantDrops) {
+				t.Errorf("drops %v, want %v", got, wantDrops)
+			}
+			if got := h.sqs.byURL["https://sqs/"+memberB+"/"+queuename.For(qprefix, "gamma")]; fmt.Sprint(got) != fmt.Sprint(wantGamma) {
+				t.Errorf("gamma (member B) received %q, want %q", got, wantGamma)
+			}
+			if got := h.sqs.byURL["https://sqs/"+memberA+"/"+queuename.For(qprefix, "beta")]; len(got) != 1 || got[0] != bodies[0] {
+				t.Errorf("beta (member A) received %q, want its genuine event only", got)
+			}
+			if got := h.sqs.byURL["https://sqs/"+account+"/"+queuename.For(qprefix, "alpha")]; len(got) != 2 {
+				t.Errorf("alpha (the hub) received %d messages from its rules, want 2", len(got))
+			}
+			if !observe && b.calls != 0 {
+				t.Errorf("member B's EC2 answered %d calls: a forged or undecided message was looked up", b.calls)
+			}
+			if got := h.metric(t, "", "", contract.MetricForgedSender); got != 1 {
+				t.Errorf("ForgedSender = %v, want 1", got)
+			}
+			if got := h.metric(t, "", "", contract.MetricServiceSender); got != 2 {
+				t.Errorf("ServiceSender = %v, want 2", got)
+			}
+			if !observe {
+				if got := h.metric(t, contract.DimReason, string(contract.ReasonForgedSender), contract.MetricDropped); got != 1 {
+					t.Errorf("Dropped{Reason=forged_sender} = %v, want 1", got)
+				}
+				forged := h.logsOf(t, contract.LogMessageDropped, "messageId", contract.LogSender)["m1"]
+				if fmt.Sprint(forged) != "[AROAX:s]" {
+					t.Errorf("the forged_sender drop names sender %v, want AROAX:s", forged)
+				}
+				if acct := h.logsOf(t, contract.LogMessageDropped, "messageId", "account")["m1"]; fmt.Sprint(acct) != "["+memberB+"]" {
+					t.Errorf("the forged_sender drop names account %v, want %s", acct, memberB)
+				}
+			} else {
+				observed := h.logsOf(t, contract.LogSenderObserved, "eventId", contract.LogSender)
+				if fmt.Sprint(observed) != fmt.Sprint(map[string][]string{"ev-" + instance(3): {"AROAX:s"}, "ev-" + instance(4): {"AROAU:s"}}) {
+					t.Errorf("observed lines %v, want the forged and the undecided messages", observed)
+				}
+			}
+			if got := h.logsOf(t, "a message sent by no IAM role, taken as the bus's own rules' delivery (the central queue's policy admits no other)", contract.LogSender, "account"); len(got["AIDASVC1"]) != 1 {
+				t.Errorf("a sender that is no role logged %d times, want once", len(got["AIDASVC1"]))
+			}
+		})
 	}
 }

@@ -1,0 +1,276 @@
+// Package sender decides whether the sender of a message on the central queue may speak for the account its event
+// names (docs/security.md, "Who sent each message").
+//
+// What AWS documents, and what follows:
+//   - SQS stamps every message with the system attribute SenderId, which Lambda's SQS record carries; "for an IAM
+//     role", it is "the IAM role ID" then ":" and the session name (SQS API reference, ReceiveMessage,
+//     https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html). A role's
+//     unique ID starts with AROA ("IAM identifiers", unique ID prefixes,
+//     https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids), and IAM
+//     GetRole returns it as RoleId; a role deleted and created again gets a new one.
+//   - A member account's rules deliver to the hub's queue as their execution role, the member's forwarder
+//     ("Sending and receiving events between AWS accounts",
+//     https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-cross-account.html): their SenderId is that
+//     role's ID. So a role sender naming a member must be that member's forwarder: anything else is forged.
+//   - Within the hub, the central queue's policy lets no role send but the redrive role (and denies the forwarder's
+//     name there): a role sender naming the hub must be the redrive role. The hub's administrators run the router
+//     itself, so the redrive role may speak for any account on the bus (a redrive moves every account's events).
+//
+// What AWS does not document, and how it is decided instead of guessed:
+//   - The SenderId of a delivery by an AWS service through a queue's resource policy (the hub's own rules deliver
+//     as EventBridge's service principal). The central queue's policy admits no principal outside the hub but the
+//     members' forwarder roles, which are roles: a sender that is not a role can only be the hub's own rules (or
+//     SQS itself, below). It is taken as the hub's, on the policy's word, and made visible: counted
+//     (ServiceSender) and its SenderId logged the first time each value is seen.
+//   - Whether StartMessageMoveTask keeps a message's original SenderId. If it does, the original sender is checked
+//     as above; if the message is stamped with the caller's, that is the redrive role, which may speak for any
+//     account; if it is stamped with SQS's own, that is a sender that is not a role, as above. Each case forwards
+//     a genuine redriven event, and none lets a member speak for another.
+package sender
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/smithy-go"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
+)
+
+// Attribute is the SQS system attribute naming a message's sender, as Lambda's SQS record carries it.
+const Attribute = "SenderId"
+
+// RoleGetter is the one IAM call the checker makes.
+type RoleGetter interface {
+	GetRole(ctx context.Context, in *iam.GetRoleInput, optFns ...func(*iam.Options)) (*iam.GetRoleOutput, error)
+}
+
+var _ RoleGetter = (*iam.Client)(nil)
+
+// Verdict is what the checker makes of one sender.
+type Verdict uint8
+
+const (
+	// Genuine: a role that may speak for the account.
+	Genuine Verdict = iota + 1
+	// Service: not a role; taken as the hub's own rules' delivery, on the central queue's policy.
+	Service
+	// Forged: a role that may not speak for the account, or no sender at all.
+	Forged
+	// Undecided: the role the sender must be could not be learned now (IAM or STS failed); ask again later.
+	Undecided
+)
+
+// Result is a sender's verdict, with why when it is not Genuine or Service.
+type Result struct {
+	Verdict Verdict
+	Err     error
+}
+
+// RoleID is the role unique ID of a SenderId that is a role's session ("AROA...:session"), and whether it is one.
+func RoleID(senderID string) (string, bool) {
+	id, session, ok := strings.Cut(senderID, ":")
+	return id, ok && session != "" && strings.HasPrefix(id, "AROA") && len(id) > len("AROA")
+}
+
+// Options shape a Checker.
+type Options struct {
+	// Hub is the router's own account; "" takes every account for it (a bus of one account).
+	Hub string
+	// RedriveRole names the hub's redrive role; "" when there is none (then no role speaks for the hub).
+	RedriveRole string
+	// ForwarderRole is the ARN of a member account's forwarder role ("" when the account is not a member).
+	ForwarderRole func(account string) string
+	// IAM returns the client that reads account's roles: the router's own for the hub, one acting as the
+	// account's reader role for a member.
+	IAM func(account string) (RoleGetter, error)
+	// CacheSize bounds the roles remembered; TTL keeps a learned ID, NegativeTTL a role found missing or an
+	// account whose reader role was refused.
+	CacheSize        int
+	TTL, NegativeTTL time.Duration
+	// Fresh is how young an answer must be to refuse a sender on it without asking IAM again: a role created
+	// anew (a new ID) is learned on its first message, and a stream of forgeries costs at most one GetRole per
+	// Fresh.
+	Fresh time.Duration
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// DefaultFresh is Options.Fresh unless set.
+const DefaultFresh = 10 * time.Second
+
+// Checker decides senders. It is safe for concurrent use.
+type Checker struct {
+	opts  Options
+	roles *expirable.LRU[string, learned] // "<account>/<role name>" -> what IAM answered
+	neg   *expirable.LRU[string, learned]
+	locks sync.Map // key -> *sync.Mutex: one GetRole at a time per role
+}
+
+// learned is what IAM answered about a role: its ID, or that it does not exist, or why it could not be read.
+type learned struct {
+	id      string
+	missing bool
+	err     error // the account's reader role was refused
+	at      time.Time
+}
+
+// New returns a Checker.
+func New(opts Options) *Checker {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Fresh == 0 {
+		opts.Fresh = DefaultFresh
+	}
+	if opts.ForwarderRole == nil {
+		opts.ForwarderRole = func(string) string { return "" }
+	}
+	size := max(opts.CacheSize, 1)
+	return &Checker{
+		opts:  opts,
+		roles: expirable.NewLRU[string, learned](size, nil, opts.TTL),
+		neg:   expirable.NewLRU[string, learned](size, nil, opts.NegativeTTL),
+	}
+}
+
+func (c *Checker) isHub(account string) bool { return c.opts.Hub == "" || account == c.opts.Hub }
+
+// Check decides each of senders (SenderIds, each once) of messages whose events name account.
+func (c *Checker) Check(ctx context.Context, account string, senders []string) map[string]Result {
+	out := make(map[string]Result, len(senders))
+	var roles []string
+	for _, s := range senders {
+		switch _, isRole := RoleID(s); {
+		case s == "":
+			out[s] = Result{Forged, errors.New("the message has no SenderId: SQS names the sender of every message, so it cannot be attributed")}
+		case !isRole:
+			out[s] = Result{Verdict: Service}
+		default:
+			roles = append(roles, s)
+		}
+	}
+	if len(roles) == 0 {
+		return out
+	}
+	// The role that speaks for account: the hub's redrive role, or the member's forwarder.
+	own, ownName := c.opts.Hub, c.opts.RedriveRole
+	if !c.isHub(account) {
+		arn := c.opts.ForwarderRole(account)
+		own, ownName = account, arn[strings.LastIndex(arn, "/")+1:]
+		if arn == "" {
+			own = ""
+		}
+	}
+	for _, s := range roles {
+		out[s] = c.decide(ctx, account, s, own, ownName)
+	}
+	return out
+}
+
+// decide checks one role sender naming account against the role own/ownName (own "": none) and, for a member
+// account, the hub's redrive role.
+func (c *Checker) decide(ctx context.Context, account, sender, own, ownName string) Result {
+	id, _ := RoleID(sender)
+	candidates := [][2]string{}
+	if own != "" && ownName != "" {
+		candidates = append(candidates, [2]string{own, ownName})
+	}
+	if !c.isHub(account) && c.opts.RedriveRole != "" {
+		candidates = append(candidates, [2]string{c.opts.Hub, c.opts.RedriveRole})
+	}
+	var names []string
+	for _, cand := range candidates {
+		match, err := c.is(ctx, cand[0], cand[1], id)
+		if err != nil {
+			return Result{Undecided, err}
+		}
+		if match {
+			return Result{Verdict: Genuine}
+		}
+		names = append(names, fmt.Sprintf("%s's %s", cand[0], cand[1]))
+	}
+	who := "no role may"
+	if len(names) > 0 {
+		who = "only " + strings.Join(names, " or ") + " may"
+	}
+	return Result{Forged, fmt.Errorf("sender %s may not speak for account %s: %s", sender, account, who)}
+}
+
+// is reports whether id is the unique ID of role name of account, asking IAM once more when a remembered answer
+// says no and is not fresh.
+func (c *Checker) is(ctx context.Context, account, name, id string) (bool, error) {
+	l, err := c.learn(ctx, account, name, time.Time{})
+	if err != nil {
+		return false, err
+	}
+	if l.id == id {
+		return true, nil
+	}
+	if c.opts.Now().Sub(l.at) < c.opts.Fresh {
+		return false, l.err
+	}
+	if l, err = c.learn(ctx, account, name, l.at); err != nil {
+		return false, err
+	}
+	return l.id == id, l.err
+}
+
+// learn returns what IAM says of role name of account: the remembered answer, unless it is no newer than stale
+// (then IAM is asked again). A refused reader role is an error wrapping accounts.ErrUnknownAccount, remembered.
+func (c *Checker) learn(ctx context.Context, account, name string, stale time.Time) (learned, error) {
+	key := account + "/" + name
+	mu, _ := c.locks.LoadOrStore(key, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	for _, cache := range []*expirable.LRU[string, learned]{c.roles, c.neg} {
+		if l, ok := cache.Get(key); ok && l.at.After(stale) {
+			if l.err != nil {
+				return l, l.err
+			}
+			return l, nil
+		}
+	}
+	client, err := c.opts.IAM(account)
+	if err != nil {
+		return learned{}, fmt.Errorf("reading the roles of account %s: %w", account, err)
+	}
+	out, err := client.GetRole(ctx, &iam.GetRoleInput{RoleName: aws.String(name)})
+	now := c.opts.Now()
+	var missing *types.NoSuchEntityException
+	switch {
+	case err == nil:
+		l := learned{id: aws.ToString(out.Role.RoleId), at: now}
+		c.neg.Remove(key)
+		c.roles.Add(key, l)
+		return l, nil
+	case errors.As(err, &missing):
+		l := learned{missing: true, at: now}
+		c.roles.Remove(key)
+		c.neg.Add(key, l)
+		return l, nil
+	case accounts.AssumeRoleDenied(err):
+		l := learned{at: now, err: fmt.Errorf("%w: learning the role %s of account %s: %w", accounts.ErrUnknownAccount, name, account, err)}
+		c.neg.Add(key, l)
+		return l, l.err
+	case isAccessDenied(err):
+		// Not a forgery: the reader role predates the check, or its policy was changed. Retried, and visible.
+		return learned{}, fmt.Errorf("iam:GetRole of %s in account %s refused (the account's reader role may not read it: "+
+			"update the account's baseline): %w", name, account, err)
+	default:
+		return learned{}, fmt.Errorf("iam:GetRole of %s in account %s: %w", name, account, err)
+	}
+}
+
+func isAccessDenied(err error) bool {
+	var api smithy.APIError
+	return errors.As(err, &api) && (api.ErrorCode() == "AccessDenied" || api.ErrorCode() == "AccessDeniedException")
+}

@@ -1,0 +1,258 @@
+package sender
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
+)
+
+const (
+	hub, memberA, memberB = "111111111111", "222222222222", "333333333333"
+	forwarder, redrive    = "kib-forward-eu-west-1", "kib-redrive-eu-west-1"
+	idA, idB, idRedrive   = "AROAFORWARDERA000001", "AROAFORWARDERB000001", "AROAREDRIVE000000001"
+)
+
+// fakeIAM answers GetRole from a table per account, counting calls; errs per account replace the answer.
+type fakeIAM struct {
+	mu    sync.Mutex
+	ids   map[string]string // "<account>/<name>" -> role ID
+	errs  map[string]error  // account -> error
+	calls map[string]int    // "<account>/<name>" -> GetRole calls
+}
+
+func newIAM() *fakeIAM {
+	return &fakeIAM{
+		ids:   map[string]string{memberA + "/" + forwarder: idA, memberB + "/" + forwarder: idB, hub + "/" + redrive: idRedrive},
+		errs:  map[string]error{},
+		calls: map[string]int{},
+	}
+}
+
+type accountIAM struct {
+	f       *fakeIAM
+	account string
+}
+
+func (c accountIAM) GetRole(_ context.Context, in *iam.GetRoleInput, _ ...func(*iam.Options)) (*iam.GetRoleOutput, error) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	key := c.account + "/" + aws.ToString(in.RoleName)
+	c.f.calls[key]++
+	if err := c.f.errs[c.account]; err != nil {
+		return nil, err
+	}
+	id, ok := c.f.ids[key]
+	if !ok {
+		return nil, &types.NoSuchEntityException{Message: aws.String("The role with name " + aws.ToString(in.RoleName) + " cannot be found.")}
+	}
+	return &iam.GetRoleOutput{Role: &types.Role{RoleId: aws.String(id), RoleName: in.RoleName}}, nil
+}
+
+func (f *fakeIAM) set(key, id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ids[key] = id
+}
+
+func (f *fakeIAM) fail(account string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs[account] = err
+}
+
+func (f *fakeIAM) count(key string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[key]
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newChecker(f *fakeIAM, c *clock) *Checker {
+	return New(Options{
+		Hub: hub, RedriveRole: redrive,
+		ForwarderRole: func(account string) string {
+			if account == memberA || account == memberB {
+				return "arn:aws:iam::" + account + ":role/" + forwarder
+			}
+			return ""
+		},
+		IAM:       func(account string) (RoleGetter, error) { return accountIAM{f, account}, nil },
+		CacheSize: 100, TTL: time.Hour, NegativeTTL: time.Minute, Now: c.now,
+	})
+}
+
+func session(id string) string { return id + ":events-session" }
+
+// TestCheck: each sender naming each account gets the verdict AWS's documentation makes of it.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name, account, sender string
+		want                  Verdict
+		why                   string // in the error, when forged
+	}{
+		{"a member's own forwarder", memberA, session(idA), Genuine, ""},
+		{"another member's forwarder", memberB, session(idA), Forged, "may not speak for account " + memberB},
+		{"a member's forwarder naming the hub", hub, session(idA), Forged, "only " + hub + "'s " + redrive + " may"},
+		{"the hub's redrive role naming the hub", hub, session(idRedrive), Genuine, ""},
+		{"the hub's redrive role naming a member", memberA, session(idRedrive), Genuine, ""},
+		{"an unknown role naming a member", memberA, session("AROAUNKNOWN000000001"), Forged, memberA + "'s " + forwarder + " or " + hub + "'s " + redrive},
+		{"an unknown role naming an account without a forwarder", "444444444444", session("AROAUNKNOWN000000001"), Forged, redrive},
+		{"no sender", memberA, "", Forged, "no SenderId"},
+		{"a sender that is no role (the hub's rules)", hub, "AIDAEVENTBRIDGE00001", Service, ""},
+		{"a sender that is no role naming a member", memberA, "AIDAEVENTBRIDGE00001", Service, ""},
+		{"a role's ID without a session", memberA, idA, Service, ""},
+		{"a user-looking ID with a session", memberA, "AIDAUSER:x", Service, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newChecker(newIAM(), &clock{time.Unix(0, 0)})
+			res := c.Check(context.Background(), tt.account, []string{tt.sender})[tt.sender]
+			if res.Verdict != tt.want {
+				t.Fatalf("verdict %d (%v), want %d", res.Verdict, res.Err, tt.want)
+			}
+			if tt.why != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.why)) {
+				t.Errorf("error %v, want it to say %q", res.Err, tt.why)
+			}
+			if tt.want == Forged && tt.sender != "" && !strings.Contains(res.Err.Error(), tt.sender) {
+				t.Errorf("error %v does not name the sender %s", res.Err, tt.sender)
+			}
+		})
+	}
+}
+
+// TestRoleIDsAreCachedAndRelearned: a role ID is asked once; a sender that differs from a remembered ID is
+// checked against a fresh answer, so a forwarder created anew is learned on its first message, while forgeries
+// within Fresh of an answer are refused on it without another GetRole.
+func TestRoleIDsAreCachedAndRelearned(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(0, 0)}
+	ch := newChecker(f, c)
+	ctx := context.Background()
+	keyA := memberA + "/" + forwarder
+	for range 3 {
+		if r := ch.Check(ctx, memberA, []string{session(idA)})[session(idA)]; r.Verdict != Genuine {
+			t.Fatalf("A's forwarder: %v", r.Err)
+		}
+	}
+	if n := f.count(keyA); n != 1 {
+		t.Fatalf("%d GetRole calls for three checks, want 1", n)
+	}
+	// Forgeries right after an answer: refused on it.
+	for range 5 {
+		if r := ch.Check(ctx, memberA, []string{session(idB)})[session(idB)]; r.Verdict != Forged {
+			t.Fatalf("B's forwarder naming A: verdict %d, %v", r.Verdict, r.Err)
+		}
+	}
+	if n := f.count(keyA); n != 1 {
+		t.Errorf("%d GetRole calls after forgeries within %s of the answer, want still 1", n, DefaultFresh)
+	}
+	// A's forwarder is deleted and created again: a new ID, learned on its first message once the answer is stale.
+	const recreated = "AROAFORWARDERA000002"
+	f.set(keyA, recreated)
+	c.t = c.t.Add(DefaultFresh + time.Second)
+	if r := ch.Check(ctx, memberA, []string{session(recreated)})[session(recreated)]; r.Verdict != Genuine {
+		t.Fatalf("the re-created forwarder: verdict %d, %v", r.Verdict, r.Err)
+	}
+	if n := f.count(keyA); n != 2 {
+		t.Errorf("%d GetRole calls, want 2 (asked once more)", n)
+	}
+	// The old ID is now a forgery, refused on the fresh answer.
+	if r := ch.Check(ctx, memberA, []string{session(idA)})[session(idA)]; r.Verdict != Forged {
+		t.Errorf("the deleted role's ID: verdict %d", r.Verdict)
+	}
+	// A stale answer is asked again before a refusal: still a forgery, one more call.
+	c.t = c.t.Add(DefaultFresh + time.Second)
+	if r := ch.Check(ctx, memberA, []string{session(idB)})[session(idB)]; r.Verdict != Forged {
+		t.Errorf("B's forwarder naming A after the answer went stale: verdict %d", r.Verdict)
+	}
+	if n := f.count(keyA); n != 3 {
+		t.Errorf("%d GetRole calls, want 3", n)
+	}
+}
+
+func apiError(code string) error { return &smithy.GenericAPIError{Code: code, Message: "stub"} }
+
+// TestFailuresAreNotForgeries: IAM or STS failing leaves the sender undecided (the message is retried), a reader
+// role STS refuses marks the account unknown (remembered), a missing forwarder makes every role sender forged.
+func TestFailuresAreNotForgeries(t *testing.T) {
+	assumeDenied := &smithy.OperationError{ServiceID: "IAM", OperationName: "GetRole", Err: &smithy.OperationError{
+		ServiceID: "STS", OperationName: "AssumeRole", Err: apiError("AccessDenied"),
+	}}
+	tests := []struct {
+		name        string
+		err         error
+		drop        bool // the forwarder does not exist
+		want        Verdict
+		unknown     bool
+		callsTwice  int // GetRole calls after two checks
+		errContains string
+	}{
+		{"throttled", apiError("Throttling"), false, Undecided, false, 2, "Throttling"},
+		{"the reader may not read the forwarder", apiError("AccessDenied"), false, Undecided, false, 2, "update the account's baseline"},
+		{"the reader role refused", assumeDenied, false, Undecided, true, 1, "cannot be assumed"},
+		{"no forwarder in the account", nil, true, Forged, false, 1, "may not speak"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newIAM()
+			if tt.err != nil {
+				f.fail(memberA, tt.err)
+			}
+			if tt.drop {
+				delete(f.ids, memberA+"/"+forwarder)
+			}
+			ch := newChecker(f, &clock{time.Unix(0, 0)})
+			var r Result
+			for range 2 {
+				r = ch.Check(context.Background(), memberA, []string{session(idA)})[session(idA)]
+			}
+			if r.Verdict != tt.want || errors.Is(r.Err, accounts.ErrUnknownAccount) != tt.unknown {
+				t.Fatalf("verdict %d, error %v; want verdict %d, unknown account %t", r.Verdict, r.Err, tt.want, tt.unknown)
+			}
+			if !strings.Contains(r.Err.Error(), tt.errContains) {
+				t.Errorf("error %v, want it to say %q", r.Err, tt.errContains)
+			}
+			if n := f.count(memberA + "/" + forwarder); n != tt.callsTwice {
+				t.Errorf("%d GetRole calls after two checks, want %d", n, tt.callsTwice)
+			}
+		})
+	}
+}
+
+// TestOneGetRolePerRoleAtOnce: concurrent checks of one account's senders ask IAM once.
+func TestOneGetRolePerRoleAtOnce(t *testing.T) {
+	f := newIAM()
+	ch := newChecker(f, &clock{time.Unix(0, 0)})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { ch.Check(context.Background(), memberA, []string{session(idA)}) })
+	}
+	wg.Wait()
+	if n := f.count(memberA + "/" + forwarder); n != 1 {
+		t.Errorf("%d GetRole calls for 20 concurrent checks, want 1", n)
+	}
+}
+
+func TestRoleID(t *testing.T) {
+	for sender, want := range map[string]string{
+		"AROAIL6GAI2XEC672SWG2:awslambda_39": "AROAIL6GAI2XEC672SWG2", "AROAX:i-0123": "AROAX",
+		"AIDAIT2UOQQY3AUEKVGXU": "", "AROAX": "", "AROA:x": "", "AROAX:": "", "": "", "123456789012": "",
+	} {
+		id, ok := RoleID(sender)
+		if ok != (want != "") || (ok && id != want) {
+			t.Errorf("RoleID(%q) = %q, %t; want %q", sender, id, ok, want)
+		}
+	}
+}
