@@ -127,8 +127,10 @@ func TestHubWithThreeMembers(t *testing.T) {
 			t.Errorf("the reader role of %s trusts %v if %v, want the hub's router role only", m, trust.Principal, trust.Condition)
 		}
 		readerPolicy := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", comp+"-reader"), "policy")
-		if len(readerPolicy.Statement) != 1 || !slices.Equal(readerPolicy.Statement[0].Action, []string{"ec2:DescribeInstances"}) {
-			t.Errorf("reader policy of %s = %+v, want DescribeInstances only", m, readerPolicy)
+		getRole := stacktest.Statement(t, readerPolicy, "LearnTheForwarderRoleID")
+		if len(readerPolicy.Statement) != 2 || !slices.Equal(readerPolicy.Statement[0].Action, []string{"ec2:DescribeInstances"}) ||
+			!slices.Equal(getRole.Action, []string{"iam:GetRole"}) || !slices.Equal(getRole.Resource, []string{"arn:aws:iam::" + m + ":role/kib-hub-forward-us-east-1"}) {
+			t.Errorf("reader policy of %s = %+v, want DescribeInstances and GetRole of its own forwarder only", m, readerPolicy)
 		}
 		q := r.resources.Under("c-"+m).One(t, "aws:sqs/queuePolicy:QueuePolicy")
 		send := stacktest.Statement(t, stacktest.Doc(t, q, "policy"), "RouterForwards")

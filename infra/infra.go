@@ -564,6 +564,11 @@ func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 		LogLevel:           cfg.Router.LogLevel,
 		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix)},
 		CanaryInterval:     time.Duration(cfg.Router.CanaryIntervalSeconds) * time.Second,
+		SenderCheck:        cfg.Router.SenderCheck,
+		RedriveRoleName:    bus.RedriveRoleName(cfg.NamePrefix, env.Region),
+	}
+	if len(s.MemberReaderRoles) > 0 || cfg.IsOrganization() {
+		s.ForwarderRoleName = member.ForwarderRoleName(cfg.NamePrefix, env.Region)
 	}
 	if cfg.IsOrganization() {
 		// Every account of the organization, by the reader role's fixed name: no list.

@@ -169,7 +169,7 @@ func TestSharedInventory(t *testing.T) {
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":           8,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           9,
 		// The account has install clusters and, in the mocks' world, no EC2 Spot service-linked role yet.
 		"karpenter-interruption-bus:index:SpotServiceLinkedRole": 1,
 		"aws:iam/serviceLinkedRole:ServiceLinkedRole":            1,
@@ -212,6 +212,8 @@ func TestRouterPolicy(t *testing.T) {
 			[]string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{"arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/kib-dev-router:log-stream:*"},
 		},
+		// The sender check learns the redrive role's ID: that role, nothing else.
+		"LearnTheRedriveRoleID": {[]string{"iam:GetRole"}, []string{"arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1"}},
 	}
 	conditions := map[string]string{"FindInstanceOwners": "map[StringEquals:map[aws:RequestedRegion:eu-west-1]]"}
 	if len(d.Statement) != len(want) {
@@ -486,6 +488,7 @@ func TestAlarms(t *testing.T) {
 				"kib-dev-router-saturated":             "ConcurrentExecutions",
 				"kib-dev-events-for-unknown-clusters":  contract.MetricDropped,
 				"kib-dev-events-from-unknown-accounts": contract.MetricDropped,
+				"kib-dev-forged-senders":               contract.MetricForgedSender,
 			}
 			alarms := r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm")
 			if len(alarms) != len(want) {

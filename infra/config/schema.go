@@ -194,6 +194,10 @@ type Router struct {
 	// burst, scaling three times faster, billed while provisioned (docs/performance.md, "Sizing for a zone").
 	// Lambda takes either this or MaximumConcurrency, never both.
 	ProvisionedPollers *ProvisionedPollers `json:"provisionedPollers"`
+	// SenderCheck is enforce (a message whose SQS sender may not speak for the account its event names is dropped
+	// as forged_sender) or observe (logged and counted, forwarded all the same): docs/security.md, "Who sent each
+	// message".
+	SenderCheck string `json:"senderCheck"`
 
 	// maximumConcurrencySet: the stack sets maximumConcurrency itself, rather than keeping the default.
 	maximumConcurrencySet bool
@@ -266,7 +270,7 @@ var (
 	// (router/sizing's model, docs/performance.md "Sizing for a zone"; TestDefaultsMeetAZone).
 	DefaultRouter = Router{
 		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 20, MemoryMB: 256, TimeoutSeconds: 30,
-		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel,
+		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel, SenderCheck: contract.DefaultSettings.SenderCheck,
 		CanaryIntervalSeconds: int(contract.DefaultSettings.CanaryInterval.Seconds()),
 	}
 	// MaxReceiveCount gives a message about four minutes of retries before the dead-letter queue, at the router's

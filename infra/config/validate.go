@@ -268,6 +268,9 @@ func validateRouter(r Router, p *problems) {
 	if !slices.Contains(contract.LogLevels, r.LogLevel) {
 		p.addf("router.logLevel", "%q is not one of %s", r.LogLevel, oneOf(contract.LogLevels))
 	}
+	if !slices.Contains(contract.SenderChecks, r.SenderCheck) {
+		p.addf("router.senderCheck", "%q is not one of %s", r.SenderCheck, oneOf(contract.SenderChecks))
+	}
 	for i, k := range r.OwnerTagKeys {
 		if strings.TrimSpace(k) == "" || strings.Contains(k, ",") || len(k) > 128 {
 			p.addf(fmt.Sprintf("router.ownerTagKeys[%d]", i), "%q must be a tag key of 1 to 128 characters without commas", k)

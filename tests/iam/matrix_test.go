@@ -185,6 +185,11 @@ func routerRows(t *testing.T, s, other *Stack) []row {
 		on(s.Name+": router reads the DLQ", router, "sqs:ReceiveMessage", s.DLQ(), s.Account, denied),
 		row{name: s.Name + ": router describes instances in its region", who: router, action: "ec2:DescribeInstances", resource: "*", want: allowed},
 		row{name: s.Name + ": router describes instances elsewhere", who: router.with("aws:RequestedRegion", "ap-south-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
+		// The sender check learns the redrive role's ID (docs/security.md, "Who sent each message"): that role only.
+		getRole(s.Name+": router reads its redrive role", router, s.Role(t, s.RedriveRole).ARN, s.Account, allowed),
+		getRole(s.Name+": router reads its own role", router, s.Role(t, s.RouterRole).ARN, s.Account, denied),
+		getRole(s.Name+": router reads another role of its account", router, s.roleARN("admin"), s.Account, denied),
+		row{name: s.Name + ": router lists roles", who: router, action: "iam:ListRoles", resource: "*", want: denied},
 	)
 	instance := s.ARN("ec2", "instance/i-0123456789abcdef0")
 	for _, action := range []string{"ec2:TerminateInstances", "ec2:StopInstances", "ec2:RunInstances", "ec2:CreateTags", "ec2:ModifyInstanceAttribute"} {
@@ -241,6 +246,16 @@ func queueReaderRows(t *testing.T, s *Stack, cluster string, who caller) []row {
 }
 
 // assume is an sts action on role r, judged by its trust policy.
+// getRole is a row of iam:GetRole on role (an ARN) of account acc: IAM roles have no resource policy for it.
+func getRole(name string, who caller, role, acc string, want verdict) row {
+	return row{name: name, who: who, action: "iam:GetRole", resource: role, resourceAcc: acc, want: want}
+}
+
+// firstKey is the least key of m, so a row made once per map is made once.
+func firstKey[V any](m map[string]V) string {
+	return slices.Min(slices.Collect(maps.Keys(m)))
+}
+
 func assume(name string, who caller, action string, r *Role, acc string, want verdict) row {
 	return row{name: name, who: who, action: action, resource: r.ARN, resourceAcc: acc, resourcePolicy: r.Trust, want: want}
 }
@@ -430,6 +445,10 @@ func organizationRows(t *testing.T, s *Stack) []row {
 				on(s.Name+": an account not on the bus reads the counts of "+m+"'s cluster queue "+c, outsider("999999999999", "sqs:*"), "sqs:GetQueueAttributes", q, m, denied),
 			)
 			for other, os := range s.Members {
+				if other != m && c == firstKey(ms.ClusterQueues) {
+					rows = append(rows, getRole(s.Name+": "+m+"'s reader reads "+other+"'s forwarder role", s.memberSession(m, reader),
+						os.Role(t, s.memberRole("forward")).ARN, other, denied))
+				}
 				if other != m {
 					rows = append(rows,
 						send(s.Name+": "+other+"'s role allowed sqs:* -> "+m+"'s cluster queue "+c, os.admin("sqs:*"), q, m, denied),
@@ -448,6 +467,12 @@ func organizationRows(t *testing.T, s *Stack) []row {
 			row{name: s.Name + ": " + m + "'s reader describes instances elsewhere", who: inRegion.with("aws:RequestedRegion", "us-east-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
 			row{name: s.Name + ": " + m + "'s reader terminates an instance", who: inRegion, action: "ec2:TerminateInstances",
 				resource: ms.ARN("ec2", "instance/i-0123456789abcdef0"), resourceAcc: m, want: denied},
+			// The sender check: the reader may read its own account's forwarder role, and no other role.
+			getRole(s.Name+": "+m+"'s reader reads its forwarder role", inRegion, forwarder.ARN, m, allowed),
+			getRole(s.Name+": "+m+"'s reader reads itself", inRegion, reader.ARN, m, denied),
+			getRole(s.Name+": "+m+"'s reader reads another role of its account", inRegion, ms.roleARN("admin"), m, denied),
+			getRole(s.Name+": the hub router reads "+m+"'s forwarder role directly", router, forwarder.ARN, m, denied),
+			row{name: s.Name + ": " + m + "'s reader lists roles", who: inRegion, action: "iam:ListRoles", resource: "*", want: denied},
 			send(s.Name+": "+m+"'s forwarder -> the hub's central queue", s.memberSession(m, forwarder), s.Central(), s.Account, allowed),
 			send(s.Name+": "+m+"'s forwarder -> the hub's DLQ", s.memberSession(m, forwarder), s.DLQ(), s.Account, denied),
 			send(s.Name+": "+m+"'s reader -> the hub's central queue", s.memberSession(m, reader), s.Central(), s.Account, denied),

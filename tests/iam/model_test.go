@@ -218,6 +218,11 @@ func (s *Stack) ARN(service, resource string) string {
 	return fmt.Sprintf("arn:%s:%s:%s:%s:%s", s.Partition, service, s.Region, s.Account, resource)
 }
 
+// roleARN is the ARN of the role name of the stack's account (IAM's ARNs have no region).
+func (s *Stack) roleARN(name string) string {
+	return fmt.Sprintf("arn:%s:iam::%s:role/%s", s.Partition, s.Account, name)
+}
+
 // Central and DLQ are the bus's own queues.
 func (s *Stack) Central() *Queue { return s.Queues["kib-"+s.Name+"-central"] }
 

@@ -83,6 +83,7 @@ const (
 	KeyRouterSaturated       = "router-saturated"
 	KeyEventsUnknownClusters = "events-for-unknown-clusters"
 	KeyEventsUnknownAccounts = "events-from-unknown-accounts"
+	KeyForgedSenders         = "forged-senders"
 )
 
 // DropWindow shapes the alarms on drops for clusters or accounts the bus does not know: drops in DropDatapoints of
@@ -139,6 +140,14 @@ func Specs(args *Args) []Spec {
 			DatapointsToAlarm: SaturatedMinutes, EvaluationPeriods: SaturatedMinutes, Runbook: "Throttling or backlog"},
 		drops(KeyEventsUnknownClusters, contract.ReasonNoQueue, "instances owned by clusters that have no queue on the bus (a cluster missing from the stack, or tagged with another name)"),
 		drops(KeyEventsUnknownAccounts, contract.ReasonUnknownAccount, "events from accounts that are not on the bus (an account missing from the stack)"),
+		// Any forgery is an incident: no genuine delivery is refused (a failure to learn a role is retried, not
+		// counted), so one message is enough, in enforce mode (dropped) and observe mode (forwarded) alike.
+		{Key: KeyForgedSenders, Description: "The central queue received a message whose sender may not speak for the account its event names " +
+			"(a role other than that member's forwarder, or than the bus's redrive role for its own account): someone tried to drive another " +
+			"account's Karpenter. Dropped as forged_sender with router.senderCheck enforce, forwarded with observe. " +
+			"See the runbook (docs/operations.md), \"Messages refused as forged_sender\".",
+			Namespace: args.Namespace, Metric: contract.MetricForgedSender, Statistic: "Sum",
+			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as forged_sender"},
 	}
 }
 

@@ -103,7 +103,8 @@ func NewBaseline(args *Args) Baseline {
 		Reader: Role{
 			Name:        ReaderRoleName(np, env.Region),
 			Description: "The router of the interruption bus " + np + " looks this account's instances up as this role",
-			Trust:       ReaderTrust(args.HubRouterRoleARN), PolicyName: "find-instance-owners", Policy: ReaderPolicy(env),
+			Trust:       ReaderTrust(args.HubRouterRoleARN), PolicyName: "find-instance-owners",
+			Policy: ReaderPolicy(env, ForwarderRoleName(np, env.Region)),
 		},
 		AlarmName: np + "-forward-dlq-not-empty",
 		AlarmDescription: "Interruption events of this account could not be sent to the interruption bus " + np +
@@ -263,9 +264,12 @@ func ReaderTrust(hubRouterRoleARN string) policy.Document {
 	})
 }
 
-// ReaderPolicy is what finding owners takes: describing instances in the bus's region, and nothing else.
-func ReaderPolicy(env awsenv.Env) policy.Document {
+// ReaderPolicy is what the hub's router does as the reader: describing instances in the bus's region, to find
+// their owners, and reading the account's own forwarder role (iam:GetRole on that one ARN), to learn its unique ID,
+// the SenderId of the account's deliveries to the central queue (docs/security.md, "Who sent each message");
+// nothing else.
+func ReaderPolicy(env awsenv.Env, forwarderRoleName string) policy.Document {
 	s := policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"})
 	s.Condition = map[string]map[string]any{"StringEquals": {"aws:RequestedRegion": env.Region}}
-	return policy.New(s)
+	return policy.New(s, policy.Allow("LearnTheForwarderRoleID", []string{"iam:GetRole"}, []string{env.IAMARN("role/" + forwarderRoleName)}))
 }

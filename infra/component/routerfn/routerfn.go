@@ -181,6 +181,11 @@ func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, logGroupName s
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
 	}
+	if s.RedriveRoleName != "" {
+		// The sender check learns the redrive role's unique ID, the one role of the account that may send to the
+		// central queue (docs/security.md, "Who sent each message").
+		statements = append(statements, policy.Allow("LearnTheRedriveRoleID", []string{"iam:GetRole"}, []string{env.IAMARN("role/" + s.RedriveRoleName)}))
+	}
 	if len(s.MemberReaderRoles) > 0 {
 		statements = append(statements, policy.Allow("ReadMemberAccounts", []string{"sts:AssumeRole"}, s.MemberReaderRoles))
 	}
