@@ -92,6 +92,7 @@ type Router struct {
 	CanaryIntervalSeconds        *int     `pulumi:"canaryIntervalSeconds,optional" json:"canaryIntervalSeconds,omitempty"`
 	// ProvisionedPollers replaces MaximumConcurrency with provisioned mode.
 	ProvisionedPollers *ProvisionedPollers `pulumi:"provisionedPollers,optional" json:"provisionedPollers,omitempty"`
+	SenderCheck        *string             `pulumi:"senderCheck,optional" json:"senderCheck,omitempty"`
 }
 
 // ProvisionedPollers configure the event source mapping's provisioned mode (key router.provisionedPollers).
@@ -118,6 +119,7 @@ func (a *Router) Annotate(an infer.Annotator) {
 	an.Describe(&a.OwnerTagKeys, "EC2 tag keys naming an instance's cluster, tried in order (default Karpenter's and EKS's).")
 	an.Describe(&a.CanaryIntervalSeconds, "The least time between two canaries the router delivers to one cluster, per router instance (default 30); below the heartbeat's rate.")
 	an.Describe(&a.ProvisionedPollers, "The event source mapping's provisioned mode: pollers kept ready for a burst, billed while provisioned; not with maximumConcurrency.")
+	an.Describe(&a.SenderCheck, "enforce (default): a message whose SQS sender may not speak for the account its event names is dropped as forged_sender; observe: logged, counted and forwarded, to roll the check out.")
 }
 
 // CentralQueue configure the central queue (key centralQueue).
