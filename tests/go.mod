@@ -4,7 +4,7 @@ go 1.26.10
 
 require (
 	github.com/Admiral-Piett/goaws v0.5.4 // indirect
-	github.com/aws/aws-lambda-go v1.55.1
+	github.com/aws/aws-lambda-go v1.55.1 // indirect
 	github.com/aws/aws-sdk-go-v2 v1.47.7
 	github.com/aws/aws-sdk-go-v2/service/ec2 v1.344.1 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10

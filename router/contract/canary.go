@@ -42,6 +42,9 @@ const (
 	// LogSenderObserved is the message of the line for each message the sender check would have refused, and
 	// forwarded all the same (SenderObserve), or could not decide and forwarded.
 	LogSenderObserved = "sender check observed: forwarded a message it would not in enforce mode"
+	// LogServiceSender is the message of the line logged the first time a router instance sees each sender that is
+	// no role (docs/security.md, "Who sent each message").
+	LogServiceSender = "a message sent by no IAM role, taken as the bus's own rules' delivery (the central queue's policy admits no other)"
 )
 
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account

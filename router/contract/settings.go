@@ -45,6 +45,7 @@ const (
 	EnvForwarderRoleName  = "FORWARDER_ROLE_NAME"
 	EnvRedriveRoleName    = "REDRIVE_ROLE_NAME"
 	EnvSenderRoleTTL      = "SENDER_ROLE_CACHE_TTL"
+	EnvSenderRecheck      = "SENDER_ROLE_RECHECK"
 )
 
 // The values of SenderCheck (docs/security.md, "Who sent each message").
@@ -123,6 +124,9 @@ type Settings struct {
 	RedriveRoleName string
 	// SenderRoleTTL keeps a learned role ID; a sender that differs is checked against a fresh answer first.
 	SenderRoleTTL time.Duration
+	// SenderRecheck is the least time between two iam:GetRole calls for one role: a sender that differs from a
+	// role's ID learned before its message was sent is retried until IAM is asked again.
+	SenderRecheck time.Duration
 }
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
@@ -173,6 +177,7 @@ var DefaultSettings = Settings{
 	DeniedAccountTTL: 5 * time.Minute,
 	SenderCheck:      SenderEnforce,
 	SenderRoleTTL:    time.Hour,
+	SenderRecheck:    10 * time.Second,
 }
 
 // LogLevels are the values LogLevel takes.
@@ -211,6 +216,7 @@ func (s Settings) WithDefaults() Settings {
 	orDur(&s.DeniedAccountTTL, d.DeniedAccountTTL)
 	or(&s.SenderCheck, d.SenderCheck)
 	orDur(&s.SenderRoleTTL, d.SenderRoleTTL)
+	orDur(&s.SenderRecheck, d.SenderRecheck)
 	return s
 }
 
@@ -259,6 +265,7 @@ func (s Settings) Environ() map[string]string {
 	set(EnvForwarderRoleName, s.ForwarderRoleName)
 	set(EnvRedriveRoleName, s.RedriveRoleName)
 	setDur(EnvSenderRoleTTL, s.SenderRoleTTL)
+	setDur(EnvSenderRecheck, s.SenderRecheck)
 	return env
 }
 
@@ -330,6 +337,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.CanaryInterval = positiveDuration(EnvCanaryInterval)
 	s.DeniedAccountTTL = positiveDuration(EnvDeniedAccountTTL)
 	s.SenderRoleTTL = positiveDuration(EnvSenderRoleTTL)
+	s.SenderRecheck = positiveDuration(EnvSenderRecheck)
 	if s.RetryDelay > 0 && s.RetryMaxDelay > 0 && s.RetryMaxDelay < s.RetryDelay {
 		errs = append(errs, fmt.Errorf("%s: %s is shorter than %s (%s)", EnvRetryMaxDelay, s.RetryMaxDelay, EnvRetryDelay, s.RetryDelay))
 	}

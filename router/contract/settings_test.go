@@ -40,7 +40,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 			RetryDelay:      time.Second, RetryMaxDelay: 30 * time.Second,
 			Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/kib-prod-reader", "arn:aws-cn:iam::333333333333:role/r"},
 			CanaryInterval: 45 * time.Second, SenderCheck: SenderObserve, ForwarderRoleName: "kib-prod-forward", RedriveRoleName: "kib-prod-redrive",
-			SenderRoleTTL: 10 * time.Minute,
+			SenderRoleTTL: 10 * time.Minute, SenderRecheck: 3 * time.Second,
 		}},
 		{"organization", Settings{
 			ClusterQueuePrefix: "kib-prod_", Account: "111111111111", OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "kib-prod-reader",
@@ -68,7 +68,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		BusQueues: []string{"q"}, CentralQueueURL: "u", RetryDelay: 1, RetryMaxDelay: 1,
 		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"}, CanaryInterval: 1,
 		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
-		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1,
+		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1, SenderRecheck: 1,
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {

@@ -79,6 +79,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	opts.Senders = sender.New(sender.Options{
 		Hub: cfg.Account, RedriveRole: cfg.RedriveRoleName, ForwarderRole: cfg.ForwarderRole,
 		IAM: roleReaders(awsCfg, cfg, sessions), CacheSize: cfg.CacheSize, TTL: cfg.SenderRoleTTL, NegativeTTL: cfg.DeniedAccountTTL,
+		Recheck: cfg.SenderRecheck,
 	})
 	opts.SenderObserve = cfg.SenderCheck == contract.SenderObserve
 	r := route.New(owners, forwarder, opts)

@@ -7,6 +7,7 @@ toolchain go1.26.10
 require (
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus v0.0.0-00010101000000-000000000000
 	github.com/pulumi/pulumi/sdk/v3 v3.259.0
+	golang.org/x/mod v0.38.0
 	google.golang.org/grpc v1.82.1
 	google.golang.org/protobuf v1.36.11
 )
@@ -114,7 +115,6 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
-	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.57.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect

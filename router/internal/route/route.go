@@ -41,10 +41,9 @@ type Redeliverer interface {
 	Later(ctx context.Context, receiptHandle string, receiveCount int) (time.Duration, error)
 }
 
-// SenderChecker decides whether the senders of messages (their SQS SenderIds, each once) may speak for the
-// account their events name.
+// SenderChecker decides whether the senders of messages may speak for the account their events name.
 type SenderChecker interface {
-	Check(ctx context.Context, account string, senders []string) map[string]sender.Result
+	Check(ctx context.Context, account string, msgs []sender.Message) []sender.Result
 }
 
 var (
@@ -269,64 +268,72 @@ func (r *Router) checkSenders(ctx context.Context, msgs []message, stats *metric
 	if r.senders == nil {
 		return
 	}
-	bySender := map[string][]string{} // account -> its messages' senders, each once
-	for i := range msgs {
-		if m := &msgs[i]; m.out.verdict == routing {
-			s := m.rec.Attributes[sender.Attribute]
-			if !slices.Contains(bySender[m.ev.Account], s) {
-				bySender[m.ev.Account] = append(bySender[m.ev.Account], s)
-			}
-		}
+	type checked struct {
+		msgs []*message
+		in   []sender.Message
+		out  []sender.Result
 	}
-	if len(bySender) == 0 {
-		return
-	}
-	names := make([]string, 0, len(bySender))
-	for a := range bySender {
-		names = append(names, a)
-	}
-	found := make([]map[string]sender.Result, len(names))
-	parallel(r.concurrency, len(names), func(i int) { found[i] = r.senders.Check(ctx, names[i], bySender[names[i]]) })
-	results := make(map[string]map[string]sender.Result, len(names))
-	for i, a := range names {
-		results[a] = found[i]
-	}
+	byAccount := map[string]*checked{}
+	var names []string
 	for i := range msgs {
 		m := &msgs[i]
 		if m.out.verdict != routing {
 			continue
 		}
-		s := m.rec.Attributes[sender.Attribute]
-		res := results[m.ev.Account][s]
-		switch res.Verdict {
-		case sender.Genuine:
-		case sender.Service:
-			stats.ServiceSender()
-			if _, logged := r.seen.LoadOrStore(s, true); !logged {
-				r.log.InfoContext(ctx, "a message sent by no IAM role, taken as the bus's own rules' delivery (the central queue's policy admits no other)",
-					contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
-			}
-		case sender.Forged:
-			stats.ForgedSender()
-			if r.observe {
-				r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogReason, contract.ReasonForgedSender, contract.LogSender, s,
-					"account", m.ev.Account, contract.LogEventID, m.ev.ID, "error", res.Err.Error())
-				continue
-			}
-			m.out = drop(contract.ReasonForgedSender, res.Err)
-		case sender.Undecided:
-			switch {
-			case errors.Is(res.Err, accounts.ErrUnknownAccount):
-				m.out = drop(contract.ReasonUnknownAccount, res.Err)
-			case r.observe:
-				r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, s, "account", m.ev.Account,
-					contract.LogEventID, m.ev.ID, "error", res.Err.Error())
-			default:
-				m.out = retry(fmt.Errorf("checking the sender: %w", res.Err))
-			}
-		default:
-			m.out = retry(fmt.Errorf("no verdict on sender %q of account %s", s, m.ev.Account))
+		c := byAccount[m.ev.Account]
+		if c == nil {
+			c = &checked{}
+			byAccount[m.ev.Account] = c
+			names = append(names, m.ev.Account)
 		}
+		var sent time.Time
+		if ms, err := strconv.ParseInt(m.rec.Attributes[sender.SentAttribute], 10, 64); err == nil {
+			sent = time.UnixMilli(ms)
+		}
+		c.msgs = append(c.msgs, m)
+		c.in = append(c.in, sender.Message{Sender: m.rec.Attributes[sender.Attribute], Sent: sent})
+	}
+	parallel(r.concurrency, len(names), func(i int) {
+		c := byAccount[names[i]]
+		c.out = r.senders.Check(ctx, names[i], c.in)
+	})
+	for _, a := range names {
+		c := byAccount[a]
+		for j, m := range c.msgs {
+			r.settleSender(ctx, m, c.in[j].Sender, c.out[j], stats)
+		}
+	}
+}
+
+// settleSender applies the sender check's result res of m, sent by s.
+func (r *Router) settleSender(ctx context.Context, m *message, s string, res sender.Result, stats *metrics.Batch) {
+	switch res.Verdict {
+	case sender.Genuine:
+	case sender.Service:
+		stats.ServiceSender()
+		if _, logged := r.seen.LoadOrStore(s, true); !logged {
+			r.log.InfoContext(ctx, contract.LogServiceSender, contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
+		}
+	case sender.Forged:
+		stats.ForgedSender()
+		if r.observe {
+			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogReason, contract.ReasonForgedSender, contract.LogSender, s,
+				"account", m.ev.Account, contract.LogEventID, m.ev.ID, "error", res.Err.Error())
+			return
+		}
+		m.out = drop(contract.ReasonForgedSender, res.Err)
+	case sender.Undecided:
+		switch {
+		case errors.Is(res.Err, accounts.ErrUnknownAccount):
+			m.out = drop(contract.ReasonUnknownAccount, res.Err)
+		case r.observe:
+			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, s, "account", m.ev.Account,
+				contract.LogEventID, m.ev.ID, "error", res.Err.Error())
+		default:
+			m.out = retry(fmt.Errorf("checking the sender: %w", res.Err))
+		}
+	default:
+		m.out = retry(fmt.Errorf("no verdict on sender %q of account %s", s, m.ev.Account))
 	}
 }
 

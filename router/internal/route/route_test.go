@@ -798,13 +798,13 @@ type fakeSenders struct {
 	asked   []string
 }
 
-func (f *fakeSenders) Check(_ context.Context, account string, senders []string) map[string]sender.Result {
+func (f *fakeSenders) Check(_ context.Context, account string, msgs []sender.Message) []sender.Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, account)
-	out := map[string]sender.Result{}
-	for _, s := range senders {
-		out[s] = f.results[s]
+	out := make([]sender.Result, len(msgs))
+	for i, m := range msgs {
+		out[i] = f.results[m.Sender]
 	}
 	return out
 }

@@ -45,8 +45,18 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 )
 
-// Attribute is the SQS system attribute naming a message's sender, as Lambda's SQS record carries it.
-const Attribute = "SenderId"
+// Attribute is the SQS system attribute naming a message's sender, and SentAttribute the one giving when it was
+// sent (epoch milliseconds), as Lambda's SQS record carries them.
+const (
+	Attribute     = "SenderId"
+	SentAttribute = "SentTimestamp"
+)
+
+// Message is what the checker needs of one message: who sent it, and when (zero: unknown, taken as now).
+type Message struct {
+	Sender string
+	Sent   time.Time
+}
 
 // RoleGetter is the one IAM call the checker makes.
 type RoleGetter interface {
@@ -96,16 +106,17 @@ type Options struct {
 	// account whose reader role was refused.
 	CacheSize        int
 	TTL, NegativeTTL time.Duration
-	// Fresh is how young an answer must be to refuse a sender on it without asking IAM again: a role created
-	// anew (a new ID) is learned on its first message, and a stream of forgeries costs at most one GetRole per
-	// Fresh.
-	Fresh time.Duration
+	// Recheck is the least time between two GetRole calls for one role. A sender that differs from a role's ID
+	// is refused only on an answer IAM gave after the message was sent; an older answer is asked again, at most
+	// once per Recheck, the message retried meanwhile. So a role created anew (a new ID) is learned without a
+	// message of it being refused, and a stream of forgeries costs at most one GetRole per Recheck.
+	Recheck time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
 
-// DefaultFresh is Options.Fresh unless set.
-const DefaultFresh = 10 * time.Second
+// DefaultRecheck is Options.Recheck unless set.
+const DefaultRecheck = 10 * time.Second
 
 // Checker decides senders. It is safe for concurrent use.
 type Checker struct {
@@ -128,8 +139,8 @@ func New(opts Options) *Checker {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Fresh == 0 {
-		opts.Fresh = DefaultFresh
+	if opts.Recheck == 0 {
+		opts.Recheck = DefaultRecheck
 	}
 	if opts.ForwarderRole == nil {
 		opts.ForwarderRole = func(string) string { return "" }
@@ -144,84 +155,87 @@ func New(opts Options) *Checker {
 
 func (c *Checker) isHub(account string) bool { return c.opts.Hub == "" || account == c.opts.Hub }
 
-// Check decides each of senders (SenderIds, each once) of messages whose events name account.
-func (c *Checker) Check(ctx context.Context, account string, senders []string) map[string]Result {
-	out := make(map[string]Result, len(senders))
-	var roles []string
-	for _, s := range senders {
-		switch _, isRole := RoleID(s); {
-		case s == "":
-			out[s] = Result{Forged, errors.New("the message has no SenderId: SQS names the sender of every message, so it cannot be attributed")}
+// Check decides each of msgs, messages whose events name account; the results are in msgs' order.
+func (c *Checker) Check(ctx context.Context, account string, msgs []Message) []Result {
+	out := make([]Result, len(msgs))
+	// The role that speaks for account: the hub's redrive role, or the member's forwarder; for a member, the hub's
+	// redrive role too.
+	var candidates [][2]string
+	if c.isHub(account) {
+		if c.opts.RedriveRole != "" {
+			candidates = append(candidates, [2]string{c.opts.Hub, c.opts.RedriveRole})
+		}
+	} else {
+		if arn := c.opts.ForwarderRole(account); arn != "" {
+			candidates = append(candidates, [2]string{account, arn[strings.LastIndex(arn, "/")+1:]})
+		}
+		if c.opts.RedriveRole != "" {
+			candidates = append(candidates, [2]string{c.opts.Hub, c.opts.RedriveRole})
+		}
+	}
+	for i, m := range msgs {
+		switch _, isRole := RoleID(m.Sender); {
+		case m.Sender == "":
+			out[i] = Result{Forged, errors.New("the message has no SenderId: SQS names the sender of every message, so it cannot be attributed")}
 		case !isRole:
-			out[s] = Result{Verdict: Service}
+			out[i] = Result{Verdict: Service}
 		default:
-			roles = append(roles, s)
+			out[i] = c.decide(ctx, account, m, candidates)
 		}
-	}
-	if len(roles) == 0 {
-		return out
-	}
-	// The role that speaks for account: the hub's redrive role, or the member's forwarder.
-	own, ownName := c.opts.Hub, c.opts.RedriveRole
-	if !c.isHub(account) {
-		arn := c.opts.ForwarderRole(account)
-		own, ownName = account, arn[strings.LastIndex(arn, "/")+1:]
-		if arn == "" {
-			own = ""
-		}
-	}
-	for _, s := range roles {
-		out[s] = c.decide(ctx, account, s, own, ownName)
 	}
 	return out
 }
 
-// decide checks one role sender naming account against the role own/ownName (own "": none) and, for a member
-// account, the hub's redrive role.
-func (c *Checker) decide(ctx context.Context, account, sender, own, ownName string) Result {
-	id, _ := RoleID(sender)
-	candidates := [][2]string{}
-	if own != "" && ownName != "" {
-		candidates = append(candidates, [2]string{own, ownName})
-	}
-	if !c.isHub(account) && c.opts.RedriveRole != "" {
-		candidates = append(candidates, [2]string{c.opts.Hub, c.opts.RedriveRole})
+// decide checks one role sender naming account against the roles that may speak for it.
+func (c *Checker) decide(ctx context.Context, account string, m Message, candidates [][2]string) Result {
+	id, _ := RoleID(m.Sender)
+	sent := m.Sent
+	if sent.IsZero() {
+		sent = c.opts.Now()
 	}
 	var names []string
+	var undecided error
 	for _, cand := range candidates {
-		match, err := c.is(ctx, cand[0], cand[1], id)
-		if err != nil {
-			return Result{Undecided, err}
-		}
-		if match {
+		match, err := c.is(ctx, cand[0], cand[1], id, sent)
+		switch {
+		case match:
 			return Result{Verdict: Genuine}
+		case err != nil:
+			undecided = err
 		}
 		names = append(names, fmt.Sprintf("%s's %s", cand[0], cand[1]))
+	}
+	if undecided != nil {
+		return Result{Undecided, undecided}
 	}
 	who := "no role may"
 	if len(names) > 0 {
 		who = "only " + strings.Join(names, " or ") + " may"
 	}
-	return Result{Forged, fmt.Errorf("sender %s may not speak for account %s: %s", sender, account, who)}
+	return Result{Forged, fmt.Errorf("sender %s may not speak for account %s: %s", m.Sender, account, who)}
 }
 
-// is reports whether id is the unique ID of role name of account, asking IAM once more when a remembered answer
-// says no and is not fresh.
-func (c *Checker) is(ctx context.Context, account, name, id string) (bool, error) {
+// errNotYet: the role's ID IAM gave differs, but was given before the message was sent, less than Recheck ago.
+var errNotYet = errors.New("the role's ID was learned before the message was sent: IAM is asked again shortly")
+
+// is reports whether id is the unique ID of role name of account, on an answer IAM gave after sent: the
+// remembered one, or, when that is older, a new one, at most once per Recheck (errNotYet meanwhile).
+func (c *Checker) is(ctx context.Context, account, name, id string, sent time.Time) (bool, error) {
 	l, err := c.learn(ctx, account, name, time.Time{})
-	if err != nil {
+	switch {
+	case err != nil:
 		return false, err
-	}
-	if l.id == id {
+	case l.id == id:
 		return true, nil
-	}
-	if c.opts.Now().Sub(l.at) < c.opts.Fresh {
-		return false, l.err
+	case !l.at.Before(sent):
+		return false, nil
+	case c.opts.Now().Sub(l.at) < c.opts.Recheck:
+		return false, fmt.Errorf("sender %s, role %s of account %s: %w", id, name, account, errNotYet)
 	}
 	if l, err = c.learn(ctx, account, name, l.at); err != nil {
 		return false, err
 	}
-	return l.id == id, l.err
+	return l.id == id, nil
 }
 
 // learn returns what IAM says of role name of account: the remembered answer, unless it is no newer than stale

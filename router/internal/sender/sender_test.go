@@ -96,6 +96,11 @@ func newChecker(f *fakeIAM, c *clock) *Checker {
 
 func session(id string) string { return id + ":events-session" }
 
+// check decides one message of sender naming account, sent at sent.
+func check(ch *Checker, account, sender string, sent time.Time) Result {
+	return ch.Check(context.Background(), account, []Message{{Sender: sender, Sent: sent}})[0]
+}
+
 // TestCheck: each sender naming each account gets the verdict AWS's documentation makes of it.
 func TestCheck(t *testing.T) {
 	tests := []struct {
@@ -119,7 +124,7 @@ func TestCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newChecker(newIAM(), &clock{time.Unix(0, 0)})
-			res := c.Check(context.Background(), tt.account, []string{tt.sender})[tt.sender]
+			res := c.Check(context.Background(), tt.account, []Message{{Sender: tt.sender}})[0]
 			if res.Verdict != tt.want {
 				t.Fatalf("verdict %d (%v), want %d", res.Verdict, res.Err, tt.want)
 			}
@@ -133,49 +138,61 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestRoleIDsAreCachedAndRelearned: a role ID is asked once; a sender that differs from a remembered ID is
-// checked against a fresh answer, so a forwarder created anew is learned on its first message, while forgeries
-// within Fresh of an answer are refused on it without another GetRole.
+// TestRoleIDsAreCachedAndRelearned: a role ID is asked once; a sender that differs from it is refused on an answer
+// IAM gave after the message was sent, and otherwise retried until IAM is asked again, at most once per Recheck:
+// a forwarder created anew is learned without one of its messages refused, and forgeries cost at most one GetRole
+// per Recheck.
 func TestRoleIDsAreCachedAndRelearned(t *testing.T) {
-	f, c := newIAM(), &clock{time.Unix(0, 0)}
+	f, c := newIAM(), &clock{time.Unix(1000, 0)}
 	ch := newChecker(f, c)
-	ctx := context.Background()
 	keyA := memberA + "/" + forwarder
 	for range 3 {
-		if r := ch.Check(ctx, memberA, []string{session(idA)})[session(idA)]; r.Verdict != Genuine {
+		if r := check(ch, memberA, session(idA), c.t); r.Verdict != Genuine {
 			t.Fatalf("A's forwarder: %v", r.Err)
 		}
 	}
 	if n := f.count(keyA); n != 1 {
 		t.Fatalf("%d GetRole calls for three checks, want 1", n)
 	}
-	// Forgeries right after an answer: refused on it.
+	// Forgeries sent before the answer: refused on it, without another call.
 	for range 5 {
-		if r := ch.Check(ctx, memberA, []string{session(idB)})[session(idB)]; r.Verdict != Forged {
-			t.Fatalf("B's forwarder naming A: verdict %d, %v", r.Verdict, r.Err)
+		if r := check(ch, memberA, session(idB), c.t.Add(-time.Second)); r.Verdict != Forged {
+			t.Fatalf("B's forwarder naming A, sent before the answer: verdict %d, %v", r.Verdict, r.Err)
 		}
 	}
 	if n := f.count(keyA); n != 1 {
-		t.Errorf("%d GetRole calls after forgeries within %s of the answer, want still 1", n, DefaultFresh)
+		t.Errorf("%d GetRole calls after forgeries older than the answer, want still 1", n)
 	}
-	// A's forwarder is deleted and created again: a new ID, learned on its first message once the answer is stale.
+	// A's forwarder is deleted and created again: its first message, sent after the answer, is not refused but
+	// retried until IAM may be asked again, then forwarded.
 	const recreated = "AROAFORWARDERA000002"
 	f.set(keyA, recreated)
-	c.t = c.t.Add(DefaultFresh + time.Second)
-	if r := ch.Check(ctx, memberA, []string{session(recreated)})[session(recreated)]; r.Verdict != Genuine {
-		t.Fatalf("the re-created forwarder: verdict %d, %v", r.Verdict, r.Err)
+	c.t = c.t.Add(2 * time.Second)
+	if r := check(ch, memberA, session(recreated), c.t); r.Verdict != Undecided || !errors.Is(r.Err, errNotYet) {
+		t.Fatalf("the re-created forwarder within %s of the answer: verdict %d, %v; want undecided, not yet", DefaultRecheck, r.Verdict, r.Err)
+	}
+	if n := f.count(keyA); n != 1 {
+		t.Errorf("%d GetRole calls within %s of the answer, want still 1", n, DefaultRecheck)
+	}
+	sent := c.t
+	c.t = c.t.Add(DefaultRecheck)
+	if r := check(ch, memberA, session(recreated), sent); r.Verdict != Genuine {
+		t.Fatalf("the re-created forwarder's message on redelivery: verdict %d, %v", r.Verdict, r.Err)
 	}
 	if n := f.count(keyA); n != 2 {
 		t.Errorf("%d GetRole calls, want 2 (asked once more)", n)
 	}
-	// The old ID is now a forgery, refused on the fresh answer.
-	if r := ch.Check(ctx, memberA, []string{session(idA)})[session(idA)]; r.Verdict != Forged {
+	// The old ID, sent before the new answer, is now a forgery; a forgery sent after it waits for a fresh answer.
+	if r := check(ch, memberA, session(idA), sent); r.Verdict != Forged {
 		t.Errorf("the deleted role's ID: verdict %d", r.Verdict)
 	}
-	// A stale answer is asked again before a refusal: still a forgery, one more call.
-	c.t = c.t.Add(DefaultFresh + time.Second)
-	if r := ch.Check(ctx, memberA, []string{session(idB)})[session(idB)]; r.Verdict != Forged {
-		t.Errorf("B's forwarder naming A after the answer went stale: verdict %d", r.Verdict)
+	c.t = c.t.Add(time.Second)
+	if r := check(ch, memberA, session(idB), c.t); r.Verdict != Undecided {
+		t.Errorf("a forgery sent after the answer, within %s of it: verdict %d, want undecided", DefaultRecheck, r.Verdict)
+	}
+	c.t = c.t.Add(DefaultRecheck)
+	if r := check(ch, memberA, session(idB), c.t.Add(-DefaultRecheck)); r.Verdict != Forged {
+		t.Errorf("the same forgery once IAM may be asked again: verdict %d, %v", r.Verdict, r.Err)
 	}
 	if n := f.count(keyA); n != 3 {
 		t.Errorf("%d GetRole calls, want 3", n)
@@ -216,7 +233,7 @@ func TestFailuresAreNotForgeries(t *testing.T) {
 			ch := newChecker(f, &clock{time.Unix(0, 0)})
 			var r Result
 			for range 2 {
-				r = ch.Check(context.Background(), memberA, []string{session(idA)})[session(idA)]
+				r = check(ch, memberA, session(idA), time.Time{})
 			}
 			if r.Verdict != tt.want || errors.Is(r.Err, accounts.ErrUnknownAccount) != tt.unknown {
 				t.Fatalf("verdict %d, error %v; want verdict %d, unknown account %t", r.Verdict, r.Err, tt.want, tt.unknown)
@@ -237,7 +254,7 @@ func TestOneGetRolePerRoleAtOnce(t *testing.T) {
 	ch := newChecker(f, &clock{time.Unix(0, 0)})
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() { ch.Check(context.Background(), memberA, []string{session(idA)}) })
+		wg.Go(func() { check(ch, memberA, session(idA), time.Time{}) })
 	}
 	wg.Wait()
 	if n := f.count(memberA + "/" + forwarder); n != 1 {

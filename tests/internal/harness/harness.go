@@ -16,12 +16,15 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/handler"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/iamstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/stsstub"
@@ -71,7 +74,11 @@ type Bus struct {
 	Settings contract.Settings
 	// STS answers the router's AssumeRole of the members' reader roles (nil without members).
 	STS *stsstub.Server
+	// IAM holds every account's roles and their unique IDs, and answers the router's GetRole of the redrive role
+	// and, as each member's reader, of that member's forwarder role.
+	IAM *iamstub.Server
 
+	members map[string]bool
 	env     map[string]string // router variables beyond those of Settings
 	restore func()
 	stop    func()            // stops the router binary, if any
@@ -81,22 +88,28 @@ type Bus struct {
 
 // New starts a Bus. It sets the AWS SDK's environment variables of this process, as Lambda would, until Close.
 func New(ctx context.Context, opts Options) (*Bus, error) {
-	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{}, account: map[string]string{}, env: opts.Env}
+	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), IAM: iamstub.Start(sqsemu.Account), Out: &SyncBuffer{}, urls: map[string]string{},
+		account: map[string]string{}, members: map[string]bool{}, env: opts.Env}
+	b.IAM.Create(sqsemu.Account, RedriveRoleName)
 	readers := map[string]string{} // reader role -> the account allowed to assume it (the bus's)
 	var roles []string
 	for _, m := range slices.Sorted(maps.Keys(opts.Members)) {
 		role := ReaderRole(m)
 		readers[role] = sqsemu.Account
 		roles = append(roles, role)
+		b.members[m] = true
+		b.IAM.Create(m, ReaderRoleName)
+		b.IAM.Create(m, ForwarderRoleName)
 	}
 	if len(roles) > 0 {
 		b.STS = stsstub.Start(readers, sqsemu.Account)
+		b.STS.SetRoleIDs(b.IAM.IDOfARN)
 	}
 	sdkEnv := map[string]string{
 		"AWS_ENDPOINT_URL_SQS": b.SQS.URL, "AWS_ENDPOINT_URL_EC2": b.EC2.URL, "AWS_REGION": sqsemu.Region,
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_PROFILE": "",
-		"AWS_SESSION_TOKEN": "", "AWS_MAX_ATTEMPTS": "1",
+		"AWS_SESSION_TOKEN": "", "AWS_MAX_ATTEMPTS": "1", "AWS_ENDPOINT_URL_IAM": b.IAM.URL,
 	}
 	if opts.SDKRetries {
 		delete(sdkEnv, "AWS_MAX_ATTEMPTS")
@@ -112,7 +125,10 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	}
 	b.Settings = contract.Settings{
 		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
-		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles,
+		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles, RedriveRoleName: RedriveRoleName,
+	}
+	if len(roles) > 0 {
+		b.Settings.ForwarderRoleName = ForwarderRoleName
 	}
 	if opts.Organization != "" {
 		b.Settings.MemberReaderRoles = nil
@@ -166,6 +182,7 @@ func (b *Bus) Close() {
 		b.stop()
 	}
 	b.EC2.Close()
+	b.IAM.Close()
 	if b.STS != nil {
 		b.STS.Close()
 	}
@@ -175,6 +192,13 @@ func (b *Bus) Close() {
 // ReaderRoleName is the members' reader role's name, as a stack of this bus's name prefix names it in the
 // emulator's region (infra's member.ReaderRoleName: IAM's names are global, so the region is in it).
 const ReaderRoleName = NamePrefix + "-reader-" + sqsemu.Region
+
+// ForwarderRoleName and RedriveRoleName name the members' forwarder role, which their rules send to the central
+// queue as, and the bus's redrive role, as the stack names them (member.ForwarderRoleName, bus.RedriveRoleName).
+const (
+	ForwarderRoleName = NamePrefix + "-forward-" + sqsemu.Region
+	RedriveRoleName   = NamePrefix + "-redrive-" + sqsemu.Region
+)
 
 // ReaderRole is the reader role of member account m.
 func ReaderRole(m string) string { return "arn:aws:iam::" + m + ":role/" + ReaderRoleName }
@@ -190,14 +214,42 @@ func (b *Bus) AccountOf(queue string) string {
 // QueueOf is the name of cluster's queue on this bus.
 func QueueOf(cluster string) string { return queuename.For(Prefix, cluster) }
 
-// Publish puts bodies on the central queue, one SendMessage each, as the EventBridge rules do.
+// Publish puts bodies on the central queue, one SendMessage each, as the EventBridge rules do: an event of a
+// member account as its rules send it, as that member's forwarder role; any other as the hub's own rules deliver,
+// through the queue's policy, with no role (caller.ServiceSender).
 func (b *Bus) Publish(ctx context.Context, bodies ...string) error {
 	for _, body := range bodies {
-		if _, err := b.SQS.Client().SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &b.Central, MessageBody: aws.String(body)}); err != nil {
+		var ev struct{ Account string }
+		_ = json.Unmarshal([]byte(body), &ev)
+		c := b.SQS.Client()
+		if b.members[ev.Account] {
+			c = b.As(ev.Account, ForwarderRoleName)
+		}
+		if err := b.PublishAs(ctx, c, body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PublishAs puts bodies on the central queue, one SendMessage each, with client: a forgery's, a redrive's.
+func (b *Bus) PublishAs(ctx context.Context, client *sqs.Client, bodies ...string) error {
+	for _, body := range bodies {
+		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &b.Central, MessageBody: aws.String(body)}); err != nil {
 			return fmt.Errorf("publishing: %w", err)
 		}
 	}
 	return nil
+}
+
+// As is an SQS client acting as a session of role roleName of account (its unique ID as IAM holds it now): what
+// an EventBridge rule whose execution role it is sends as, or an operator who assumed it.
+func (b *Bus) As(account, roleName string) *sqs.Client {
+	key := caller.SessionKey(account, b.IAM.ID(account, roleName), "stub-session")
+	return sqs.New(sqs.Options{
+		Region: sqsemu.Region, BaseEndpoint: aws.String(b.SQS.URL),
+		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"),
+	})
 }
 
 // Drain runs invocations until the central queue holds no message, visible or in flight (at most 1000

@@ -1,8 +1,9 @@
 // Package sqsemu runs goaws (github.com/Admiral-Piett/goaws), a Go SQS emulator, in-process on loopback, behind
-// a thin middleware that counts requests, injects faults and latency, and repairs two known goaws quirks:
+// a thin middleware that counts requests, injects faults and latency, and repairs three known goaws quirks:
 // SendMessageBatch's JSON answer names its entry lists "SendMessageBatchResultEntry" and "BatchResultErrorEntry"
-// instead of "Successful" and "Failed", and ReceiveMessage answers ApproximateReceiveCount 1 every time. The
-// router itself is never adapted to the emulator.
+// instead of "Successful" and "Failed", ReceiveMessage answers ApproximateReceiveCount 1 every time, and it stamps
+// every message's SenderId with its own account ID, where SQS stamps the sender's (caller.Sender: a role session's
+// "<role ID>:<session>"). The router itself is never adapted to the emulator.
 package sqsemu
 
 import (
@@ -75,6 +76,7 @@ type Server struct {
 	maxInFlight  map[string]int           // action -> the most served at once
 	visibilities []int                    // VisibilityTimeout of every ChangeMessageVisibility, in order
 	receives     map[string]int           // message id -> times received
+	senders      map[string]string        // message id -> SenderId of who sent it
 }
 
 var (
@@ -119,6 +121,7 @@ func (s *Server) Reset() {
 	s.maxInFlight = map[string]int{}
 	s.visibilities = nil
 	s.receives = map[string]int{}
+	s.senders = map[string]string{}
 }
 
 // SetLatency adds d to every call of action (e.g. "SendMessageBatch"), as a network and service would; 0 removes it.
@@ -313,6 +316,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		switch {
 		case action == "SendMessageBatch" && rec.Code == http.StatusOK:
 			out = repairBatchResult(out, failedID)
+			s.stampSenders(out, caller.Sender(r))
+		case action == "SendMessage" && rec.Code == http.StatusOK:
+			s.stampSenders(out, caller.Sender(r))
 		case action == "ReceiveMessage" && !isEmptyReceive(out):
 			out = s.countReceives(out)
 		case action == "ReceiveMessage" && isEmptyReceive(out):
@@ -331,8 +337,30 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 	})
 }
 
-// countReceives repairs a goaws quirk: it answers ApproximateReceiveCount 1 on every receive (it never counts
-// them), where SQS counts each message's receives; the router's backoff doubles with that count.
+// stampSenders remembers sender as the SenderId of every message a SendMessage or SendMessageBatch answer names.
+func (s *Server) stampSenders(body []byte, sender string) {
+	var out struct {
+		MessageID  string `json:"MessageId"`
+		Successful []struct {
+			MessageID string `json:"MessageId"`
+		}
+	}
+	if json.Unmarshal(body, &out) != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if out.MessageID != "" {
+		s.senders[out.MessageID] = sender
+	}
+	for _, e := range out.Successful {
+		s.senders[e.MessageID] = sender
+	}
+}
+
+// countReceives repairs two goaws quirks: it answers ApproximateReceiveCount 1 on every receive (it never counts
+// them), where SQS counts each message's receives, on which the router's backoff doubles; and its SenderId is its
+// own account's, where SQS's is the sender's (stampSenders).
 func (s *Server) countReceives(body []byte) []byte {
 	var resp map[string]any
 	if json.Unmarshal(body, &resp) != nil {
@@ -346,6 +374,9 @@ func (s *Server) countReceives(body []byte) []byte {
 		s.receives[id]++
 		if attrs, ok := msg["Attributes"].(map[string]any); ok {
 			attrs["ApproximateReceiveCount"] = fmt.Sprint(s.receives[id])
+			if sender, ok := s.senders[id]; ok {
+				attrs["SenderId"] = sender
+			}
 		}
 	}
 	s.mu.Unlock()

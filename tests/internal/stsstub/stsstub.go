@@ -1,7 +1,7 @@
 // Package stsstub stands in for STS's AssumeRole on loopback, where no emulator of it exists to use. Its wire
 // protocol is the AWS SDK's (the query protocol, Action=AssumeRole, an XML answer): it issues session
-// credentials whose access key names the role's account (caller.AccessKey), valid for an hour, and counts the
-// calls per role.
+// credentials whose access key names the role's account and session (caller.SessionKey, with the role's unique
+// ID when RoleID is set), valid for an hour, and counts the calls per role.
 //
 // What STS does that the stub does not: it evaluates the role's trust policy and the caller's identity policy
 // (the stub only checks the caller is the one account allowed to assume each role: the IAM matrix judges the
@@ -31,6 +31,14 @@ type Server struct {
 	allowed map[string]string // role ARN -> the account whose credentials may assume it
 	fail    map[string]int    // role ARN -> AssumeRole calls still to refuse
 	calls   map[string]int    // role ARN -> AssumeRole calls
+	roleID  func(roleARN string) string
+}
+
+// SetRoleIDs makes the sessions issued for a role carry its unique ID as id answers it (the IAM stub's).
+func (s *Server) SetRoleIDs(id func(roleARN string) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.roleID = id
 }
 
 // Start serves AssumeRole of each role of roles (role ARN -> the caller account allowed to assume it); the
@@ -104,6 +112,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	s.mu.Lock()
 	s.calls[role]++
 	allowed, known := s.allowed[role]
+	roleID := "AROASTUB"
+	if s.roleID != nil {
+		roleID = s.roleID(role)
+	}
 	failing := s.fail[role] > 0
 	if failing {
 		s.fail[role]--
@@ -121,11 +133,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	var resp response
 	resp.Xmlns = "https://sts.amazonaws.com/doc/2011-06-15/"
 	resp.Result.Credentials = credentials{
-		AccessKeyID: caller.AccessKey(account, true), SecretAccessKey: "stub", SessionToken: "stub-" + session,
+		AccessKeyID: caller.SessionKey(account, roleID, session), SecretAccessKey: "stub", SessionToken: "stub-" + session,
 		Expiration: time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
 	}
 	resp.Result.AssumedRoleUser.Arn = "arn:aws:sts::" + account + ":assumed-role/" + role[strings.LastIndex(role, "/")+1:] + "/" + session
-	resp.Result.AssumedRoleUser.AssumedRoleID = "AROASTUB:" + session
+	resp.Result.AssumedRoleUser.AssumedRoleID = roleID + ":" + session
 	resp.RequestID = "stub"
 	w.Header().Set("Content-Type", "text/xml")
 	_, _ = w.Write([]byte(xml.Header))
