@@ -76,12 +76,16 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	if cfg.CentralQueueURL != "" {
 		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
 	}
+	opts.SenderObserve = cfg.SenderCheck == contract.SenderObserve
+	recheck := cfg.SenderRecheck
+	if opts.SenderObserve {
+		recheck = -1 // observe mode retries nothing: it asks IAM again rather than wait, so it counts what enforce would refuse
+	}
 	opts.Senders = sender.New(sender.Options{
 		Hub: cfg.Account, RedriveRole: cfg.RedriveRoleName, ForwarderRole: cfg.ForwarderRole,
 		IAM: roleReaders(awsCfg, cfg, sessions), CacheSize: cfg.CacheSize, TTL: cfg.SenderRoleTTL, NegativeTTL: cfg.DeniedAccountTTL,
-		Recheck: cfg.SenderRecheck,
+		Recheck: recheck,
 	})
-	opts.SenderObserve = cfg.SenderCheck == contract.SenderObserve
 	r := route.New(owners, forwarder, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
 		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,

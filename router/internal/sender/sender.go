@@ -109,7 +109,9 @@ type Options struct {
 	// Recheck is the least time between two GetRole calls for one role. A sender that differs from a role's ID
 	// is refused only on an answer IAM gave after the message was sent; an older answer is asked again, at most
 	// once per Recheck, the message retried meanwhile. So a role created anew (a new ID) is learned without a
-	// message of it being refused, and a stream of forgeries costs at most one GetRole per Recheck.
+	// message of it being refused, and a stream of forgeries costs at most one GetRole per Recheck. Negative: IAM is
+	// asked again whenever an answer is older than the message (observe mode, which retries nothing, so that what it
+	// counts is what enforce mode would refuse).
 	Recheck time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time

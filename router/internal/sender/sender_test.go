@@ -273,3 +273,21 @@ func TestRoleID(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativeRecheckAsksAgainAtOnce: with a negative Recheck (observe mode), a sender that differs from an answer
+// older than its message is decided at once on a new answer, never left undecided.
+func TestNegativeRecheckAsksAgainAtOnce(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(1000, 0)}
+	ch := newChecker(f, c)
+	ch.opts.Recheck = -1
+	if r := check(ch, memberA, session(idA), c.t); r.Verdict != Genuine {
+		t.Fatalf("A's forwarder: %v", r.Err)
+	}
+	c.t = c.t.Add(time.Second)
+	if r := check(ch, memberA, session(idB), c.t); r.Verdict != Forged {
+		t.Errorf("a forgery sent after the answer: verdict %d, %v; want forged at once", r.Verdict, r.Err)
+	}
+	if n := f.count(memberA + "/" + forwarder); n != 2 {
+		t.Errorf("%d GetRole calls, want 2", n)
+	}
+}

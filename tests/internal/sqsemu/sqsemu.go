@@ -1,9 +1,10 @@
 // Package sqsemu runs goaws (github.com/Admiral-Piett/goaws), a Go SQS emulator, in-process on loopback, behind
-// a thin middleware that counts requests, injects faults and latency, and repairs three known goaws quirks:
+// a thin middleware that counts requests, injects faults and latency, and repairs four known goaws quirks:
 // SendMessageBatch's JSON answer names its entry lists "SendMessageBatchResultEntry" and "BatchResultErrorEntry"
 // instead of "Successful" and "Failed", ReceiveMessage answers ApproximateReceiveCount 1 every time, and it stamps
 // every message's SenderId with its own account ID, where SQS stamps the sender's (caller.Sender: a role session's
-// "<role ID>:<session>"). The router itself is never adapted to the emulator.
+// "<role ID>:<session>"), and its SentTimestamp with the time of the receive, where SQS's is the send's. The
+// router itself is never adapted to the emulator.
 package sqsemu
 
 import (
@@ -76,7 +77,13 @@ type Server struct {
 	maxInFlight  map[string]int           // action -> the most served at once
 	visibilities []int                    // VisibilityTimeout of every ChangeMessageVisibility, in order
 	receives     map[string]int           // message id -> times received
-	senders      map[string]string        // message id -> SenderId of who sent it
+	senders      map[string]sent          // message id -> who sent it, and when
+}
+
+// sent is a message's SenderId and SentTimestamp, as SQS stamps them.
+type sent struct {
+	sender string
+	at     time.Time
 }
 
 var (
@@ -121,7 +128,7 @@ func (s *Server) Reset() {
 	s.maxInFlight = map[string]int{}
 	s.visibilities = nil
 	s.receives = map[string]int{}
-	s.senders = map[string]string{}
+	s.senders = map[string]sent{}
 }
 
 // SetLatency adds d to every call of action (e.g. "SendMessageBatch"), as a network and service would; 0 removes it.
@@ -348,19 +355,20 @@ func (s *Server) stampSenders(body []byte, sender string) {
 	if json.Unmarshal(body, &out) != nil {
 		return
 	}
+	st := sent{sender: sender, at: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if out.MessageID != "" {
-		s.senders[out.MessageID] = sender
+		s.senders[out.MessageID] = st
 	}
 	for _, e := range out.Successful {
-		s.senders[e.MessageID] = sender
+		s.senders[e.MessageID] = st
 	}
 }
 
-// countReceives repairs two goaws quirks: it answers ApproximateReceiveCount 1 on every receive (it never counts
-// them), where SQS counts each message's receives, on which the router's backoff doubles; and its SenderId is its
-// own account's, where SQS's is the sender's (stampSenders).
+// countReceives repairs three goaws quirks: it answers ApproximateReceiveCount 1 on every receive (it never counts
+// them), where SQS counts each message's receives, on which the router's backoff doubles; its SenderId is its own
+// account's, where SQS's is the sender's; and its SentTimestamp the receive's (stampSenders keeps both).
 func (s *Server) countReceives(body []byte) []byte {
 	var resp map[string]any
 	if json.Unmarshal(body, &resp) != nil {
@@ -374,8 +382,9 @@ func (s *Server) countReceives(body []byte) []byte {
 		s.receives[id]++
 		if attrs, ok := msg["Attributes"].(map[string]any); ok {
 			attrs["ApproximateReceiveCount"] = fmt.Sprint(s.receives[id])
-			if sender, ok := s.senders[id]; ok {
-				attrs["SenderId"] = sender
+			if st, ok := s.senders[id]; ok {
+				attrs["SenderId"] = st.sender
+				attrs["SentTimestamp"] = fmt.Sprint(st.at.UnixMilli())
 			}
 		}
 	}
