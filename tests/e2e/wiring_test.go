@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 )
@@ -248,6 +249,82 @@ func TestWiring(t *testing.T) {
 				return fmt.Sprintf("%s, %d AssumeRole", got, b.STS.Calls(harness.ReaderRole(memberA)))
 			},
 			want: "beta:1, 1 AssumeRole", wantControl: "ev-" + wired4 + "=unknown_account, 0 AssumeRole",
+		},
+		{
+			name:    "SENDER_CHECK: a member's forgery dropped, or forwarded and counted",
+			opts:    harness.Options{Clusters: []string{"alpha"}, Members: map[string][]string{memberA: {"beta"}}},
+			set:     map[string]string{contract.EnvSenderCheck: contract.SenderObserve},
+			control: map[string]string{contract.EnvSenderCheck: contract.SenderEnforce},
+			run: func(t *testing.T, b *bus) string {
+				b.EC2.PutIn(ec2stub.Account, wired4, owned("alpha"))
+				if err := b.PublishAs(context.Background(), b.As(memberA, harness.ForwarderRoleName), spotEvent(wired4)); err != nil {
+					t.Fatal(err)
+				}
+				return fmt.Sprintf("%s, %v forged", route(b), b.Metric(contract.MetricForgedSender, "", ""))
+			},
+			want: "alpha:1, 1 forged", wantControl: "ev-" + wired4 + "=forged_sender, 1 forged",
+		},
+		{
+			name:    "FORWARDER_ROLE_NAME: the member's role its events must come from",
+			opts:    harness.Options{Clusters: []string{"alpha"}, Members: map[string][]string{memberA: {"beta"}}},
+			set:     map[string]string{},
+			control: map[string]string{contract.EnvForwarderRoleName: "some-other-role"},
+			run: func(t *testing.T, b *bus) string {
+				b.EC2.PutIn(memberA, wired4, owned("beta"))
+				return route(b, spotIn(memberA, wired4))
+			},
+			want: "beta:1", wantControl: "ev-" + wired4 + "=forged_sender",
+		},
+		{
+			name:    "REDRIVE_ROLE_NAME: the hub's role that may speak for any account",
+			set:     map[string]string{},
+			control: map[string]string{contract.EnvRedriveRoleName: "some-other-role"},
+			run: func(t *testing.T, b *bus) string {
+				b.EC2.PutIn(ec2stub.Account, wired4, owned("alpha"))
+				if err := b.PublishAs(context.Background(), b.As(sqsemu.Account, harness.RedriveRoleName), spotEvent(wired4)); err != nil {
+					t.Fatal(err)
+				}
+				return route(b)
+			},
+			want: "alpha:1", wantControl: "ev-" + wired4 + "=forged_sender",
+		},
+		{
+			name:    "SENDER_ROLE_CACHE_TTL: a role's ID asked again after its lifetime",
+			set:     map[string]string{contract.EnvSenderRoleTTL: "200ms"},
+			control: map[string]string{contract.EnvSenderRoleTTL: "1h"},
+			run: func(t *testing.T, b *bus) string {
+				b.EC2.PutIn(ec2stub.Account, wired4, owned("alpha"))
+				redrive := b.As(sqsemu.Account, harness.RedriveRoleName)
+				for range 2 {
+					if err := b.PublishAs(context.Background(), redrive, spotEvent(wired4)); err != nil {
+						t.Fatal(err)
+					}
+					route(b)
+					time.Sleep(300 * time.Millisecond)
+				}
+				return fmt.Sprintf("%d GetRole", b.IAM.Calls(sqsemu.Account, harness.RedriveRoleName))
+			},
+			want: "2 GetRole", wantControl: "1 GetRole",
+		},
+		{
+			name:    "SENDER_ROLE_RECHECK: a sender differing from an answer older than its message waits that long for IAM",
+			set:     map[string]string{contract.EnvSenderRoleTTL: "1h", contract.EnvSenderRecheck: "200ms"},
+			control: map[string]string{contract.EnvSenderRoleTTL: "1h", contract.EnvSenderRecheck: "1h"},
+			run: func(t *testing.T, b *bus) string {
+				b.EC2.PutIn(ec2stub.Account, wired4, owned("alpha"))
+				if err := b.PublishAs(context.Background(), b.As(sqsemu.Account, harness.RedriveRoleName), spotEvent(wired4)); err != nil {
+					t.Fatal(err)
+				}
+				route(b) // the redrive role's ID learned
+				time.Sleep(300 * time.Millisecond)
+				// A role of the hub that is not the redrive role, sent after that answer.
+				if err := b.PublishAs(context.Background(), b.As(sqsemu.Account, "intruder"), spotEvent(wired4)); err != nil {
+					t.Fatal(err)
+				}
+				res := b.pollOnce()
+				return fmt.Sprintf("%d retried, %d GetRole", res.Failed, b.IAM.Calls(sqsemu.Account, harness.RedriveRoleName))
+			},
+			want: "0 retried, 2 GetRole", wantControl: "1 retried, 1 GetRole",
 		},
 	}
 	for _, tt := range tests {
