@@ -84,10 +84,6 @@ func Build(ctx context.Context, src fs.FS, outDir string) (Artifact, error) {
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return Artifact{}, fmt.Errorf("creating %s: %w", outDir, err)
 	}
-	bin, err := filepath.Abs(filepath.Join(outDir, Handler))
-	if err != nil {
-		return Artifact{}, err
-	}
 	work, err := os.MkdirTemp("", "karpenter-interruption-bus-router-")
 	if err != nil {
 		return Artifact{}, fmt.Errorf("building the router: %w", err)
@@ -99,7 +95,7 @@ func Build(ctx context.Context, src fs.FS, outDir string) (Artifact, error) {
 	}
 	// -trimpath, no VCS stamp and an empty build ID keep paths (the temporary directory's among them), commits
 	// and build hosts out of the binary; lambda.norpc drops the go1.x RPC shim the provided runtimes do not use.
-	// The binary goes to a temporary name first: two processes building at once never read a half-written one.
+	// The binary goes to this build's own directory first: two processes building at once never read a half-written one.
 	tmpBin := filepath.Join(work, Handler)
 	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-buildvcs=false",
 		"-ldflags", "-s -w -buildid=", "-o", tmpBin, router.Main)
@@ -108,24 +104,63 @@ func Build(ctx context.Context, src fs.FS, outDir string) (Artifact, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Artifact{}, fmt.Errorf("building the router: %w\n%s", err, out)
 	}
-	if err := os.Rename(tmpBin, bin); err != nil {
-		if err := copyFile(tmpBin, bin); err != nil { // another file system
+	return install(tmpBin, outDir)
+}
+
+// install puts the built binary tmp (in a directory of this build's own) into outDir as bootstrap and
+// router.zip, and returns the artifact. Any number of processes may build into one outDir at once (two previews
+// of two stacks, a preview beside the tests): each file is written under a name of its own in outDir and renamed
+// over the final one, which POSIX makes atomic, so a reader sees a whole file, one build's or another's, which are
+// the same bytes (the build is reproducible).
+func install(tmp, outDir string) (Artifact, error) {
+	bin, err := filepath.Abs(filepath.Join(outDir, Handler))
+	if err != nil {
+		return Artifact{}, err
+	}
+	data, err := zipBootstrap(tmp) // this build's binary, which no other process touches
+	if err != nil {
+		return Artifact{}, err
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		// Another file system than the temporary directory's: copied under a name of its own, then renamed.
+		exe, err := os.ReadFile(tmp)
+		if err != nil {
+			return Artifact{}, fmt.Errorf("reading the built router: %w", err)
+		}
+		if err := writeAtomic(bin, exe, 0o755); err != nil {
 			return Artifact{}, err
 		}
 	}
 	zipPath := filepath.Join(outDir, "router.zip")
-	data, err := zipBootstrap(bin)
-	if err != nil {
+	if err := writeAtomic(zipPath, data, 0o644); err != nil {
 		return Artifact{}, err
-	}
-	if err := os.WriteFile(zipPath+".tmp", data, 0o644); err != nil {
-		return Artifact{}, fmt.Errorf("writing %s: %w", zipPath, err)
-	}
-	if err := os.Rename(zipPath+".tmp", zipPath); err != nil {
-		return Artifact{}, fmt.Errorf("writing %s: %w", zipPath, err)
 	}
 	sum := sha256.Sum256(data)
 	return Artifact{Bootstrap: bin, Zip: zipPath, SourceCodeHash: base64.StdEncoding.EncodeToString(sum[:]), Size: int64(len(data))}, nil
+}
+
+// writeAtomic writes data to path through a temporary file of a unique name in path's directory, renamed over
+// path once complete.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // gone once renamed; left only on failure
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), mode)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // zipBootstrap packs bin as the single executable entry "bootstrap" with fixed metadata.
@@ -150,15 +185,4 @@ func zipBootstrap(bin string) ([]byte, error) {
 		return nil, fmt.Errorf("zipping %s: %w", bin, err)
 	}
 	return buf.Bytes(), nil
-}
-
-func copyFile(from, to string) error {
-	data, err := os.ReadFile(from)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(to+".tmp", data, 0o755); err != nil {
-		return fmt.Errorf("writing %s: %w", to, err)
-	}
-	return os.Rename(to+".tmp", to)
 }

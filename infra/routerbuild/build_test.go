@@ -4,9 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"debug/elf"
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router"
@@ -57,5 +60,81 @@ func TestBuildIsReproducibleAndSmall(t *testing.T) {
 		if p.Type == elf.PT_INTERP {
 			t.Errorf("bootstrap has an ELF interpreter: it is dynamically linked (CGO on?)")
 		}
+	}
+}
+
+// TestConcurrentBuildsIntoOneDirectory: any number of builds at once into one cache directory (two previews of two
+// stacks, a preview beside the tests) all succeed, and leave one whole artifact. With a fixed temporary name
+// (router.zip.tmp) 4 of 36 such builds failed on a rename.
+func TestConcurrentBuildsIntoOneDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the router several times")
+	}
+	dir := t.TempDir()
+	const n = 8
+	arts := make([]Artifact, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { arts[i], errs[i] = Build(context.Background(), router.Source, dir) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("build %d of %d at once: %v", i, n, errs[i])
+		}
+		if arts[i].SourceCodeHash != arts[0].SourceCodeHash {
+			t.Errorf("build %d: %s, build 0: %s", i, arts[i].SourceCodeHash, arts[0].SourceCodeHash)
+		}
+	}
+	checkDir(t, dir, arts[0])
+}
+
+// TestConcurrentInstalls: the step that writes into the shared directory, 64 at once, five rounds.
+func TestConcurrentInstalls(t *testing.T) {
+	dir, exe := t.TempDir(), bytes.Repeat([]byte("bootstrap"), 1<<16)
+	for round := range 5 {
+		const n = 64
+		errs := make([]error, n)
+		arts := make([]Artifact, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			tmp := filepath.Join(t.TempDir(), Handler)
+			if err := os.WriteFile(tmp, exe, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() { arts[i], errs[i] = install(tmp, dir) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, install %d of %d at once: %v", round, i, n, err)
+			}
+		}
+		checkDir(t, dir, arts[0])
+	}
+}
+
+// checkDir: dir holds exactly the artifact's bootstrap and zip, whole, and no temporary file.
+func checkDir(t *testing.T, dir string, a Artifact) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 || names[0] != Handler || names[1] != "router.zip" {
+		t.Errorf("%s holds %v, want bootstrap and router.zip only", dir, names)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "router.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if got := base64.StdEncoding.EncodeToString(sum[:]); got != a.SourceCodeHash {
+		t.Errorf("router.zip's hash %s, the builds' %s", got, a.SourceCodeHash)
 	}
 }
