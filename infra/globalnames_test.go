@@ -25,7 +25,8 @@ func globalNames(t *testing.T, units []string, stacks map[string]result) map[str
 	for stack, r := range stacks {
 		for _, x := range r.resources {
 			if slices.Contains(globalTypes, x.Type) {
-				key := x.Account + " " + x.Type + " " + stacktest.Str(t, x, "name")
+				// Compared as IAM compares names: without regard to case.
+				key := x.Account + " " + x.Type + " " + strings.ToLower(stacktest.Str(t, x, "name"))
 				out[key] = append(out[key], stack+": "+x.Name)
 			}
 			if x.Type != "aws:cloudformation/stackSet:StackSet" {
@@ -49,7 +50,7 @@ func globalNames(t *testing.T, units []string, stacks map[string]result) map[str
 					t.Errorf("%s: the StackSet's %s has no fixed name", stack, id)
 				}
 				for _, account := range units { // every account of the units gets it
-					key := account + " aws:iam/role:Role " + name
+					key := account + " aws:iam/role:Role " + strings.ToLower(name)
 					out[key] = append(out[key], stack+": StackSet "+id)
 				}
 			}
@@ -93,6 +94,26 @@ func TestNoGlobalNameTwice(t *testing.T) {
 				"hub " + hub2:       runIn(hub2, "eu-west-1", hubStack(accountA)),
 			}
 		}},
+		// IAM takes Kib-prod and kib-prod for one name: two hubs of one region whose prefixes differ only in case, sharing
+		// a member (each with its own clusters there), by its deploy role and by their StackSets.
+		{"two hubs of one region whose namePrefix differs only in case", nil, func() map[string]result {
+			return map[string]result{
+				"hub Kib-prod": runIn(hubAccount, "us-east-1", withPrefix(hubStack(accountA), "Kib-prod")),
+				"hub kib-prod": runIn(hub2, "us-east-1", otherClusters(withPrefix(hubStack(accountA), "kib-prod"))),
+			}
+		}},
+		{"two hubs of one region whose namePrefix differs only in case, by StackSets", []string{accountA, accountB}, func() map[string]result {
+			return map[string]result{
+				"hub Kib-prod": runIn(hubAccount, "us-east-1", withOrganization(withPrefix(hubStack(accountA), "Kib-prod"), testOU)),
+				"hub kib-prod": runIn(hub2, "us-east-1", otherClusters(withOrganization(withPrefix(hubStack(accountA), "kib-prod"), testOU))),
+			}
+		}},
+		{"two stacks of one account and region whose namePrefix differs only in case", nil, func() map[string]result {
+			return map[string]result{
+				"stack KIB": runIn(hubAccount, "us-east-1", withPrefix(clusters(`{"name":"one"}`), "KIB")),
+				"stack kib": runIn(hubAccount, "us-east-1", withPrefix(clusters(`{"name":"two"}`), "kib")),
+			}
+		}},
 		{"two hubs whose StackSets reach the same accounts", []string{accountA, accountB}, func() map[string]result {
 			return map[string]result{
 				"hub " + hubAccount: runIn(hubAccount, "us-east-1", withOrganization(hubStack(accountA), testOU)),
@@ -116,6 +137,18 @@ func TestNoGlobalNameTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withPrefix sets the stack's namePrefix.
+func withPrefix(cfg map[string]string, namePrefix string) map[string]string {
+	cfg["namePrefix"] = namePrefix
+	return cfg
+}
+
+// otherClusters renames the clusters of a hubStack, so a second hub has its own clusters in a shared member.
+func otherClusters(cfg map[string]string) map[string]string {
+	cfg["clusters"] = strings.NewReplacer(`"name":"c-`, `"name":"d-`, `"name":"legacy-a"`, `"name":"legacy-b"`, `"name":"hub-a"`, `"name":"hub-b"`).Replace(cfg["clusters"])
+	return cfg
 }
 
 // TestLongNamesStayDistinct: names at IAM's limit are shortened (iamname) and still differ by region and cluster.

@@ -529,7 +529,7 @@ func routerName(cfg config.Config) string { return cfg.NamePrefix + "-router" }
 
 // routerRoleName names the router's role in region: as its function, with the region (iamname).
 func routerRoleName(cfg config.Config, region string) string {
-	return iamname.Role(routerName(cfg), region)
+	return iamname.OfPrefix(cfg.NamePrefix, "router", region)
 }
 
 // routerRoleARN is the ARN of the router's role in hubEnv.

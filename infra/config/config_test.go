@@ -65,6 +65,7 @@ func TestLoadErrors(t *testing.T) {
 		want []string
 	}{
 		{"duplicate cluster", map[string]string{"clusters": `[{"name":"a"},{"name":"b"},{"name":"a"}]`}, []string{"clusters[2].name: duplicate of clusters[0]"}},
+		{"clusters differing only in case", map[string]string{"clusters": `[{"name":"prod"},{"name":"b"},{"name":"Prod"}]`}, []string{`clusters[2].name: "Prod" differs from clusters[0].name "prod" only in case: IAM role names are not case-sensitive`}},
 		{"missing name", map[string]string{"clusters": `[{"name":"a"},{}]`}, []string{"clusters[1].name: is required"}},
 		{"invalid name", map[string]string{"clusters": `[{"name":"bad.name"}]`}, []string{"clusters[0].name: \"bad.name\" must start with"}},
 		{"name too long", map[string]string{"clusters": `[{"name":"` + strings.Repeat("c", 101) + `"}]`}, []string{"clusters[0].name: is 101 characters"}},

@@ -136,6 +136,7 @@ func validateHeartbeat(h Heartbeat, r Router, p *problems) {
 
 func validateClusters(clusters []Cluster, p *problems) {
 	first := map[string]int{}
+	folded := map[string]int{} // the names as IAM compares them
 	for i, cl := range clusters {
 		at := func(field string) string { return fmt.Sprintf("clusters[%d].%s", i, field) }
 		if cl.Name == "" {
@@ -144,8 +145,16 @@ func validateClusters(clusters []Cluster, p *problems) {
 			p.addf(at("name"), "%v", err)
 		} else if j, dup := first[cl.Name]; dup {
 			p.addf(at("name"), "duplicate of clusters[%d]", j)
+		} else if j, dup := folded[strings.ToLower(cl.Name)]; dup {
+			// EKS cluster names are case-sensitive, IAM role names are not ("Names are not distinguished by case",
+			// CreateRole, https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html): the two clusters'
+			// roles (KarpenterNode-<name>-<region>, ...) would be one name, and the second CreateRole would fail
+			// with EntityAlreadyExists, half the stack created.
+			p.addf(at("name"), "%q differs from clusters[%d].name %q only in case: IAM role names are not case-sensitive, so the two "+
+				"clusters' roles would have one name; rename one of them", cl.Name, j, clusters[j].Name)
 		} else {
 			first[cl.Name] = i
+			folded[strings.ToLower(cl.Name)] = i
 		}
 		if !slices.Contains(Modes, cl.Mode) {
 			p.addf(at("mode"), "%q is not one of %s", cl.Mode, oneOf(Modes))

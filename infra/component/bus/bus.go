@@ -98,7 +98,7 @@ func RuleARNs(env awsenv.Env, namePrefix string) []string {
 
 // RedriveRoleName names the redrive role.
 func RedriveRoleName(namePrefix, region string) string {
-	return iamname.Role(namePrefix+"-redrive", region)
+	return iamname.OfPrefix(namePrefix, "redrive", region)
 }
 
 // CentralPolicyOf is the central queue's policy of the bus of namePrefix in env.

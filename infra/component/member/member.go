@@ -77,12 +77,12 @@ type Baseline struct {
 // ForwarderRoleName and ReaderRoleName name the account's two roles; their ARNs are known before they exist,
 // so the hub's policies can name them.
 func ForwarderRoleName(namePrefix, region string) string {
-	return iamname.Role(namePrefix+"-forward", region)
+	return iamname.OfPrefix(namePrefix, "forward", region)
 }
 
 // ReaderRoleName names the role the hub's router assumes in the account.
 func ReaderRoleName(namePrefix, region string) string {
-	return iamname.Role(namePrefix+"-reader", region)
+	return iamname.OfPrefix(namePrefix, "reader", region)
 }
 
 // DLQName names the account's dead-letter queue of the forwarding rules.
