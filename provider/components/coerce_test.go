@@ -49,3 +49,35 @@ func TestNumbersForStrings(t *testing.T) {
 		})
 	}
 }
+
+// TestNumbersForOtherStrings: a number Pulumi YAML passes for a string argument that is not an account ID comes
+// through as its text, unpadded: an EKS cluster named 12345678901 (names may be all digits) is that cluster, not
+// 012345678901, and a role named 2024 is that role.
+func TestNumbersForOtherStrings(t *testing.T) {
+	const cluster = "12345678901"
+	world := &mocks.Mocks{Account: member, Existing: []string{cluster}}
+	_, rs, err := construct(t, world, "ClusterInterruption", "numeric", map[string]any{
+		"busName": "kib-prod", "hubAccountId": "123456789012", "clusterName": 12345678901.0, "mode": "existing-role",
+		"controllerRoleName": 2024.0,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queue, policy string
+	for _, r := range declared(rs) {
+		switch r.Type {
+		case "aws:sqs/queue:Queue":
+			queue = r.Inputs["name"].StringValue()
+		case "aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy", "aws:iam/rolePolicyAttachment:RolePolicyAttachment":
+			if v, ok := r.Inputs["role"]; ok && v.IsString() {
+				policy = v.StringValue()
+			}
+		}
+	}
+	if queue != "kib-prod_"+cluster {
+		t.Errorf("the cluster's queue is %q, want kib-prod_%s", queue, cluster)
+	}
+	if policy != "2024" {
+		t.Errorf("the controller role the policy is given to is %q, want 2024", policy)
+	}
+}
