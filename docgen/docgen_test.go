@@ -157,7 +157,7 @@ func TestConfigReferenceIsTheValidators(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| `router.batchSize` | integer | `100` | 1 to 10000 | `0`: 0 is out of range 1 to 10000; `10001`: 10001 is out of range 1 to 10000 |",
+		"| `router.batchSize` | integer | `1000` | 1 to 10000 | `0`: 0 is out of range 1 to 10000; `10001`: 10001 is out of range 1 to 10000 |",
 		"| `clusters[].name` | string | required: is required |",
 		"| `heartbeat.enabled` | boolean | `true` |",
 		"`router.logRetentionDays` | integer | `30` | between 14 and 30, not all |",

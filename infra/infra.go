@@ -244,6 +244,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		MaximumBatchingWindowSeconds: cfg.Router.MaximumBatchingWindowSeconds,
 		MaximumConcurrency:           cfg.Router.MaximumConcurrency,
 		ProvisionedPollers:           cfg.Router.ProvisionedPollers,
+		ReservedConcurrency:          cfg.Router.Reserved(),
 		Artifact:                     artifact,
 		CentralQueueARN:              b.CentralQueueARN,
 		CentralQueueURL:              b.CentralQueueURL,

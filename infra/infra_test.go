@@ -466,6 +466,35 @@ func TestSilentFailureAlarms(t *testing.T) {
 	}
 }
 
+// TestConcurrencyCeiling: in every mode the function's reserved concurrency caps the routers at once, and the
+// saturation alarm fires at that real ceiling: provisioned pollers 4 to 40 run up to 400 invocations (10 a poller),
+// the standard mode its maximum concurrency, an explicit reservation below either its own.
+func TestConcurrencyCeiling(t *testing.T) {
+	tests := []struct {
+		name   string
+		router string
+		want   float64
+	}{
+		{"provisioned 4 to 40", `{"provisionedPollers":{"minimum":4,"maximum":40}}`, 400},
+		{"standard, the default 20", `{}`, 20},
+		{"standard 50, reserved 30", `{"maximumConcurrency":50,"reservedConcurrency":30}`, 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustRun(t, "dev", map[string]string{"router": tt.router})
+			fn := stacktest.Plain(r.resources.Named(t, "aws:lambda/function:Function", "kib-dev-router"))
+			if fn["reservedConcurrentExecutions"] != tt.want {
+				t.Errorf("reserved concurrency %v, want %v", fn["reservedConcurrentExecutions"], tt.want)
+			}
+			for _, a := range r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm") {
+				if in := stacktest.Plain(a); in["name"] == "kib-dev-router-saturated" && in["threshold"] != tt.want {
+					t.Errorf("the saturation alarm's threshold %v, want the ceiling %v", in["threshold"], tt.want)
+				}
+			}
+		})
+	}
+}
+
 func TestAlarms(t *testing.T) {
 	const topic = "arn:aws:sns:us-east-1:123456789012:oncall"
 	tests := []struct {

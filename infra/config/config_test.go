@@ -103,8 +103,9 @@ func TestLoadErrors(t *testing.T) {
 		{"concurrency", map[string]string{"router": `{"maximumConcurrency":1}`}, []string{"router.maximumConcurrency: 1 is out of range 2 to 1000"}},
 		{"provisioned pollers beside a maximum concurrency", map[string]string{"router": `{"maximumConcurrency":20,"provisionedPollers":{"minimum":2,"maximum":10}}`},
 			[]string{"router.provisionedPollers: cannot be combined with router.maximumConcurrency"}},
-		{"provisioned pollers", map[string]string{"router": `{"provisionedPollers":{"minimum":1,"maximum":2001}}`},
-			[]string{"router.provisionedPollers.minimum: 1 is out of range 2 to 200", "router.provisionedPollers.maximum: 2001 is out of range 2 to 2000"}},
+		{"provisioned pollers", map[string]string{"router": `{"provisionedPollers":{"minimum":1,"maximum":10001}}`},
+			[]string{"router.provisionedPollers.minimum: 1 is out of range 2 to 200", "router.provisionedPollers.maximum: 10001 is out of range 2 to 10000"}},
+		{"reserved concurrency", map[string]string{"router": `{"reservedConcurrency":1}`}, []string{"router.reservedConcurrency: 1 is out of range 2 to 100000"}},
 		{"provisioned pollers' maximum below the minimum", map[string]string{"router": `{"provisionedPollers":{"minimum":10,"maximum":5}}`},
 			[]string{"router.provisionedPollers.maximum: 5 is below minimum (10)"}},
 		{"memory", map[string]string{"router": `{"memoryMb":64}`}, []string{"router.memoryMb: 64 is out of range"}},
@@ -273,16 +274,20 @@ func TestPartitions(t *testing.T) {
 }
 
 // TestProvisionedPollersReplaceTheDefaultConcurrency: provisioned pollers alone are taken, the default maximum
-// concurrency, which the stack did not set, not counted against them; the saturation alarm's limit is the pollers'.
+// concurrency, which the stack did not set, not counted against them; the saturation alarm's limit is the pollers',
+// 10 invocations each; AWS's most pollers, 10,000, validates.
 func TestProvisionedPollersReplaceTheDefaultConcurrency(t *testing.T) {
 	c, err := Load("dev", testAccount, map[string]string{"router": `{"provisionedPollers":{"minimum":5,"maximum":50}}`})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pp := c.Router.ProvisionedPollers; pp == nil || *pp != (ProvisionedPollers{Minimum: 5, Maximum: 50}) || c.Router.ConcurrencyLimit() != 50 {
+	if pp := c.Router.ProvisionedPollers; pp == nil || *pp != (ProvisionedPollers{Minimum: 5, Maximum: 50}) || c.Router.ConcurrencyLimit() != 500 {
 		t.Errorf("provisioned pollers %+v, limit %d", pp, c.Router.ConcurrencyLimit())
 	}
 	if d, err := Load("dev", testAccount, nil); err != nil || d.Router.ConcurrencyLimit() != DefaultRouter.MaximumConcurrency {
 		t.Errorf("without provisioned pollers the limit is %d (%v)", d.Router.ConcurrencyLimit(), err)
+	}
+	if _, err := Load("dev", testAccount, map[string]string{"router": `{"provisionedPollers":{"minimum":200,"maximum":10000}}`}); err != nil {
+		t.Errorf("AWS's bounds refused: %v", err)
 	}
 }

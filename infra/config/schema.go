@@ -12,6 +12,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sizing"
 )
 
 // Namespace is the project's configuration namespace: keys are "karpenter-interruption-bus:<key>".
@@ -198,6 +199,10 @@ type Router struct {
 	// as forged_sender) or observe (logged and counted, forwarded all the same): docs/security.md, "Who sent each
 	// message".
 	SenderCheck string `json:"senderCheck"`
+	// ReservedConcurrency is the function's reserved concurrency, the ceiling on how many routers run at once in
+	// every mode; 0: the mode's own ceiling (ModeCeiling), at most what an account of Lambda's default quota can
+	// reserve (AccountReservable).
+	ReservedConcurrency int `json:"reservedConcurrency"`
 
 	// maximumConcurrencySet: the stack sets maximumConcurrency itself, rather than keeping the default.
 	maximumConcurrencySet bool
@@ -209,14 +214,35 @@ type ProvisionedPollers struct {
 	Maximum int `json:"maximum"`
 }
 
-// ConcurrencyLimit is the most invocations the mapping runs at once: its maximum concurrency, or in provisioned
-// mode its maximum pollers (each poller counted as one invocation at a time), what the saturation alarm and the
-// dashboard draw against.
-func (r Router) ConcurrencyLimit() int {
+// ModeCeiling is the most invocations the event source mapping can run at once: its maximum concurrency, or in
+// provisioned mode its maximum pollers times the invocations each may run ("each event poller … up to 10
+// concurrent invocations", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html).
+func (r Router) ModeCeiling() int {
 	if r.ProvisionedPollers != nil {
-		return r.ProvisionedPollers.Maximum
+		return r.ProvisionedPollers.Maximum * sizing.PollerInvocations
 	}
 	return r.MaximumConcurrency
+}
+
+// AccountReservable is the most reserved concurrency a function can have in an account of Lambda's default quota
+// of 1,000 concurrent executions, which keeps 100 unreserved ("Lambda quotas",
+// https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html; "Configuring reserved concurrency",
+// https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
+const AccountReservable = 900
+
+// Reserved is the function's reserved concurrency: ReservedConcurrency, or the mode's ceiling, at most
+// AccountReservable.
+func (r Router) Reserved() int {
+	if r.ReservedConcurrency > 0 {
+		return r.ReservedConcurrency
+	}
+	return min(r.ModeCeiling(), AccountReservable)
+}
+
+// ConcurrencyLimit is the most routers that run at once: the mode's ceiling, or the function's reserved
+// concurrency if lower. The saturation alarm and the dashboard draw against it.
+func (r Router) ConcurrencyLimit() int {
+	return min(r.ModeCeiling(), r.Reserved())
 }
 
 // VisibilityTimeout is the central queue's visibility timeout: AWS asks for at least 6 times the function
@@ -266,10 +292,11 @@ func (h Heartbeat) Interval() time.Duration {
 // Defaults of the objects whose keys are all optional. A key absent from the stack keeps its default; decoding
 // starts from these.
 var (
-	// The router's defaults bring a 10,000-event burst over 200 clusters to every Karpenter within 10 s at p99
+	// The router's defaults bring a 10,000-event burst over 200 clusters to every Karpenter within 10 s at p99 in the
+	// worst case AWS's words allow (no scale-up during the burst), also with every AWS call twice as slow
 	// (router/sizing's model, docs/performance.md "Sizing for a zone"; TestDefaultsMeetAZone).
 	DefaultRouter = Router{
-		BatchSize: 100, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 20, MemoryMB: 256, TimeoutSeconds: 30,
+		BatchSize: 1000, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 20, MemoryMB: 512, TimeoutSeconds: 30,
 		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel, SenderCheck: contract.DefaultSettings.SenderCheck,
 		CanaryIntervalSeconds: int(contract.DefaultSettings.CanaryInterval.Seconds()),
 	}

@@ -17,7 +17,7 @@ func (r Router) Mapping() sizing.Mapping {
 	m := sizing.Mapping{
 		BatchSize: r.BatchSize, Window: time.Duration(r.MaximumBatchingWindowSeconds) * time.Second,
 		MaximumConcurrency: r.MaximumConcurrency, SendConcurrency: contract.DefaultSettings.SendConcurrency,
-		CPUPerEvent: sizing.LambdaCPU(sizing.MeasuredCPUPerEvent, r.MemoryMB),
+		CPUPerEvent: sizing.LambdaCPU(sizing.MeasuredCPUPerEvent, r.MemoryMB), Reserved: r.Reserved(),
 	}
 	if pp := r.ProvisionedPollers; pp != nil {
 		m.MinimumPollers, m.MaximumPollers = pp.Minimum, pp.Maximum

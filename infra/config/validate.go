@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sizing"
 )
 
 // logRetentionDays are the values CloudWatch Logs accepts.
@@ -260,13 +261,19 @@ func validateRouter(r Router, p *problems) {
 		if r.maximumConcurrencySet {
 			p.addf("router.provisionedPollers", "cannot be combined with router.maximumConcurrency: Lambda takes either provisioned pollers or a maximum concurrency; remove one of the two keys")
 		}
-		// For SQS, at least 2 pollers, at most 200 kept and 2,000 in all ("AWS::Lambda::EventSourceMapping
-		// ProvisionedPollerConfig", https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-properties-lambda-eventsourcemapping-provisionedpollerconfig.html).
+		// For SQS, at least 2 pollers, at most 200 kept and 10,000 in all ("ProvisionedPollerConfig", Lambda API
+		// reference: MinimumPollers 1 to 200, MaximumPollers 1 to 2,000, and for SQS "2 to 10,000",
+		// https://docs.aws.amazon.com/lambda/latest/api/API_ProvisionedPollerConfig.html).
 		between("router.provisionedPollers.minimum", pp.Minimum, 2, 200)
-		between("router.provisionedPollers.maximum", pp.Maximum, 2, 2000)
+		between("router.provisionedPollers.maximum", pp.Maximum, 2, 10000)
 		if pp.Maximum < pp.Minimum {
 			p.addf("router.provisionedPollers.maximum", "%d is below minimum (%d)", pp.Maximum, pp.Minimum)
 		}
+	}
+	if r.ReservedConcurrency != 0 {
+		// Lambda refuses a reservation that leaves the account under 100 unreserved; the account's quota is not
+		// known here (1,000 by default, raised on request), so an explicit value is taken up to the mapping's most.
+		between("router.reservedConcurrency", r.ReservedConcurrency, 2, 10000*sizing.PollerInvocations)
 	}
 	between("router.memoryMb", r.MemoryMB, 128, 10240)
 	between("router.timeoutSeconds", r.TimeoutSeconds, 3, 900)

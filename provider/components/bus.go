@@ -10,6 +10,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 )
 
 // BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
@@ -93,6 +94,8 @@ type Router struct {
 	// ProvisionedPollers replaces MaximumConcurrency with provisioned mode.
 	ProvisionedPollers *ProvisionedPollers `pulumi:"provisionedPollers,optional" json:"provisionedPollers,omitempty"`
 	SenderCheck        *string             `pulumi:"senderCheck,optional" json:"senderCheck,omitempty"`
+	// ReservedConcurrency caps the routers at once, in every mode.
+	ReservedConcurrency *int `pulumi:"reservedConcurrency,optional" json:"reservedConcurrency,omitempty"`
 }
 
 // ProvisionedPollers configure the event source mapping's provisioned mode (key router.provisionedPollers).
@@ -104,20 +107,23 @@ type ProvisionedPollers struct {
 // Annotate documents the arguments.
 func (a *ProvisionedPollers) Annotate(an infer.Annotator) {
 	an.Describe(&a.Minimum, "Pollers kept ready, 2 to 200.")
-	an.Describe(&a.Maximum, "The most pollers, 2 to 2000, at least minimum.")
+	an.Describe(&a.Maximum, "The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.")
 }
 
 // Annotate documents the arguments.
 func (a *Router) Annotate(an infer.Annotator) {
-	an.Describe(&a.BatchSize, "Messages per invocation (default 100).")
-	an.Describe(&a.MaximumBatchingWindowSeconds, "How long the event source mapping gathers a batch (default 1).")
-	an.Describe(&a.MaximumConcurrency, "The most invocations at once (default 20); not with provisionedPollers.")
-	an.Describe(&a.MemoryMB, "The function's memory in MB (default 256).")
-	an.Describe(&a.TimeoutSeconds, "The function's timeout (default 30); the central queue's visibility timeout follows from it.")
-	an.Describe(&a.LogRetentionDays, "Retention of the router's log group (default 30).")
+	d := config.DefaultRouter // the defaults are the program's: a changed one cannot leave the schema behind
+	an.Describe(&a.BatchSize, fmt.Sprintf("Messages per invocation (default %d).", d.BatchSize))
+	an.Describe(&a.MaximumBatchingWindowSeconds, fmt.Sprintf("How long the event source mapping gathers a batch (default %d).", d.MaximumBatchingWindowSeconds))
+	an.Describe(&a.MaximumConcurrency, fmt.Sprintf("The most invocations at once (default %d); not with provisionedPollers.", d.MaximumConcurrency))
+	an.Describe(&a.MemoryMB, fmt.Sprintf("The function's memory in MB (default %d).", d.MemoryMB))
+	an.Describe(&a.TimeoutSeconds, fmt.Sprintf("The function's timeout (default %d); the central queue's visibility timeout follows from it.", d.TimeoutSeconds))
+	an.Describe(&a.LogRetentionDays, fmt.Sprintf("Retention of the router's log group (default %d).", d.LogRetentionDays))
+	an.Describe(&a.ReservedConcurrency, fmt.Sprintf("The function's reserved concurrency, the most routers at once in every mode (default: maximumConcurrency, "+
+		"or 10 invocations per poller of provisionedPollers.maximum, at most %d, what an account of the default quota can reserve).", config.AccountReservable))
 	an.Describe(&a.LogLevel, "debug, info (default), warn or error.")
 	an.Describe(&a.OwnerTagKeys, "EC2 tag keys naming an instance's cluster, tried in order (default Karpenter's and EKS's).")
-	an.Describe(&a.CanaryIntervalSeconds, "The least time between two canaries the router delivers to one cluster, per router instance (default 30); below the heartbeat's rate.")
+	an.Describe(&a.CanaryIntervalSeconds, fmt.Sprintf("The least time between two canaries the router delivers to one cluster, per router instance (default %d); below the heartbeat's rate.", d.CanaryIntervalSeconds))
 	an.Describe(&a.ProvisionedPollers, "The event source mapping's provisioned mode: pollers kept ready for a burst, billed while provisioned; not with maximumConcurrency.")
 	an.Describe(&a.SenderCheck, "enforce (default): a message whose SQS sender may not speak for the account its event names is dropped as forged_sender; observe: logged, counted and forwarded, to roll the check out.")
 }
@@ -131,9 +137,10 @@ type CentralQueue struct {
 
 // Annotate documents the arguments.
 func (a *CentralQueue) Annotate(an infer.Annotator) {
-	an.Describe(&a.MessageRetentionSeconds, "How long the central queue keeps an event (default 3600).")
-	an.Describe(&a.MaxReceiveCount, "Receives before an event moves to the dead-letter queue (default 10).")
-	an.Describe(&a.EventMaxAgeSeconds, "How long EventBridge retries delivering an event to the central queue (default 300).")
+	d := config.DefaultCentralQueue
+	an.Describe(&a.MessageRetentionSeconds, fmt.Sprintf("How long the central queue keeps an event (default %d).", d.MessageRetentionSeconds))
+	an.Describe(&a.MaxReceiveCount, fmt.Sprintf("Receives before an event moves to the dead-letter queue (default %d).", d.MaxReceiveCount))
+	an.Describe(&a.EventMaxAgeSeconds, fmt.Sprintf("How long EventBridge retries delivering an event to the central queue (default %d).", d.EventMaxAgeSeconds))
 }
 
 // Alarms configure the alarms (key alarms).
@@ -145,7 +152,7 @@ type Alarms struct {
 // Annotate documents the arguments.
 func (a *Alarms) Annotate(an infer.Annotator) {
 	an.Describe(&a.TopicARN, "An SNS topic of the hub's account notified on alarm and on recovery.")
-	an.Describe(&a.OldestMessageAgeSeconds, "The central queue's age alarm threshold (default 60).")
+	an.Describe(&a.OldestMessageAgeSeconds, fmt.Sprintf("The central queue's age alarm threshold (default %d).", config.DefaultAlarms.OldestMessageAgeSeconds))
 }
 
 // Heartbeat configure the heartbeat (key heartbeat).

@@ -160,6 +160,10 @@ func IsAccount[T ~string | ~[]byte](a T) bool {
 	return true
 }
 
+// MaxIDsPerDescribe is how many instance IDs the router asks about in one DescribeInstances call (the instance-id
+// filter's values; the sizing model counts its calls by it).
+const MaxIDsPerDescribe = 200
+
 // DefaultSettings are the values a zero field takes.
 var DefaultSettings = Settings{
 	CacheSize:        50000,

@@ -7,20 +7,26 @@
 //   - standard mode: "Lambda starts processing five batches at a time with five concurrent invocations", then adds
 //     "up to 300 more instances per minute", up to maximumConcurrency ("Configuring scaling behavior for SQS event
 //     source mappings", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html);
-//   - provisioned mode: the minimum pollers are ready before the burst, and scaling is "3 times faster" (900 a
-//     minute) up to the maximum pollers (same page); each poller is counted as one invocation at a time, which
-//     AWS does not promise more than;
+//   - provisioned mode: the minimum pollers are ready before the burst, scaling is "3 times faster" (900 a minute)
+//     up to the maximum pollers, and "each event poller … up to 10 concurrent invocations" (same page);
+//   - "up to" is a ceiling, not a promise, and AWS gives no per-second step: Best is the most AWS's words allow (the
+//     ramp at its full rate, 5 more invocations a second in standard mode, 15 more pollers a second each running
+//     10 invocations in provisioned mode), Worst the least they promise (no scale-up during the burst: 5
+//     invocations in standard mode, one per minimum poller in provisioned mode). The defaults are sized on Worst;
+//     the ceiling on the function's concurrency (Ceiling) on Best;
 //   - a poller fills a batch of B from a backlog in ceil(B/10) ReceiveMessage round trips (10 messages a call);
-//   - the router looks each account's instances up in one DescribeInstances call per batch (owner.MaxIDsPerCall
-//     ids), the accounts at once, then sends to the queues, sendConcurrency calls in flight, each queue's events in
-//     calls of 10 (router/internal/route); the event is at its Karpenter one SQS round trip after its send,
-//     Karpenter long-polling its queue.
+//   - the router looks each account's instances up in DescribeInstances calls of contract.MaxIDsPerDescribe ids, one after
+//     another in an account, the accounts at once (sendConcurrency at a time), then sends to the queues,
+//     sendConcurrency calls in flight, each queue's events in calls of 10 (router/internal/route); the event is at
+//     its Karpenter one SQS round trip after its send, Karpenter long-polling its queue.
 package sizing
 
 import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Latency is the round trip of each AWS call the path makes.
@@ -53,7 +59,13 @@ func rounds(n, c int) int {
 func ServiceTime(v Invocation, lat Latency, cpu time.Duration) time.Duration {
 	perQueue := (v.Events + max(v.Queues, 1) - 1) / max(v.Queues, 1)
 	calls := v.Queues * rounds(perQueue, 10)
-	return time.Duration(rounds(v.Accounts, v.SendConcurrency))*lat.EC2 + time.Duration(rounds(calls, v.SendConcurrency))*lat.SQS + cpu
+	return time.Duration(rounds(v.Accounts, v.SendConcurrency)*v.DescribeCalls())*lat.EC2 + time.Duration(rounds(calls, v.SendConcurrency))*lat.SQS + cpu
+}
+
+// DescribeCalls is how many DescribeInstances calls the invocation makes in each account, one after another: its
+// events spread evenly over its accounts, contract.MaxIDsPerDescribe instances a call.
+func (v Invocation) DescribeCalls() int {
+	return rounds(rounds(v.Events, max(v.Accounts, 1)), contract.MaxIDsPerDescribe)
 }
 
 // DistinctQueues is the expected number of distinct clusters among n events, each about a cluster drawn
@@ -65,12 +77,37 @@ func DistinctQueues(n, c int) int {
 	return int(math.Round(float64(c) * (1 - math.Pow(1-1/float64(c), float64(n)))))
 }
 
+// Case is which of AWS's words the projection takes: the most they allow, or the least they promise.
+type Case uint8
+
+const (
+	// Best ramps at the full rate AWS's "up to" allows.
+	Best Case = iota
+	// Worst scales up not at all during the burst: what AWS promises.
+	Worst
+)
+
+// StandardStart is how many invocations standard mode starts a burst with; StandardRamp the most it adds a second
+// (300 a minute); ProvisionedRamp the most pollers provisioned mode adds a second (3 times faster); PollerInvocations
+// the most invocations one poller runs at once.
+const (
+	StandardStart     = 5
+	StandardRamp      = 5
+	ProvisionedRamp   = 15
+	PollerInvocations = 10
+)
+
 // Mapping is the event source mapping and the router's settings.
 type Mapping struct {
+	// Case is the ramp the projection assumes (Best unless set).
+	Case Case
 	BatchSize int
 	Window    time.Duration
 	// MaximumConcurrency bounds standard mode; ignored when MinimumPollers is set.
 	MaximumConcurrency int
+	// Reserved, when set, is the function's reserved concurrency: no more invocations run at once, whatever the
+	// mapping would.
+	Reserved int
 	// MinimumPollers and MaximumPollers, when MinimumPollers > 0, are provisioned mode's.
 	MinimumPollers, MaximumPollers int
 	SendConcurrency                int
@@ -94,9 +131,10 @@ type Projection struct {
 	Service         time.Duration
 	Invocations     int
 	PeakConcurrency int
-	// DescribeRate is the most DescribeInstances calls the router makes in one account in any one second (one per
-	// invocation in each account its batch names): EC2 refills 20 tokens a second per account and region, from a
-	// bucket of 100, shared with Karpenter.
+	// DescribeRate is the most DescribeInstances calls the router makes in one account in any one second (each
+	// invocation's calls in each account its batch names, counted in the second they start): EC2 refills
+	// DescribeInstances's bucket 20 tokens a second per account and region, from 100, shared with every other
+	// caller of DescribeInstances there, Karpenter among them.
 	DescribeRate float64
 	// LambdaSeconds is the invocations' total duration (billed, times the memory size).
 	LambdaSeconds float64
@@ -108,19 +146,39 @@ type Projection struct {
 
 // concurrency is how many invocations the mapping runs t after the burst began.
 func (m Mapping) concurrency(t time.Duration) int {
-	if m.MinimumPollers > 0 {
-		return min(m.MaximumPollers, m.MinimumPollers+int(t.Seconds()*15))
+	if m.Reserved > 0 {
+		return min(m.Reserved, m.mapping(t))
 	}
-	return min(m.MaximumConcurrency, 5+int(t.Seconds()*5))
+	return m.mapping(t)
+}
+
+func (m Mapping) mapping(t time.Duration) int {
+	switch {
+	case m.MinimumPollers > 0 && m.Case == Worst:
+		return m.MinimumPollers
+	case m.MinimumPollers > 0:
+		return min(m.MaximumPollers, m.MinimumPollers+int(t.Seconds()*ProvisionedRamp)) * PollerInvocations
+	case m.Case == Worst:
+		return min(m.MaximumConcurrency, StandardStart)
+	}
+	return min(m.MaximumConcurrency, StandardStart+int(t.Seconds()*StandardRamp))
+}
+
+// Ceiling is the most invocations the mapping can run at once: its maximum concurrency, or its maximum pollers
+// times the invocations each may run.
+func (m Mapping) Ceiling() int {
+	if m.MinimumPollers > 0 {
+		return m.MaximumPollers * PollerInvocations
+	}
+	return m.MaximumConcurrency
 }
 
 // Project runs the mapping over the storm: each free invocation slot takes the next batch; a slot opens when the
 // mapping's concurrency allows it.
 func Project(s Storm, m Mapping, lat Latency) Projection {
 	batch := max(min(m.BatchSize, s.Events), 1)
-	svc := ServiceTime(Invocation{
-		Events: batch, Queues: DistinctQueues(batch, s.Clusters), Accounts: min(s.Accounts, batch), SendConcurrency: m.SendConcurrency,
-	}, lat, time.Duration(batch)*m.CPUPerEvent)
+	inv := Invocation{Events: batch, Queues: DistinctQueues(batch, s.Clusters), Accounts: min(s.Accounts, batch), SendConcurrency: m.SendConcurrency}
+	svc := ServiceTime(inv, lat, time.Duration(batch)*m.CPUPerEvent)
 	if m.Service > 0 {
 		svc = m.Service
 	}
@@ -147,7 +205,7 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 				done = append(done, end+lat.SQS)
 			}
 			p.Invocations++
-			calls[int((t+fill+lat.Invoke).Seconds())]++
+			calls[int((t+fill+lat.Invoke).Seconds())] += inv.DescribeCalls()
 		}
 		p.PeakConcurrency = max(p.PeakConcurrency, len(busy))
 	}

@@ -132,7 +132,7 @@ func Specs(args *Args) []Spec {
 		{Key: KeyRouterThrottles, Description: "The router function was throttled; events wait in the central queue.",
 			Namespace: "AWS/Lambda", Metric: "Throttles", Statistic: "Sum", Dimensions: fn, DatapointsToAlarm: 2, EvaluationPeriods: 2,
 			Runbook: "Throttling or backlog"},
-		{Key: KeyRouterSaturated, Description: fmt.Sprintf("The router ran at its maximum concurrency (%d, router.maximumConcurrency or router.provisionedPollers.maximum) for %d minutes: "+
+		{Key: KeyRouterSaturated, Description: fmt.Sprintf("The router ran at its concurrency ceiling (%d: router.maximumConcurrency, or 10 invocations per poller of router.provisionedPollers.maximum, at most the function's reserved concurrency) for %d minutes: "+
 			"the event source mapping cannot keep up, and events wait in the central queue. See the runbook (docs/operations.md), \"Throttling or backlog\".",
 			args.MaximumConcurrency, SaturatedMinutes),
 			Namespace: "AWS/Lambda", Metric: "ConcurrentExecutions", Statistic: "Maximum", Dimensions: fn,

@@ -43,7 +43,9 @@ type Heartbeat struct {
 func Name(namePrefix string) string { return namePrefix + "-heartbeat" }
 
 // RoleName names the role the schedules of the bus of namePrefix put canaries with, in region.
-func RoleName(namePrefix, region string) string { return iamname.OfPrefix(namePrefix, "heartbeat", region) }
+func RoleName(namePrefix, region string) string {
+	return iamname.OfPrefix(namePrefix, "heartbeat", region)
+}
 
 // New declares the schedule group and the role.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Heartbeat, error) {

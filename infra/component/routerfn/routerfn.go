@@ -39,6 +39,9 @@ type Args struct {
 	MaximumConcurrency           int
 	// ProvisionedPollers, when set, replaces MaximumConcurrency: provisioned mode.
 	ProvisionedPollers *config.ProvisionedPollers
+	// ReservedConcurrency is the function's reserved concurrency: the ceiling on routers at once, in every mode
+	// (config.Router.Reserved).
+	ReservedConcurrency int
 	// Artifact is the built router (routerbuild.Build).
 	Artifact routerbuild.Artifact
 	// CentralQueueARN and CentralQueueURL are the queue the router reads.
@@ -114,8 +117,11 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		Code:           pulumi.NewFileArchive(args.Artifact.Zip),
 		SourceCodeHash: pulumi.String(args.Artifact.SourceCodeHash),
 		MemorySize:     pulumi.Int(args.MemoryMB),
-		Timeout:        pulumi.Int(args.TimeoutSeconds),
-		Environment:    &lambda.FunctionEnvironmentArgs{Variables: environment},
+		// Nothing else caps a function's concurrency but the account's (1,000 by default, for all its functions):
+		// without it a storm in provisioned mode could take the account's whole concurrency.
+		ReservedConcurrentExecutions: pulumi.Int(args.ReservedConcurrency),
+		Timeout:                      pulumi.Int(args.TimeoutSeconds),
+		Environment:                  &lambda.FunctionEnvironmentArgs{Variables: environment},
 		LoggingConfig: &lambda.FunctionLoggingConfigArgs{
 			LogFormat: pulumi.String("Text"), // EMF lines are extracted from the raw JSON lines
 			LogGroup:  logs.Name,

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Describer is the one EC2 call the resolver makes.
@@ -32,7 +34,7 @@ const (
 )
 
 // MaxIDsPerCall is how many instance IDs one DescribeInstances call asks about (the filter's value limit).
-const MaxIDsPerCall = 200
+const MaxIDsPerCall = contract.MaxIDsPerDescribe
 
 // Options configures a Resolver.
 type Options struct {
