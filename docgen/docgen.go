@@ -29,6 +29,7 @@ var Blocks = []Block{
 	{Name: "metrics", Markdown: always(Metrics)},
 	{Name: "heartbeat-alarm", Markdown: always(HeartbeatAlarm)},
 	{Name: "package-reference", Markdown: PackageReference},
+	{Name: "sizing", Markdown: always(Sizing)},
 }
 
 func always(f func() string) func() (string, error) {

@@ -111,7 +111,11 @@ func (r *Resolver) Resolve(ctx context.Context, region string, ids []string) map
 }
 
 // describe returns the owner tag value of each instance EC2 knows among ids ("" for untagged ones). The
-// instance-id filter, unlike InstanceIds, does not fail the whole call on one unknown id.
+// instance-id filter, unlike InstanceIds, does not fail the whole call on one unknown id. Filtered and paginated,
+// the call also draws on DescribeInstances's own throttling bucket (100 tokens, refilled at 20 a second per account
+// and region, shared with the account's other callers of DescribeInstances, Karpenter among them), not on the
+// smaller one (50, refilled at 10) EC2 keeps for unfiltered, unpaginated DescribeInstances ("Request throttling
+// for the Amazon EC2 API", https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html).
 func (r *Resolver) describe(ctx context.Context, region string, ids []string) (map[string]string, error) {
 	in := &ec2.DescribeInstancesInput{
 		Filters:    []types.Filter{{Name: aws.String("instance-id"), Values: ids}},

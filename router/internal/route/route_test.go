@@ -894,3 +894,49 @@ func TestSenderCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupsInFlightAreBounded: the accounts' DescribeInstances calls run at once, but never more than
+// SEND_CONCURRENCY of them: the figure EC2's quota and the sizing model count on (docs/performance.md).
+func TestLookupsInFlightAreBounded(t *testing.T) {
+	const accountsN, limit = 12, 3
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	track := func() {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond) // holds the call open, so the others would pile up if unbounded
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}
+	ec2s := map[string]*fakeEC2{}
+	var bodies []string
+	for i := range accountsN {
+		acct := fmt.Sprintf("%012d", 500000000000+i)
+		ec2s["reader-"+acct] = &fakeEC2{owners: map[string]string{instance(100 + i): "alpha"}, before: track}
+		bodies = append(bodies, spotIn(acct, instance(100+i)))
+	}
+	opts := owner.Options{CacheSize: 1000, OwnerTTL: time.Hour, NoOwnerTTL: time.Hour}
+	h := &harness{ec2: &fakeEC2{}, sqs: newSQS("alpha"), logs: &bytes.Buffer{}, emf: &bytes.Buffer{}, redeliver: &fakeRedeliverer{later: map[string]int{}}}
+	h.r = New(
+		accounts.New(owner.New(h.ec2, opts), accounts.Options{
+			ReaderRole:  func(a string) string { return "reader-" + a },
+			NewResolver: func(role string) (accounts.Resolver, error) { return owner.New(ec2s[role], opts), nil },
+		}),
+		forward.New(h.sqs, forward.Options{CacheSize: 100, URLTTL: time.Hour, MissingTTL: time.Hour}),
+		Options{QueuePrefix: qprefix, Bus: "kib-test", Hub: account, SendConcurrency: limit, Metrics: metrics.NewWriter(h.emf, "NS", "test"),
+			Log: slog.New(slog.NewJSONHandler(h.logs, nil))})
+	if resp := h.handle(t, bodies...); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", failedIDs(resp))
+	}
+	for role, f := range ec2s {
+		if f.calls != 1 {
+			t.Errorf("%s: %d DescribeInstances, want 1", role, f.calls)
+		}
+	}
+	if most > limit || most < 2 {
+		t.Errorf("%d lookups in flight at most, want 2 to SEND_CONCURRENCY (%d): bounded, and in parallel", most, limit)
+	}
+}
