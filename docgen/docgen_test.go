@@ -167,3 +167,37 @@ func TestConfigReferenceIsTheValidators(t *testing.T) {
 		}
 	}
 }
+
+// TestHandWrittenDefaultsAreTheCode: no page states, outside its generated blocks, a default of a stack key or a
+// router variable that differs from the code's ("`router.maximumConcurrency` (20 by default", "`heartbeat.rate`
+// (5 minutes by default"): a changed default cannot leave a page behind.
+func TestHandWrittenDefaultsAreTheCode(t *testing.T) {
+	root := filepath.Join("..")
+	files, err := docgen.Documents(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := docgen.Defaults()
+	found := 0
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		agree, differ := docgen.StatedDefaults(string(b), defaults)
+		found += len(agree) + len(differ)
+		for _, d := range differ {
+			t.Errorf("%s states the default of %s as %s; the code's is %s", f, d.Key, d.Says, d.Code)
+		}
+	}
+	t.Logf("%d stated defaults checked", found)
+	if found < 3 {
+		t.Errorf("only %d stated defaults found in the documents: the scan finds nothing", found)
+	}
+	// The scan itself, on a page that states the old defaults.
+	_, differ := docgen.StatedDefaults("Lambda runs up to `router.maximumConcurrency` instances (5 by default), "+
+		"every `heartbeat.rate` (7 minutes by default); `SEND_CONCURRENCY` (default 8).", defaults)
+	if len(differ) != 3 {
+		t.Errorf("stale defaults found: %+v, want all three", differ)
+	}
+}

@@ -71,3 +71,59 @@ func TestLambdaCPU(t *testing.T) {
 		t.Errorf("256 MB: %s, want about 6.9 times one vCPU's", got)
 	}
 }
+
+// TestCasesAsAWSWordsThem: the worst case never scales up (5 invocations in standard mode, one per minimum
+// poller in provisioned mode); the best case ramps at AWS's full rate, each provisioned poller running 10
+// invocations; a reservation caps both; the ceiling is the maximum concurrency or 10 per maximum poller.
+func TestCasesAsAWSWordsThem(t *testing.T) {
+	storm := Storm{Events: 10000, Clusters: 200, Accounts: 5}
+	std := Mapping{BatchSize: 100, Window: time.Second, MaximumConcurrency: 1000, SendConcurrency: 32}
+	worst := std
+	worst.Case = Worst
+	if p := Project(storm, worst, DefaultLatency); p.PeakConcurrency != StandardStart {
+		t.Errorf("standard, worst case: peak %d, want %d throughout", p.PeakConcurrency, StandardStart)
+	}
+	if p := Project(storm, std, DefaultLatency); p.PeakConcurrency <= StandardStart {
+		t.Errorf("standard, best case: peak %d, want a ramp past %d", p.PeakConcurrency, StandardStart)
+	}
+	prov := Mapping{BatchSize: 10, Window: time.Second, MinimumPollers: 4, MaximumPollers: 40, SendConcurrency: 32}
+	if p := Project(storm, prov, DefaultLatency); p.PeakConcurrency <= 40 {
+		t.Errorf("provisioned 4–40, best case: peak %d invocations, want more than one per poller", p.PeakConcurrency)
+	}
+	if got := prov.concurrency(0); got != 4*PollerInvocations {
+		t.Errorf("provisioned 4–40 at the start: %d invocations, want %d", got, 4*PollerInvocations)
+	}
+	if got := prov.concurrency(time.Second); got != (4+ProvisionedRamp)*PollerInvocations {
+		t.Errorf("provisioned 4–40 after a second: %d invocations, want %d (15 pollers a second, 3 times standard's 5)", got, (4+ProvisionedRamp)*PollerInvocations)
+	}
+	if got := prov.Ceiling(); got != 400 {
+		t.Errorf("provisioned 4–40: ceiling %d, want 400", got)
+	}
+	provWorst := prov
+	provWorst.Case = Worst
+	if p := Project(storm, provWorst, DefaultLatency); p.PeakConcurrency != 4 {
+		t.Errorf("provisioned 4–40, worst case: peak %d, want the 4 minimum pollers, one invocation each", p.PeakConcurrency)
+	}
+	reserved := prov
+	reserved.Reserved = 30
+	if p := Project(storm, reserved, DefaultLatency); p.PeakConcurrency != 30 {
+		t.Errorf("provisioned 4–40 under a reservation of 30: peak %d, want 30", p.PeakConcurrency)
+	}
+	if got := std.concurrency(2 * time.Second); got != StandardStart+2*StandardRamp {
+		t.Errorf("standard after 2 s: %d, want %d", got, StandardStart+2*StandardRamp)
+	}
+}
+
+// TestDescribeCallsOf200: an invocation asks about at most 200 instances a DescribeInstances call, the calls of
+// one account one after another.
+func TestDescribeCallsOf200(t *testing.T) {
+	for _, tt := range []struct{ events, accounts, want int }{{100, 5, 1}, {1000, 5, 1}, {1000, 1, 5}, {2000, 5, 2}, {201, 1, 2}} {
+		v := Invocation{Events: tt.events, Accounts: tt.accounts, Queues: 1, SendConcurrency: 32}
+		if got := v.DescribeCalls(); got != tt.want {
+			t.Errorf("%d events in %d accounts: %d calls each, want %d", tt.events, tt.accounts, got, tt.want)
+		}
+		if got := ServiceTime(v, Latency{EC2: time.Second}, 0); got != time.Duration(tt.want)*time.Second {
+			t.Errorf("%d events in %d accounts: lookups take %s, want %d round trips", tt.events, tt.accounts, got, tt.want)
+		}
+	}
+}
