@@ -100,7 +100,7 @@ const (
 // Mapping is the event source mapping and the router's settings.
 type Mapping struct {
 	// Case is the ramp the projection assumes (Best unless set).
-	Case Case
+	Case      Case
 	BatchSize int
 	Window    time.Duration
 	// MaximumConcurrency bounds standard mode; ignored when MinimumPollers is set.
@@ -205,7 +205,7 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 				done = append(done, end+lat.SQS)
 			}
 			p.Invocations++
-			calls[int((t+fill+lat.Invoke).Seconds())] += inv.DescribeCalls()
+			calls[int((t + fill + lat.Invoke).Seconds())] += inv.DescribeCalls()
 		}
 		p.PeakConcurrency = max(p.PeakConcurrency, len(busy))
 	}
