@@ -1,8 +1,14 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sizing"
 )
@@ -58,6 +64,33 @@ func TestConcurrencyCeilings(t *testing.T) {
 		if tt.r.ModeCeiling() != tt.mode || tt.r.Reserved() != tt.reserved || tt.r.ConcurrencyLimit() != tt.limited {
 			t.Errorf("%s: mode %d, reserved %d, limit %d; want %d, %d, %d", tt.name, tt.r.ModeCeiling(), tt.r.Reserved(),
 				tt.r.ConcurrencyLimit(), tt.mode, tt.reserved, tt.limited)
+		}
+	}
+}
+
+// TestTheExampleShowsTheDefaults: Pulumi.dev.yaml says of its router block "the defaults are shown": every router
+// key it sets is the program's default.
+func TestTheExampleShowsTheDefaults(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "Pulumi.dev.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stack struct {
+		Config map[string]any `yaml:"config"`
+	}
+	if err := yaml.Unmarshal(b, &stack); err != nil {
+		t.Fatal(err)
+	}
+	shown, _ := stack.Config[Namespace+":router"].(map[string]any)
+	if len(shown) < 5 {
+		t.Fatalf("the example's router block has %d keys", len(shown))
+	}
+	defaults, _ := json.Marshal(DefaultRouter)
+	var want map[string]any
+	_ = json.Unmarshal(defaults, &want)
+	for k, v := range shown {
+		if fmt.Sprint(v) != fmt.Sprint(want[k]) {
+			t.Errorf("Pulumi.dev.yaml shows router.%s: %v; the default is %v", k, v, want[k])
 		}
 	}
 }
