@@ -9,6 +9,10 @@
 // Resources live in a directory (StateEnv), one file each, so every plugin process the engine starts (one per
 // provider resource and operation) sees the same cloud, and a test sees what is left after destroy.
 //
+// What AWS refuses of names, they refuse too (uniqueKey): a create whose name AWS keeps unique and already holds,
+// in the scope AWS keeps it, whether the stack or a stack before it (a resource retained on delete stays in the
+// store, as it stays in AWS), and an SQS queue's name deleted less than 60 seconds ago.
+//
 // What the real providers do that these do not:
 //   - validate inputs against AWS's rules (name lengths and characters, policy grammar and size, quotas): Check
 //     returns its inputs unchanged, and the program's own checks (config, quota) are the only ones here;
@@ -24,6 +28,7 @@
 package standin
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -37,6 +42,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
@@ -225,11 +231,106 @@ func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pul
 		return &pulumirpc.CreateResponse{Properties: props}, err
 	}
 	rec := Record{Package: p.Package, Type: string(urn.Type()), ID: id, URN: string(urn), Account: p.callerAccount()}
+	if err := p.refuseTaken(rec, inputs); err != nil {
+		return nil, err
+	}
 	if err := p.Store.Put(rec, inputs, outs); err != nil {
 		return nil, err
 	}
 	props, err := marshal(outs)
 	return &pulumirpc.CreateResponse{Id: id, Properties: props}, err
+}
+
+// uniqueKey is the name AWS (or Helm) keeps unique for a resource of typ with inputs in account, in the scope it
+// keeps it (case folded where AWS folds it), and the error AWS answers a second create with; "" where nothing is
+// refused on a name.
+func uniqueKey(typ, account, region string, in resource.PropertyMap) (key, refusal string) {
+	str := func(k resource.PropertyKey) string {
+		if v, ok := in[k]; ok && v.IsString() {
+			return v.StringValue()
+		}
+		return ""
+	}
+	switch typ {
+	case "aws:iam/role:Role":
+		// Unique per account, whatever the region, and "Names are not distinguished by case" (CreateRole,
+		// https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html).
+		return "iam role " + account + " " + strings.ToLower(str("name")), "EntityAlreadyExists: Role with name " + str("name") + " already exists."
+	case "aws:iam/policy:Policy":
+		// As roles (CreatePolicy, https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreatePolicy.html).
+		return "iam policy " + account + " " + strings.ToLower(str("name")), "EntityAlreadyExists: A policy called " + str("name") + " already exists."
+	case "aws:sqs/queue:Queue":
+		// Per account and region (CreateQueue, https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html).
+		return "sqs " + account + " " + region + " " + str("name"), "QueueAlreadyExists: A queue already exists with the same name and a different value for attribute(s)"
+	case "aws:cloudwatch/logGroup:LogGroup":
+		// Per account and region (CreateLogGroup, https://docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_CreateLogGroup.html).
+		return "logs " + account + " " + region + " " + str("name"), "ResourceAlreadyExistsException: The specified log group already exists"
+	case "aws:scheduler/scheduleGroup:ScheduleGroup":
+		// Per account and region (CreateScheduleGroup, https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateScheduleGroup.html).
+		return "schedule group " + account + " " + region + " " + str("name"), "ConflictException: Schedule group " + str("name") + " already exists."
+	case "aws:scheduler/schedule:Schedule":
+		// Per group (CreateSchedule, https://docs.aws.amazon.com/scheduler/latest/APIReference/API_CreateSchedule.html).
+		group := cmp.Or(str("groupName"), "default")
+		return "schedule " + account + " " + region + " " + group + " " + str("name"), "ConflictException: Schedule " + str("name") + " already exists in group " + group + "."
+	case "aws:eks/accessEntry:AccessEntry":
+		// One per principal of a cluster (CreateAccessEntry, ResourceInUseException,
+		// https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html).
+		return "eks access entry " + account + " " + region + " " + str("clusterName") + " " + str("principalArn"),
+			"ResourceInUseException: The specified access entry resource is already in use on this cluster."
+	case "aws:eks/podIdentityAssociation:PodIdentityAssociation":
+		// One per service account of a cluster (CreatePodIdentityAssociation, ResourceInUseException,
+		// https://docs.aws.amazon.com/eks/latest/APIReference/API_CreatePodIdentityAssociation.html).
+		return "eks pod identity " + account + " " + region + " " + str("clusterName") + " " + str("namespace") + "/" + str("serviceAccount"),
+			"ResourceInUseException: Association already exists for the service account " + str("namespace") + "/" + str("serviceAccount") + "."
+	case "kubernetes:helm.sh/v3:Release":
+		// Per namespace of a cluster (the account here is the cluster's context): Helm refuses an install whose
+		// release name is in use ("cannot re-use a name that is still in use").
+		ns := cmp.Or(str("namespace"), "default")
+		return "helm " + account + " " + ns + " " + str("name"), "cannot re-use a name that is still in use: release " + ns + "/" + str("name")
+	}
+	// EventBridge's PutRule creates or updates a rule of the name ("PutRule",
+	// https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutRule.html), and the provider creates it so:
+	// a second rule of one name overwrites the first, as here. Other names are the stack's own (autonamed, or
+	// unique by their parent: a role's inline policy, a rule's target).
+	return "", ""
+}
+
+// queueNameHold is how long SQS holds a deleted queue's name: "You must wait 60 seconds after deleting a queue
+// before you can create another with the same name" (CreateQueue).
+const queueNameHold = 60 * time.Second
+
+// refuseTaken refuses the create of rec with inputs as AWS would when another resource of the store holds its
+// name, or SQS still holds a deleted queue's.
+func (p *Provider) refuseTaken(rec Record, inputs resource.PropertyMap) error {
+	key, refusal := uniqueKey(rec.Type, rec.Account, p.World.Region, inputs)
+	if key == "" {
+		return nil
+	}
+	if at, ok := p.Store.DeletedAt(key); ok && rec.Type == "aws:sqs/queue:Queue" && p.Store.now().Sub(at) < queueNameHold {
+		return fmt.Errorf("creating %s: AWS.SimpleQueueService.QueueDeletedRecently: You must wait 60 seconds after deleting a queue before you can create another with the same name", rec.URN)
+	}
+	rs, err := p.Store.All()
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		if r.Type != rec.Type || r.ID == rec.ID && r.Account == rec.Account && r.URN == rec.URN {
+			continue
+		}
+		_, held, _, err := p.Store.Get(r.Account, r.Package, r.Type, r.ID)
+		if err != nil {
+			return err
+		}
+		if k, _ := uniqueKey(r.Type, r.Account, p.World.Region, held); k == key {
+			if rec.Type == "aws:sqs/queue:Queue" && plain(resource.NewObjectProperty(held)).DeepEquals(plain(resource.NewObjectProperty(inputs))) {
+				// "If you provide the name of an existing queue along with the exact names and values of all the
+				// queue's attributes, CreateQueue returns the queue URL for the existing queue" (CreateQueue).
+				continue
+			}
+			return fmt.Errorf("creating %s: %s (held by %s)", rec.URN, refusal, r.URN)
+		}
+	}
+	return nil
 }
 
 // Read returns a resource's state: a recorded one, or one that exists in the world without the stack (the EC2
@@ -290,10 +391,18 @@ func (p *Provider) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pul
 }
 
 // Delete forgets the resource; deleting one that is not there is an error, as AWS's NotFound would be to a
-// provider that did not expect it.
+// provider that did not expect it. A deleted queue's name is remembered, as SQS holds it for a minute.
 func (p *Provider) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*emptypb.Empty, error) {
 	urn := resource.URN(req.GetUrn())
-	return &emptypb.Empty{}, p.Store.Delete(p.callerAccount(), p.Package, string(urn.Type()), req.GetId())
+	typ, account := string(urn.Type()), p.callerAccount()
+	if _, inputs, _, err := p.Store.Get(account, p.Package, typ, req.GetId()); err == nil {
+		if key, _ := uniqueKey(typ, account, p.World.Region, inputs); key != "" {
+			if err := p.Store.MarkDeleted(key); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &emptypb.Empty{}, p.Store.Delete(account, p.Package, typ, req.GetId())
 }
 
 // Invoke answers a lookup from the mocks' table, as the provider's account.
@@ -444,8 +553,44 @@ type Record struct {
 }
 
 // Store keeps the stand-ins' resources in a directory, one file each, named by account, package, type and ID
-// (IDs are unique per account, as AWS's names are: two member accounts hold roles of the same name).
-type Store struct{ Dir string }
+// (IDs are unique per account, as AWS's names are: two member accounts hold roles of the same name), and when each
+// name was last deleted.
+type Store struct {
+	Dir string
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Store) deletedPath(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(s.Dir, "deleted", hex.EncodeToString(sum[:8]))
+}
+
+// MarkDeleted remembers that the resource holding key was deleted now.
+func (s *Store) MarkDeleted(key string) error {
+	p := s.deletedPath(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(s.now().UTC().Format(time.RFC3339Nano)), 0o600)
+}
+
+// DeletedAt is when the resource holding key was last deleted, if ever.
+func (s *Store) DeletedAt(key string) (time.Time, bool) {
+	b, err := os.ReadFile(s.deletedPath(key))
+	if err != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	return t, err == nil
+}
 
 func (s *Store) path(account, pkg, typ, id string) string {
 	sum := sha256.Sum256([]byte(account + "\x00" + pkg + "\x00" + typ + "\x00" + id))
