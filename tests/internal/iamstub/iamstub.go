@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/queryproto"
 )
 
 // Server is the running stub.
@@ -131,16 +132,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NoSuchEntity", fmt.Sprintf("The role with name %s cannot be found.", name))
 		return
 	}
-	resp := response{Xmlns: "https://iam.amazonaws.com/doc/2010-05-08/", RequestID: "stub", Role: role{
+	resp := response{Xmlns: xmlns, RequestID: "stub", Role: role{
 		Path: "/", RoleName: name, RoleID: id, Arn: "arn:aws:iam::" + account + ":role/" + name, Created: "2026-01-01T00:00:00Z",
 	}}
-	w.Header().Set("Content-Type", "text/xml")
-	_, _ = w.Write([]byte(xml.Header))
-	_ = xml.NewEncoder(w).Encode(resp)
+	queryproto.WriteResult(w, resp)
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `<ErrorResponse xmlns="https://iam.amazonaws.com/doc/2010-05-08/"><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>stub</RequestId></ErrorResponse>`, code, msg)
+	queryproto.WriteError(w, xmlns, status, code, msg)
 }
+
+// xmlns is the service's XML namespace.
+const xmlns = "https://iam.amazonaws.com/doc/2010-05-08/"

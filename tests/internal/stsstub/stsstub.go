@@ -19,6 +19,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/queryproto"
 )
 
 // Server is the running stub.
@@ -131,7 +132,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	}
 	account := contract.AccountOfRole(role)
 	var resp response
-	resp.Xmlns = "https://sts.amazonaws.com/doc/2011-06-15/"
+	resp.Xmlns = xmlns
 	resp.Result.Credentials = credentials{
 		AccessKeyID: caller.SessionKey(account, roleID, session), SecretAccessKey: "stub", SessionToken: "stub-" + session,
 		Expiration: time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
@@ -139,13 +140,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	resp.Result.AssumedRoleUser.Arn = "arn:aws:sts::" + account + ":assumed-role/" + role[strings.LastIndex(role, "/")+1:] + "/" + session
 	resp.Result.AssumedRoleUser.AssumedRoleID = roleID + ":" + session
 	resp.RequestID = "stub"
-	w.Header().Set("Content-Type", "text/xml")
-	_, _ = w.Write([]byte(xml.Header))
-	_ = xml.NewEncoder(w).Encode(resp)
+	queryproto.WriteResult(w, resp)
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "text/xml")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>stub</RequestId></ErrorResponse>`, code, msg)
+	queryproto.WriteError(w, xmlns, status, code, msg)
 }
+
+// xmlns is the service's XML namespace.
+const xmlns = "https://sts.amazonaws.com/doc/2011-06-15/"
