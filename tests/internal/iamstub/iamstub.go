@@ -109,15 +109,11 @@ type response struct {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		writeError(w, http.StatusBadRequest, "MalformedInput", err.Error())
+	form, ok := queryproto.Action(w, r, xmlns, "GetRole")
+	if !ok {
 		return
 	}
-	if a := r.PostForm.Get("Action"); a != "GetRole" {
-		writeError(w, http.StatusBadRequest, "InvalidAction", "the stub serves GetRole only, not "+a)
-		return
-	}
-	name, account := r.PostForm.Get("RoleName"), caller.Account(r, s.def)
+	name, account := form.Get("RoleName"), caller.Account(r, s.def)
 	key := account + "/" + name
 	s.mu.Lock()
 	s.calls[key]++

@@ -6,7 +6,22 @@ import (
 	"encoding/xml"
 	"fmt"
 	"net/http"
+	"net/url"
 )
+
+// Action reads r's form and returns its parameters when its Action is action; otherwise it answers the error, as
+// the service would, and returns false.
+func Action(w http.ResponseWriter, r *http.Request, xmlns, action string) (url.Values, bool) {
+	if err := r.ParseForm(); err != nil {
+		WriteError(w, xmlns, http.StatusBadRequest, "MalformedQueryString", err.Error())
+		return nil, false
+	}
+	if a := r.PostForm.Get("Action"); a != action {
+		WriteError(w, xmlns, http.StatusBadRequest, "InvalidAction", "the stub serves "+action+" only, not "+a)
+		return nil, false
+	}
+	return r.PostForm, true
+}
 
 // WriteResult writes v, an XML document, as a query protocol's answer.
 func WriteResult(w http.ResponseWriter, v any) {

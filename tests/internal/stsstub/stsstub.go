@@ -100,15 +100,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	d := s.latency
 	s.mu.Unlock()
 	time.Sleep(d)
-	if err := r.ParseForm(); err != nil {
-		writeError(w, http.StatusBadRequest, "MalformedQueryString", err.Error())
+	form, ok := queryproto.Action(w, r, xmlns, "AssumeRole")
+	if !ok {
 		return
 	}
-	if a := r.PostForm.Get("Action"); a != "AssumeRole" {
-		writeError(w, http.StatusBadRequest, "InvalidAction", "the stub serves AssumeRole only, not "+a)
-		return
-	}
-	role, session := r.PostForm.Get("RoleArn"), r.PostForm.Get("RoleSessionName")
+	role, session := form.Get("RoleArn"), form.Get("RoleSessionName")
 	from := caller.Account(r, def)
 	s.mu.Lock()
 	s.calls[role]++
