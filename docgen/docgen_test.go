@@ -172,7 +172,7 @@ func TestConfigReferenceIsTheValidators(t *testing.T) {
 // router variable that differs from the code's ("`router.maximumConcurrency` (20 by default", "`heartbeat.rate`
 // (5 minutes by default"): a changed default cannot leave a page behind.
 func TestHandWrittenDefaultsAreTheCode(t *testing.T) {
-	root := filepath.Join("..")
+	root := ".."
 	files, err := docgen.Documents(root)
 	if err != nil {
 		t.Fatal(err)

@@ -425,7 +425,8 @@ func (s Settings) ForwarderRole(account string) string {
 	if reader == "" || s.ForwarderRoleName == "" {
 		return ""
 	}
-	return reader[:strings.Index(reader, ":role/")] + ":role/" + s.ForwarderRoleName
+	prefix, _, _ := strings.Cut(reader, ":role/") // a reader role ARN always has it (ReaderRole)
+	return prefix + ":role/" + s.ForwarderRoleName
 }
 
 // list splits a comma-separated variable, dropping blanks.
