@@ -83,7 +83,16 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	found, err := preflight.Check(ctx, cfg, env.Region, invokeOptions(accounts))
+	deployed, err := last.Get("clusters")
+	if err != nil {
+		return nil, err
+	}
+	retainedBefore, err := last.Get(OutputRetainedClusters)
+	if err != nil {
+		return nil, err
+	}
+	before := preflight.Last{Deployed: config.DeployedClusters(deployed), Retained: retainedAssociations(retainedBefore)}
+	found, err := preflight.Check(ctx, cfg, env.Region, invokeOptions(accounts), before)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +120,44 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		"clusters":              clusters,
 
 		OutputSpotServiceLinkedRoles: spot.origins,
+		OutputRetainedClusters:       stillRetained(cfg, before),
 	})
 	return outputs, nil
+}
+
+// OutputRetainedClusters is the output that remembers, for each cluster with a pod identity association that the
+// stack removed, the association's ID, which it retained on delete: should the cluster be added back, the
+// program adopts it, as it does the cluster's other retained resources, whose IDs follow from their names.
+const OutputRetainedClusters = "retainedPodIdentityAssociations"
+
+// retainedAssociations reads the last update's OutputRetainedClusters (cluster -> association ID).
+func retainedAssociations(v any) map[string]string {
+	out := map[string]string{}
+	m, _ := v.(map[string]any)
+	for c, id := range m {
+		if s, ok := id.(string); ok {
+			out[c] = s
+		}
+	}
+	return out
+}
+
+// stillRetained is OutputRetainedClusters for this update: what the last update remembered, and the
+// associations of the clusters it declared that this one removes, less the clusters this one declares.
+func stillRetained(cfg config.Config, before preflight.Last) pulumi.StringMap {
+	out := pulumi.StringMap{}
+	for c, id := range before.Retained {
+		out[c] = pulumi.String(id)
+	}
+	for c, d := range before.Deployed {
+		if d.PodIdentityAssociationID != "" {
+			out[c] = pulumi.String(d.PodIdentityAssociationID)
+		}
+	}
+	for _, cl := range cfg.Clusters {
+		delete(out, cl.Name)
+	}
+	return out
 }
 
 func (o Options) withDefaults() Options {
@@ -301,6 +346,9 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 			prerequisites = []pulumi.Resource{role} // Karpenter cannot launch Spot before it exists
 		}
 		args := clusterArgs(cfg, cl, acc, hub, r.RoleARN, found, prerequisites)
+		if assoc, ok := found.Retained[cl.Name]; ok {
+			args.Adopt = &cluster.Adopt{PodIdentityAssociationID: assoc, InCluster: cl.Mode == config.ModeInstall}
+		}
 		c, err := cluster.New(ctx, args, acc.opts...)
 		if err != nil {
 			return nil, nil, err
@@ -314,7 +362,7 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 			"mode": pulumi.String(cl.Mode), "queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
 			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
 			"karpenterNamespace": pulumi.String(namespace), "heartbeatAlarmArn": c.HeartbeatAlarmARN,
-			"account": pulumi.String(cl.Account),
+			"account": pulumi.String(cl.Account), "podIdentityAssociationId": c.PodIdentityAssociationID,
 		}
 	}
 	return queueNames, clusters, nil

@@ -134,7 +134,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if err := checkCommands(cfg, opts.LookPath); err != nil {
 		return fail(err)
 	}
-	found, err := preflight.Check(ctx, cfg, env.Region, map[string][]pulumi.InvokeOption{env.Account: {under}})
+	found, err := preflight.Check(ctx, cfg, env.Region, map[string][]pulumi.InvokeOption{env.Account: {under}}, preflight.Last{})
 	var perr *preflight.Error
 	if errors.As(err, &perr) {
 		return fail(&preflight.Error{Problems: asArguments(perr.Problems)})

@@ -154,6 +154,10 @@ type Karpenter struct {
 	// managed elsewhere before the cluster moved to install mode, has been uninstalled, so a new release may
 	// take its place (docs/clusters.md, "Changing a cluster").
 	ReplaceRelease bool `json:"replaceRelease"`
+	// PodIdentityAssociationID is the ID of the pod identity association an earlier deployment of the cluster
+	// retained (a-…), for the stack to adopt where it cannot know it: after a destroy (docs/clusters.md, "Adding a
+	// cluster back, or deploying again after destroy").
+	PodIdentityAssociationID string `json:"podIdentityAssociationId"`
 }
 
 // Create configures a new EKS cluster (create mode).

@@ -20,13 +20,14 @@ var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400
 const MaxNamePrefix = 40
 
 var (
-	namePrefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
-	snsARNRE     = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`))
-	k8sNameRE    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	roleNameRE   = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
-	oidcARNRE    = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::[0-9]{12}:oidc-provider/.+$`))
-	vpcRE        = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
-	subnetRE     = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+	associationRE = regexp.MustCompile(`^a-[0-9a-z]{1,64}$`)
+	namePrefixRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
+	snsARNRE      = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`))
+	k8sNameRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	roleNameRE    = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	oidcARNRE     = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::[0-9]{12}:oidc-provider/.+$`))
+	vpcRE         = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
+	subnetRE      = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
 	// k8sVersionRE is a Kubernetes minor version as EKS takes it.
 	k8sVersionRE = regexp.MustCompile(`^1\.[0-9]{2}$`)
 )
@@ -156,6 +157,9 @@ func validateClusters(clusters []Cluster, p *problems) {
 		} else {
 			first[cl.Name] = i
 			folded[strings.ToLower(cl.Name)] = i
+		}
+		if id := cl.Karpenter.PodIdentityAssociationID; id != "" && !associationRE.MatchString(id) {
+			p.addf(at("karpenter.podIdentityAssociationId"), "%q is not a pod identity association ID such as a-abcdefghijklmnop1", id)
 		}
 		if !slices.Contains(Modes, cl.Mode) {
 			p.addf(at("mode"), "%q is not one of %s", cl.Mode, oneOf(Modes))
@@ -336,6 +340,8 @@ func validateTags(tags map[string]string, p *problems) {
 type Deployed struct {
 	Mode      Mode
 	Namespace string
+	// PodIdentityAssociationID is the ID of the pod identity association the cluster's Karpenter ran with.
+	PodIdentityAssociationID string
 }
 
 // DeployedClusters reads the clusters output of the last update (cluster -> its outputs) into Deployed values.
@@ -346,7 +352,8 @@ func DeployedClusters(output any) map[string]Deployed {
 		c, _ := v.(map[string]any)
 		mode, _ := c["mode"].(string)
 		ns, _ := c["karpenterNamespace"].(string)
-		out[name] = Deployed{Mode: Mode(mode), Namespace: ns}
+		assoc, _ := c["podIdentityAssociationId"].(string)
+		out[name] = Deployed{Mode: Mode(mode), Namespace: ns, PodIdentityAssociationID: assoc}
 	}
 	return out
 }

@@ -8,7 +8,9 @@
 package preflight
 
 import (
+	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
@@ -40,6 +43,10 @@ type Report struct {
 	// SpotServiceLinkedRole tells, for each account where the stack installs Karpenter, whether the EC2 Spot
 	// service-linked role exists there now.
 	SpotServiceLinkedRole map[string]bool
+	// Retained are the clusters whose Karpenter the stack installs, that its last update did not declare, and whose
+	// controller role exists: what an earlier deployment retained on delete (a cluster removed, or the stack
+	// destroyed), to adopt. Each has the ID of its pod identity association ("" with IRSA).
+	Retained map[string]string
 }
 
 // Error lists every problem found, one per line.
@@ -52,8 +59,8 @@ func (e *Error) Error() string {
 // Check runs the lookups for cfg. invoke gives, for each account of the stack, the options that reach it (a
 // member's provider; none for the stack's own). Lookups that fail because something is missing are problems;
 // the error is a *Error listing them all.
-func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption) (Report, error) {
-	r := Report{Clusters: map[string]Cluster{}, SpotServiceLinkedRole: map[string]bool{}}
+func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption, last Last) (Report, error) {
+	r := Report{Clusters: map[string]Cluster{}, SpotServiceLinkedRole: map[string]bool{}, Retained: map[string]string{}}
 	var problems []string
 	where := func(i int) string {
 		cl := cfg.Clusters[i]
@@ -109,6 +116,33 @@ func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[str
 		}
 		problems = append(problems, installable(ctx, cl, c, found, where(i), opts)...)
 	}
+	for i, cl := range cfg.Clusters {
+		if _, deployed := last.Deployed[cl.Name]; deployed || last.Deployed == nil || !cl.Mode.InstallsKarpenter() {
+			continue
+		}
+		name := cluster.ControllerRoleName(cl.Name, region)
+		held, err := roleExists(ctx, name, invoke[cl.Account])
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("%s: looking for the controller role %s failed: %v. Fix: let the deploying "+
+				"role call iam:ListRoles there", where(i), name, err))
+			continue
+		case !held:
+			continue
+		}
+		assoc := cmp.Or(cl.Karpenter.PodIdentityAssociationID, last.Retained[cl.Name])
+		if cl.Mode == config.ModeInstall && cl.Identity == config.IdentityPodIdentity && assoc == "" {
+			problems = append(problems, fmt.Sprintf("%s: what an earlier deployment of the cluster retained on delete exists (its "+
+				"controller role %s among it), and the stack adopts it, but it does not know the ID of the pod identity association "+
+				"that deployment left, which it must adopt too (EKS holds one per service account). Fix: pulumi config set --path "+
+				"'clusters[%d].karpenter.podIdentityAssociationId' \"$(aws eks list-pod-identity-associations --cluster-name %s "+
+				"--namespace %s --service-account %s --query 'associations[0].associationId' --output text)\" (docs/clusters.md, "+
+				"\"Adding a cluster back, or deploying again after destroy\")", where(i), name, i, cl.Name, cl.Karpenter.Namespace,
+				cl.Karpenter.ServiceAccount))
+			continue
+		}
+		r.Retained[cl.Name] = assoc
+	}
 	for _, account := range InstallAccounts(cfg) {
 		exists, err := spotrole.Exists(ctx, invoke[account]...)
 		if err != nil {
@@ -122,6 +156,24 @@ func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[str
 		return Report{}, &Error{Problems: problems}
 	}
 	return r, nil
+}
+
+// Last is what the stack's last update says of its clusters: those it declared (nil when it is not known, as in
+// the component package, which adopts nothing), and, for those it removed that had a pod identity association,
+// that association's ID.
+type Last struct {
+	Deployed map[string]config.Deployed
+	Retained map[string]string
+}
+
+// roleExists says whether the IAM role name exists in the account opts reach.
+func roleExists(ctx *pulumi.Context, name string, opts []pulumi.InvokeOption) (bool, error) {
+	re := "^" + regexp.QuoteMeta(name) + "$"
+	res, err := iam.GetRoles(ctx, &iam.GetRolesArgs{NameRegex: &re}, opts...)
+	if err != nil {
+		return false, err
+	}
+	return slices.Contains(res.Names, name), nil
 }
 
 // installable lists what keeps the stack from installing Karpenter on the existing cluster c.

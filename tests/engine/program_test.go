@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/events"
@@ -311,6 +312,45 @@ func TestProgramLifeCycle(t *testing.T) {
 		only(t, "removing gamma", s.up(), apitype.OpDelete, "::gamma")
 	})
 
+	t.Run("install clusters removed, then added back, adopt what they retained", func(t *testing.T) {
+		// The stand-ins refuse, as IAM, EKS and Helm do, a second role, access entry, association or release of one
+		// name: adding the clusters back succeeds only if what their removal retained is adopted, not created.
+		s.configure(keys([]any{beta}, accounts))
+		only(t, "removing alpha and delta", s.up(), apitype.OpDelete, "::alpha", "::delta")
+		// A minute later: SQS holds a deleted queue's name for 60 seconds (QueueDeletedRecently), as the stand-ins do.
+		if err := e.Store.Age(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		s.configure(keys([]any{alpha, beta, delta}, accounts))
+		steps := s.up()
+		imported := 0
+		for _, st := range steps {
+			switch {
+			case st.Op == apitype.OpImport && (strings.Contains(st.URN, "::alpha") || strings.Contains(st.URN, "::delta")):
+				imported++
+			case st.Op == apitype.OpCreate && (strings.Contains(st.URN, "::alpha") || strings.Contains(st.URN, "::delta")):
+				for _, kept := range []string{"-node-role", "-controller-role", "-controller-policy", "-node-access", "-pod-identity", "-karpenter"} {
+					if strings.HasSuffix(st.URN, kept) {
+						t.Errorf("created again, not adopted: %s", st)
+					}
+				}
+			case st.Op == apitype.OpUpdate: // the router's and the dashboard's lists of clusters
+			default:
+				t.Errorf("adding alpha and delta back: %s", st)
+			}
+		}
+		// alpha: 2 roles, 4 attachments, the policy, the access entry, the association, the release; delta (IRSA) the same
+		// but the association.
+		if imported != 19 {
+			t.Errorf("%d resources adopted, want 19", imported)
+		}
+		steps, err := s.preview()
+		if err != nil {
+			t.Fatal(err)
+		}
+		none(t, "the preview after adopting", steps)
+	})
+
 	t.Run("adding a member account replaces nothing of the hub or the other member", func(t *testing.T) {
 		more := map[string]any{member: accounts[member], member2: map[string]any{"deployRoleArn": deploy(member2)}}
 		s.configure(keys([]any{alpha, beta, delta, epsilon}, more))
@@ -360,6 +400,46 @@ func TestProgramLifeCycle(t *testing.T) {
 				t.Errorf("retained on delete, but deleted: %s", urn)
 			}
 		}
+	})
+
+	t.Run("deploying again after destroy adopts what it retained, once told the associations' IDs", func(t *testing.T) {
+		more := map[string]any{member: accounts[member], member2: map[string]any{"deployRoleArn": deploy(member2)}}
+		if err := e.Store.Age(time.Minute); err != nil { // a minute after the destroy, as SQS requires of a queue's name
+			t.Fatal(err)
+		}
+		s.configure(keys([]any{alpha, beta, delta, epsilon}, more))
+		_, err := s.preview()
+		for _, want := range []string{"clusters[0].karpenter.podIdentityAssociationId", "clusters[3].karpenter.podIdentityAssociationId"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("preview: %v, want it to name the command setting %s", err, want)
+			}
+		}
+		// What the command the preview names finds (aws eks list-pod-identity-associations): the association's ID.
+		association := func(cluster string) string {
+			for _, r := range e.Records(t) {
+				if id, ok := strings.CutPrefix(r.ID, cluster+","); ok && r.Type == "aws:eks/podIdentityAssociation:PodIdentityAssociation" {
+					return id
+				}
+			}
+			t.Fatalf("no association of %s in the stand-ins", cluster)
+			return ""
+		}
+		told := func(c map[string]any) map[string]any {
+			return cluster(c["name"].(string), map[string]any{"account": c["account"], "karpenter": map[string]any{"podIdentityAssociationId": association(c["name"].(string))}})
+		}
+		alphaTold, epsilonTold := told(alpha), told(epsilon)
+		delete(alphaTold, "account")
+		s.configure(keys([]any{alphaTold, beta, delta, epsilonTold}, more))
+		for _, st := range s.up() {
+			if st.Op != apitype.OpCreate && st.Op != apitype.OpImport {
+				t.Errorf("deploying again: %s", st)
+			}
+		}
+		steps, err := s.preview()
+		if err != nil {
+			t.Fatal(err)
+		}
+		none(t, "the preview after deploying again", steps)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
 
@@ -45,6 +46,30 @@ type Args struct {
 	Existing *Existing
 	// Prerequisites must exist before Karpenter is installed (the account's EC2 Spot service-linked role).
 	Prerequisites []pulumi.Resource
+	// Adopt, in install and create modes, says that what an earlier deployment of the cluster retained on delete
+	// exists (its roles and their policies, the node access entry, the pod identity association, the Helm release):
+	// the component imports each instead of creating it, which AWS and Helm would refuse.
+	Adopt *Adopt
+}
+
+// Adopt is what adopting a cluster's retained resources needs besides their names.
+type Adopt struct {
+	// PodIdentityAssociationID is the retained association's ID (pod-identity clusters).
+	PodIdentityAssociationID string
+	// InCluster: the cluster outlived the deployment that retained them (install mode), so what lives in it (the
+	// access entry, the association, the Helm release) is adopted too; a cluster the stack created (create mode)
+	// was deleted with it, and with it all that EKS and Kubernetes held of it: only its IAM roles remain.
+	InCluster bool
+}
+
+// NodeRoleName and ControllerRoleName name the roles the stack creates for a cluster's Karpenter in region.
+func NodeRoleName(cluster, region string) string {
+	return iamname.Role("KarpenterNode-"+cluster, region)
+}
+
+// ControllerRoleName names the controller's role.
+func ControllerRoleName(cluster, region string) string {
+	return iamname.Role("KarpenterController-"+cluster, region)
 }
 
 // Existing is what installing Karpenter needs of an existing EKS cluster: its API's endpoint and CA.
@@ -62,6 +87,7 @@ type ClusterInterruption struct {
 type wiring struct {
 	controllerRoleARN pulumi.StringOutput
 	nodeRoleName      pulumi.StringOutput
+	association       pulumi.StringOutput // the pod identity association's ID ("" without one)
 }
 
 // New declares the cluster's resources, every one a child of the component and named after the cluster, so
@@ -97,6 +123,9 @@ type Outputs struct {
 	// Kubeconfig reaches the cluster's API as the component does (install and create modes; "" otherwise): a
 	// secret, as pulumi-eks's is, though it holds no token (credentials come from aws eks get-token).
 	Kubeconfig pulumi.StringOutput `pulumi:"kubeconfig"`
+	// PodIdentityAssociationID is the ID of the association the cluster's Karpenter runs with ("" without one): the
+	// program keeps it in its outputs, to adopt the association should the cluster be removed and added back.
+	PodIdentityAssociationID pulumi.StringOutput
 }
 
 // Map is o as the component registers its outputs.
@@ -112,7 +141,8 @@ func (o Outputs) Map() pulumi.Map {
 // or the component package's ClusterInterruption (provider/), which registers its own and runs the same code.
 func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, error) {
 	cl := args.Cluster
-	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN}
+	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN,
+		adopt: args.Adopt}
 	queueARN := args.Env.ARN("sqs", args.QueueName)
 	queue, err := s.queue(args.QueueName, queueARN, args.RouterRoleARN, args.HubAccount)
 	if err != nil {
@@ -164,6 +194,10 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 	out.QueueName, out.QueueURL, out.QueueARN = queue.Name, queue.Url, queue.Arn
 	out.ChartValue = pulumi.Sprintf("settings.interruptionQueue=%s", queue.Name)
 	out.ControllerRoleARN, out.NodeRoleName = w.controllerRoleARN, w.nodeRoleName
+	out.PodIdentityAssociationID = pulumi.String("").ToStringOutput()
+	if w.association != (pulumi.StringOutput{}) {
+		out.PodIdentityAssociationID = w.association
+	}
 	return out, nil
 }
 
@@ -177,6 +211,24 @@ type scope struct {
 	deployRole string
 	tags       pulumi.StringMap
 	env        awsenv.Env
+	adopt      *Adopt
+}
+
+// adopting is the import option of the retained IAM resource whose import ID is id, when the cluster's retained
+// resources are adopted; none otherwise.
+func (s scope) adopting(id string) []pulumi.ResourceOption {
+	if s.adopt == nil {
+		return nil
+	}
+	return []pulumi.ResourceOption{pulumi.Import(pulumi.ID(id))}
+}
+
+// adoptingInCluster is adopting for what lives in the EKS cluster, which only an install cluster kept.
+func (s scope) adoptingInCluster(id string) []pulumi.ResourceOption {
+	if s.adopt == nil || !s.adopt.InCluster {
+		return nil
+	}
+	return s.adopting(id)
 }
 
 // name is a child's logical name: the cluster's, then what it is.

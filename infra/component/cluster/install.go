@@ -12,7 +12,6 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 )
@@ -59,35 +58,36 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	}
 	retain := pulumi.RetainOnDelete(true)
 
+	nodeName, controllerName := NodeRoleName(cl.Name, env.Region), ControllerRoleName(cl.Name, env.Region)
 	nodeRole, err := iam.NewRole(s.ctx, s.name("node-role"), &iam.RoleArgs{
-		Name:             pulumi.String(iamname.Role("KarpenterNode-"+cl.Name, env.Region)),
+		Name:             pulumi.String(nodeName),
 		Description:      pulumi.String("Nodes Karpenter launches for cluster " + cl.Name),
 		AssumeRolePolicy: pulumi.String(policy.AssumableBy(env.Principal("ec2"), nil).JSON()),
 		Tags:             s.tags,
-	}, s.parent, retain)
+	}, append([]pulumi.ResourceOption{s.parent, retain}, s.adopting(nodeName)...)...)
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the node role of %s: %w", cl.Name, err)
 	}
 	for _, p := range nodePolicies {
 		if _, err := iam.NewRolePolicyAttachment(s.ctx, s.name("node-"+p), &iam.RolePolicyAttachmentArgs{
 			Role: nodeRole.Name, PolicyArn: pulumi.String(env.AWSManagedPolicyARN(p)),
-		}, s.parent, retain); err != nil {
+		}, append([]pulumi.ResourceOption{s.parent, retain}, s.adopting(nodeName+"/"+env.AWSManagedPolicyARN(p))...)...); err != nil {
 			return wiring{}, fmt.Errorf("attaching %s to the node role of %s: %w", p, cl.Name, err)
 		}
 	}
 	access, err := eks.NewAccessEntry(s.ctx, s.name("node-access"), &eks.AccessEntryArgs{
 		ClusterName: pulumi.String(cl.Name), PrincipalArn: nodeRole.Arn, Type: pulumi.String("EC2_LINUX"), Tags: s.tags,
-	}, s.parent, retain, pulumi.DependsOn(t.ready))
+	}, append([]pulumi.ResourceOption{s.parent, retain, pulumi.DependsOn(t.ready)}, s.adoptingInCluster(cl.Name+":"+env.IAMARN("role/"+nodeName))...)...)
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the node access entry of %s: %w", cl.Name, err)
 	}
 
 	controllerRole, err := iam.NewRole(s.ctx, s.name("controller-role"), &iam.RoleArgs{
-		Name:             pulumi.String(iamname.Role("KarpenterController-"+cl.Name, env.Region)),
+		Name:             pulumi.String(controllerName),
 		Description:      pulumi.String("Karpenter's controller on cluster " + cl.Name),
 		AssumeRolePolicy: s.controllerTrust(cl, t),
 		Tags:             s.tags,
-	}, s.parent, retain)
+	}, append([]pulumi.ResourceOption{s.parent, retain}, s.adopting(controllerName)...)...)
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the controller role of %s: %w", cl.Name, err)
 	}
@@ -97,20 +97,26 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 		Policy: nodeRole.Arn.ApplyT(func(nodeARN string) string {
 			return ControllerPolicy(env, cl.Name, nodeARN, queueARN, version).JSON()
 		}).(pulumi.StringOutput),
-	}, s.parent, retain)
+	}, append([]pulumi.ResourceOption{s.parent, retain}, s.adopting(controllerName+":karpenter-controller")...)...)
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the controller policy of %s: %w", cl.Name, err)
 	}
 	deps := []pulumi.Resource{controllerPolicy, access}
+	association := pulumi.String("").ToStringOutput()
 	if cl.Identity == config.IdentityPodIdentity {
+		var adoptAssoc []pulumi.ResourceOption
+		if s.adopt != nil {
+			adoptAssoc = s.adoptingInCluster(cl.Name + "," + s.adopt.PodIdentityAssociationID)
+		}
 		assoc, err := eks.NewPodIdentityAssociation(s.ctx, s.name("pod-identity"), &eks.PodIdentityAssociationArgs{
 			ClusterName: pulumi.String(cl.Name), Namespace: pulumi.String(cl.Karpenter.Namespace),
 			ServiceAccount: pulumi.String(cl.Karpenter.ServiceAccount), RoleArn: controllerRole.Arn, Tags: s.tags,
-		}, s.parent, retain, pulumi.DependsOn(t.ready))
+		}, append([]pulumi.ResourceOption{s.parent, retain, pulumi.DependsOn(t.ready)}, adoptAssoc...)...)
 		if err != nil {
 			return wiring{}, fmt.Errorf("declaring the pod identity association of %s: %w", cl.Name, err)
 		}
 		deps = append(deps, assoc)
+		association = assoc.AssociationId
 	}
 
 	// A secret, as the component's kubeconfig output is: pulumi-kubernetes's SDK does not mark its provider's
@@ -124,7 +130,8 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
 	}
-	releaseOpts := []pulumi.ResourceOption{s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)}
+	releaseOpts := append([]pulumi.ResourceOption{s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)},
+		s.adoptingInCluster(cl.Karpenter.Namespace+"/karpenter")...)
 	if cl.Karpenter.ReplaceRelease {
 		// The old release was uninstalled by hand (config.CheckReleases): forget it before installing anew.
 		releaseOpts = append(releaseOpts, pulumi.DeleteBeforeReplace(true))
@@ -140,7 +147,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	}, releaseOpts...); err != nil {
 		return wiring{}, fmt.Errorf("declaring the Karpenter release of %s: %w", cl.Name, err)
 	}
-	return wiring{controllerRoleARN: controllerRole.Arn, nodeRoleName: nodeRole.Name}, nil
+	return wiring{controllerRoleARN: controllerRole.Arn, nodeRoleName: nodeRole.Name, association: association}, nil
 }
 
 // controllerTrust lets only Karpenter's service account take the controller role: through EKS Pod Identity, or

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -91,6 +92,9 @@ type Mocks struct {
 	// SpotServiceLinkedRole lists the accounts where the EC2 Spot service-linked role (AWSServiceRoleForEC2Spot)
 	// exists: aws:iam/getRoles finds it there.
 	SpotServiceLinkedRole []string
+	// Roles are IAM roles that exist without the stack ("<account> <name>"): what an earlier deployment retained on
+	// delete. aws:iam/getRoles finds them by name.
+	Roles []string
 	// Config is the stack configuration whose clusters exist ("<namespace>:<key>" to value, as PULUMI_CONFIG
 	// holds it); nil reads PULUMI_CONFIG, which the program reads too. A process that does not run the program
 	// (the engine test's stand-in providers) is given it.
@@ -255,6 +259,10 @@ func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyM
 			group = g.StringValue()
 		}
 		set("arn", arn("scheduler", "schedule/"+group+"/"+name))
+	case "aws:eks/podIdentityAssociation:PodIdentityAssociation":
+		_, assoc, _ := strings.Cut(id, ",")
+		set("associationId", assoc)
+		set("associationArn", arn("eks", "podidentityassociation/"+str(inputs, "clusterName")+"/"+assoc))
 	case "aws:eks/cluster:Cluster":
 		// What EKS gives a new cluster, as getCluster answers for one (the engine test's eks stand-in creates it).
 		c := m.cluster(name, region, suffix)
@@ -275,6 +283,13 @@ func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyM
 		}
 	}
 	return id, outs
+}
+
+func str(in resource.PropertyMap, k resource.PropertyKey) string {
+	if v, ok := in[k]; ok && v.IsString() {
+		return v.StringValue()
+	}
+	return ""
 }
 
 // awsID is the ID the AWS provider gives a resource of type typ named name with inputs, in its format (the
@@ -426,6 +441,18 @@ func (m *Mocks) Answer(token string, args resource.PropertyMap, caller string) (
 			slices.Contains(m.SpotServiceLinkedRole, account) {
 			arns = append(arns, fmt.Sprintf("arn:%s:iam::%s:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot", partition, account))
 			names = append(names, "AWSServiceRoleForEC2Spot")
+		}
+		if re := args["nameRegex"]; re.IsString() && !args["pathPrefix"].IsString() {
+			match, err := regexp.Compile(re.StringValue())
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range m.Roles {
+				if a, name, _ := strings.Cut(r, " "); a == account && match.MatchString(name) {
+					arns = append(arns, fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, name))
+					names = append(names, name)
+				}
+			}
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{"id": account, "arns": arns, "names": names}), nil
 	}

@@ -66,18 +66,20 @@ const (
 // World is the fake AWS the stand-ins answer for: the mocks' world (region, account, clusters, Spot roles, the
 // stack configuration whose clusters exist).
 type World struct {
-	Region                string            `json:"region"`
-	Account               string            `json:"account"`
-	Existing              []string          `json:"existing,omitempty"`
-	SpotServiceLinkedRole []string          `json:"spotServiceLinkedRole,omitempty"`
-	Config                map[string]string `json:"config"`
+	Region                string   `json:"region"`
+	Account               string   `json:"account"`
+	Existing              []string `json:"existing,omitempty"`
+	SpotServiceLinkedRole []string `json:"spotServiceLinkedRole,omitempty"`
+	// Roles are IAM roles that exist besides the store's ("<account> <name>").
+	Roles  []string          `json:"roles,omitempty"`
+	Config map[string]string `json:"config"`
 	// Versions are the plugins' versions by package: what pulumi-eks's SDK would ask of the aws plugin.
 	Versions map[string]string `json:"versions"`
 }
 
 // Mocks is the world as mocks.Mocks answers for it.
 func (w World) Mocks() *mocks.Mocks {
-	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Config: w.Config}
+	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config}
 }
 
 // forceNew are the inputs whose change replaces a resource (pulumi-aws's ForceNew for the resources the program
@@ -338,7 +340,7 @@ func (p *Provider) refuseTaken(rec Record, inputs resource.PropertyMap) error {
 // found", as the real providers answer.
 func (p *Provider) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
 	urn := resource.URN(req.GetUrn())
-	typ, id := string(urn.Type()), req.GetId()
+	typ, id := string(urn.Type()), p.importedID(string(urn.Type()), req.GetId())
 	rec, inputs, outs, err := p.Store.Get(p.callerAccount(), p.Package, typ, id)
 	if errors.Is(err, os.ErrNotExist) {
 		if inputs, outs = p.existing(typ, id); inputs == nil {
@@ -357,6 +359,30 @@ func (p *Provider) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumir
 	}
 	props, err := marshal(outs)
 	return &pulumirpc.ReadResponse{Id: rec.ID, Properties: props, Inputs: ins}, err
+}
+
+// importedID is the stored ID of the resource an import names by another ID than the one it got at create: a role
+// policy attachment is imported as "<role>/<policy ARN>" ("aws_iam_role_policy_attachment", import), where its ID is
+// generated.
+func (p *Provider) importedID(typ, id string) string {
+	role, policyARN, ok := strings.Cut(id, "/")
+	if typ != "aws:iam/rolePolicyAttachment:RolePolicyAttachment" || !ok {
+		return id
+	}
+	rs, err := p.Store.All()
+	if err != nil {
+		return id
+	}
+	for _, r := range rs {
+		if r.Type != typ || r.Account != p.callerAccount() {
+			continue
+		}
+		if _, in, _, err := p.Store.Get(r.Account, r.Package, r.Type, r.ID); err == nil &&
+			in["role"].IsString() && in["role"].StringValue() == role && in["policyArn"].IsString() && in["policyArn"].StringValue() == policyARN {
+			return r.ID
+		}
+	}
+	return id
 }
 
 // existing is what AWS holds without the stack: the Spot service-linked role in the accounts the world says.
@@ -430,9 +456,13 @@ func (p *Provider) world() World {
 		return w
 	}
 	w.SpotServiceLinkedRole = slices.Clone(w.SpotServiceLinkedRole)
+	w.Roles = slices.Clone(w.Roles)
 	for _, r := range rs {
 		if r.Type == spotRoleType && !slices.Contains(w.SpotServiceLinkedRole, r.Account) {
 			w.SpotServiceLinkedRole = append(w.SpotServiceLinkedRole, r.Account)
+		}
+		if r.Type == "aws:iam/role:Role" { // IAM lists the roles the stand-ins hold, retained ones among them
+			w.Roles = append(w.Roles, r.Account+" "+r.ID)
 		}
 	}
 	return w
@@ -580,6 +610,28 @@ func (s *Store) MarkDeleted(key string) error {
 		return err
 	}
 	return os.WriteFile(p, []byte(s.now().UTC().Format(time.RFC3339Nano)), 0o600)
+}
+
+// Age moves every deletion d into the past, as time passing would.
+func (s *Store) Age(d time.Duration) error {
+	files, err := filepath.Glob(filepath.Join(s.Dir, "deleted", "*"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		t, err := time.Parse(time.RFC3339Nano, string(b))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f, []byte(t.Add(-d).Format(time.RFC3339Nano)), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeletedAt is when the resource holding key was last deleted, if ever.
