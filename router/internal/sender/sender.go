@@ -128,12 +128,12 @@ type Checker struct {
 	locks sync.Map // key -> *sync.Mutex: one GetRole at a time per role
 }
 
-// learned is what IAM answered about a role: its ID, or that it does not exist, or why it could not be read.
+// learned is what IAM answered about a role, and when: its ID ("" when it does not exist), or why it could not be
+// read.
 type learned struct {
-	id      string
-	missing bool
-	err     error // the account's reader role was refused
-	at      time.Time
+	id  string
+	err error // the account's reader role was refused
+	at  time.Time
 }
 
 // New returns a Checker.
@@ -160,20 +160,13 @@ func (c *Checker) isHub(account string) bool { return c.opts.Hub == "" || accoun
 // Check decides each of msgs, messages whose events name account; the results are in msgs' order.
 func (c *Checker) Check(ctx context.Context, account string, msgs []Message) []Result {
 	out := make([]Result, len(msgs))
-	// The role that speaks for account: the hub's redrive role, or the member's forwarder; for a member, the hub's
-	// redrive role too.
-	var candidates [][2]string
-	if c.isHub(account) {
-		if c.opts.RedriveRole != "" {
-			candidates = append(candidates, [2]string{c.opts.Hub, c.opts.RedriveRole})
-		}
-	} else {
-		if arn := c.opts.ForwarderRole(account); arn != "" {
-			candidates = append(candidates, [2]string{account, arn[strings.LastIndex(arn, "/")+1:]})
-		}
-		if c.opts.RedriveRole != "" {
-			candidates = append(candidates, [2]string{c.opts.Hub, c.opts.RedriveRole})
-		}
+	// The roles that speak for account: a member's forwarder, and the hub's redrive role for every account.
+	var candidates []role
+	if arn := c.opts.ForwarderRole(account); arn != "" && !c.isHub(account) {
+		candidates = append(candidates, role{account, arn[strings.LastIndex(arn, "/")+1:]})
+	}
+	if c.opts.RedriveRole != "" {
+		candidates = append(candidates, role{c.opts.Hub, c.opts.RedriveRole})
 	}
 	for i, m := range msgs {
 		switch _, isRole := RoleID(m.Sender); {
@@ -188,8 +181,11 @@ func (c *Checker) Check(ctx context.Context, account string, msgs []Message) []R
 	return out
 }
 
+// role is an IAM role: its account and name.
+type role struct{ account, name string }
+
 // decide checks one role sender naming account against the roles that may speak for it.
-func (c *Checker) decide(ctx context.Context, account string, m Message, candidates [][2]string) Result {
+func (c *Checker) decide(ctx context.Context, account string, m Message, candidates []role) Result {
 	id, _ := RoleID(m.Sender)
 	sent := m.Sent
 	if sent.IsZero() {
@@ -198,14 +194,14 @@ func (c *Checker) decide(ctx context.Context, account string, m Message, candida
 	var names []string
 	var undecided error
 	for _, cand := range candidates {
-		match, err := c.is(ctx, cand[0], cand[1], id, sent)
+		match, err := c.is(ctx, cand.account, cand.name, id, sent)
 		switch {
 		case match:
 			return Result{Verdict: Genuine}
 		case err != nil:
 			undecided = err
 		}
-		names = append(names, fmt.Sprintf("%s's %s", cand[0], cand[1]))
+		names = append(names, fmt.Sprintf("%s's %s", cand.account, cand.name))
 	}
 	if undecided != nil {
 		return Result{Undecided, undecided}
@@ -269,7 +265,7 @@ func (c *Checker) learn(ctx context.Context, account, name string, stale time.Ti
 		c.roles.Add(key, l)
 		return l, nil
 	case errors.As(err, &missing):
-		l := learned{missing: true, at: now}
+		l := learned{at: now}
 		c.roles.Remove(key)
 		c.neg.Add(key, l)
 		return l, nil
