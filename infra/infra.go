@@ -74,7 +74,7 @@ func Program(opts Options) pulumi.RunFunc {
 // which declare nothing in AWS, come before the checks end.
 func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) {
 	opts = opts.withDefaults()
-	cfg, env, last, err := check(ctx, opts)
+	cfg, env, last, before, err := check(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -83,15 +83,6 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	deployed, err := last.Get("clusters")
-	if err != nil {
-		return nil, err
-	}
-	retainedBefore, err := last.Get(OutputRetainedClusters)
-	if err != nil {
-		return nil, err
-	}
-	before := preflight.Last{Deployed: config.DeployedClusters(deployed), Retained: retainedAssociations(retainedBefore)}
 	found, err := preflight.Check(ctx, cfg, env.Region, invokeOptions(accounts), before)
 	if err != nil {
 		return nil, err
@@ -172,11 +163,11 @@ func (o Options) withDefaults() Options {
 }
 
 // check reads and validates the stack's configuration and checks it against where the program runs and against
-// the last update, before any resource is declared; it returns the configuration, the stack's environment and the
-// last update's outputs.
-func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previous.Outputs, error) {
-	fail := func(err error) (config.Config, awsenv.Env, *previous.Outputs, error) {
-		return config.Config{}, awsenv.Env{}, nil, err
+// the last update, before any resource is declared; it returns the configuration, the stack's environment, the
+// last update's outputs and what they say of its clusters.
+func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previous.Outputs, preflight.Last, error) {
+	fail := func(err error) (config.Config, awsenv.Env, *previous.Outputs, preflight.Last, error) {
+		return config.Config{}, awsenv.Env{}, nil, preflight.Last{}, err
 	}
 	values, err := stackConfig(ctx)
 	if err != nil {
@@ -208,10 +199,15 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 	if err != nil {
 		return fail(err)
 	}
-	if err := config.CheckReleases(cfg, config.DeployedClusters(deployed)); err != nil {
+	retained, err := last.Get(OutputRetainedClusters)
+	if err != nil {
 		return fail(err)
 	}
-	return cfg, env, last, nil
+	before := preflight.Last{Deployed: config.DeployedClusters(deployed), Retained: retainedAssociations(retained)}
+	if err := config.CheckReleases(cfg, before.Deployed); err != nil {
+		return fail(err)
+	}
+	return cfg, env, last, before, nil
 }
 
 // shared is what the stack declares once, whatever its clusters.
