@@ -44,7 +44,9 @@ const (
 	LogSenderObserved = "sender check observed: forwarded a message it would not in enforce mode"
 	// LogServiceSender is the message of the line logged the first time a router instance sees each sender that is
 	// no role (docs/security.md, "Who sent each message").
-	LogServiceSender = "a message sent by no IAM role, taken as the bus's own rules' delivery (the central queue's policy admits no other)"
+	LogServiceSender = "a message sent by no IAM role, which no rule of the bus sends as: refused as forged_sender"
+	// LogQuarantined, true on a "message dropped" line, says the message was kept in the quarantine queue.
+	LogQuarantined = "quarantined"
 )
 
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account

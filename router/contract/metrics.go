@@ -24,9 +24,12 @@ const (
 	// MetricForgedSender counts messages whose SQS sender may not speak for the account their event names: dropped
 	// as forged_sender when the sender check enforces, forwarded all the same when it observes.
 	MetricForgedSender = "ForgedSender"
-	// MetricServiceSender counts messages sent by no IAM role: an AWS service's delivery through the central
-	// queue's resource policy (the hub's own rules), whose SenderId AWS does not document.
+	// MetricServiceSender counts messages sent by no IAM role, which the central queue's policy admits none of (every
+	// rule delivers as its account's forwarder role): an AWS service stamping an ID of its own, refused as
+	// forged_sender and kept in the quarantine.
 	MetricServiceSender = "ServiceSender"
+	// MetricQuarantined counts refused messages kept in the quarantine queue (QuarantineReasons).
+	MetricQuarantined = "Quarantined"
 )
 
 // Dimension names. Every record carries DimBus; the others split one count each.
@@ -91,9 +94,10 @@ type MetricSet struct {
 
 // MetricSets are every record the router writes, once per invocation.
 var MetricSets = []MetricSet{
-	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
-		"ForgedSender: messages whose sender may not speak for the account their event names (dropped when the sender check enforces, forwarded when it observes); " +
-		"ServiceSender: messages sent by no IAM role, taken as the bus's own rules' deliveries"},
+	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender, MetricQuarantined}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
+		"ForgedSender: messages whose sender may not speak for the account their event names (refused and quarantined when the sender check enforces, forwarded when it observes); " +
+		"ServiceSender: messages sent by no IAM role, which no rule of the bus sends as (counted in ForgedSender too); " +
+		"Quarantined: refused messages kept in the quarantine queue (" + quarantineList() + ")"},
 	{DimKind, []string{MetricReceived}, "messages received, per kind of event (" + kindList() + ")"},
 	{DimCluster, []string{MetricForwarded}, "deliveries to each cluster's queue: a Health event for k clusters counts k; canaries are not counted"},
 	{DimCluster, []string{MetricCanaryForwarded}, "canaries delivered to each cluster's queue"},
@@ -112,6 +116,14 @@ func kindList() string {
 		if !slices.Contains(s, string(k)) {
 			s = append(s, string(k))
 		}
+	}
+	return strings.Join(s, ", ")
+}
+
+func quarantineList() string {
+	s := make([]string, len(QuarantineReasons))
+	for i, r := range QuarantineReasons {
+		s[i] = string(r)
 	}
 	return strings.Join(s, ", ")
 }

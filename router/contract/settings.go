@@ -46,6 +46,7 @@ const (
 	EnvRedriveRoleName    = "REDRIVE_ROLE_NAME"
 	EnvSenderRoleTTL      = "SENDER_ROLE_CACHE_TTL"
 	EnvSenderRecheck      = "SENDER_ROLE_RECHECK"
+	EnvQuarantineQueueURL = "QUARANTINE_QUEUE_URL"
 )
 
 // The values of SenderCheck (docs/security.md, "Who sent each message").
@@ -127,6 +128,9 @@ type Settings struct {
 	// SenderRecheck is the least time between two iam:GetRole calls for one role: a sender that differs from a
 	// role's ID learned before its message was sent is retried until IAM is asked again.
 	SenderRecheck time.Duration
+	// QuarantineQueueURL is the queue every message refused for one of QuarantineReasons is kept in, with why;
+	// empty: such messages are deleted.
+	QuarantineQueueURL string
 }
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
@@ -270,6 +274,7 @@ func (s Settings) Environ() map[string]string {
 	set(EnvRedriveRoleName, s.RedriveRoleName)
 	setDur(EnvSenderRoleTTL, s.SenderRoleTTL)
 	setDur(EnvSenderRecheck, s.SenderRecheck)
+	set(EnvQuarantineQueueURL, s.QuarantineQueueURL)
 	return env
 }
 
@@ -306,6 +311,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.SenderCheck = getenv(EnvSenderCheck)
 	s.ForwarderRoleName = getenv(EnvForwarderRoleName)
 	s.RedriveRoleName = getenv(EnvRedriveRoleName)
+	s.QuarantineQueueURL = getenv(EnvQuarantineQueueURL)
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -418,11 +424,19 @@ func (s Settings) ReaderRole(account string) string {
 	return ""
 }
 
-// ForwarderRole is the ARN of account's forwarder role, the one role that may send the central queue events naming
-// account: its reader role's ARN with ForwarderRoleName for a name; "" when account is not a member.
+// ForwarderRole is the ARN of account's forwarder role, the role its rules deliver to the central queue as, which
+// may send the central queue events naming account: a member's reader role's ARN with ForwarderRoleName for a name,
+// or, for the router's own account (the hub's rules), that account's role of ForwarderRoleName in Partition; ""
+// when account has none.
 func (s Settings) ForwarderRole(account string) string {
+	if s.ForwarderRoleName == "" {
+		return ""
+	}
+	if account == s.Account && IsAccount(account) && IsPartition(s.Partition) {
+		return "arn:" + s.Partition + ":iam::" + account + ":role/" + s.ForwarderRoleName
+	}
 	reader := s.ReaderRole(account)
-	if reader == "" || s.ForwarderRoleName == "" {
+	if reader == "" {
 		return ""
 	}
 	prefix, _, _ := strings.Cut(reader, ":role/") // a reader role ARN always has it (ReaderRole)

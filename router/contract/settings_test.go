@@ -69,6 +69,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"}, CanaryInterval: 1,
 		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
 		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1, SenderRecheck: 1,
+		QuarantineQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-quarantine",
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -265,8 +266,12 @@ func TestSenderCheckSettings(t *testing.T) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
 	}
-	s = Settings{Account: "111111111111", MemberReaderRoles: []string{"arn:aws-cn:iam::222222222222:role/kib-reader"}, ForwarderRoleName: "kib-forward"}
-	for account, want := range map[string]string{"222222222222": "arn:aws-cn:iam::222222222222:role/kib-forward", "111111111111": "", "333333333333": ""} {
+	// The hub's own rules deliver as its forwarder too, named in the router's partition.
+	s = Settings{Account: "111111111111", MemberReaderRoles: []string{"arn:aws-cn:iam::222222222222:role/kib-reader"}, ForwarderRoleName: "kib-forward",
+		Partition: "aws-cn"}
+	for account, want := range map[string]string{
+		"222222222222": "arn:aws-cn:iam::222222222222:role/kib-forward", "111111111111": "arn:aws-cn:iam::111111111111:role/kib-forward", "333333333333": "",
+	} {
 		if got := s.ForwarderRole(account); got != want {
 			t.Errorf("ForwarderRole(%s) = %q, want %q", account, got, want)
 		}

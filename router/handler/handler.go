@@ -23,6 +23,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
@@ -76,6 +77,9 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	if cfg.CentralQueueURL != "" {
 		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
 	}
+	if cfg.QuarantineQueueURL != "" {
+		opts.Quarantine = quarantine.New(sqsClient, cfg.QuarantineQueueURL)
+	}
 	opts.SenderObserve = cfg.SenderCheck == contract.SenderObserve
 	recheck := cfg.SenderRecheck
 	if opts.SenderObserve {
@@ -89,7 +93,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	r := route.New(owners, forwarder, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
 		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,
-		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck)
+		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck, "quarantine", cfg.QuarantineQueueURL)
 	return r.Handle, nil
 }
 

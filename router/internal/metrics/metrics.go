@@ -27,6 +27,7 @@ type Batch struct {
 	retried   int
 	forged    int
 	service   int
+	kept      int
 	lagMillis []float64
 }
 
@@ -58,6 +59,9 @@ func (b *Batch) ForgedSender() { b.forged++ }
 
 // ServiceSender counts a message sent by no IAM role.
 func (b *Batch) ServiceSender() { b.service++ }
+
+// Quarantine counts a refused message kept in the quarantine queue.
+func (b *Batch) Quarantine() { b.kept++ }
 
 func total(m map[string]int) int {
 	n := 0
@@ -122,7 +126,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		enc:    json.NewEncoder(w),
 		bus:    bus,
 		totals: dir("", contract.MetricReceived, contract.MetricForwarded, contract.MetricDropped, contract.MetricRetried,
-			contract.MetricForgedSender, contract.MetricServiceSender),
+			contract.MetricForgedSender, contract.MetricServiceSender, contract.MetricQuarantined),
 		byKind:    dir(contract.DimKind, contract.MetricReceived),
 		byCluster: dir(contract.DimCluster, contract.MetricForwarded),
 		byReason:  dir(contract.DimReason, contract.MetricDropped),
@@ -131,7 +135,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 	}
 }
 
-// Flush writes b's figures timestamped at now: totals per bus (all six, zeros included, so alarms see 0
+// Flush writes b's figures timestamped at now: totals per bus (all seven, zeros included, so alarms see 0
 // rather than missing data), received per kind, forwarded per cluster, dropped per reason, and the forward lags.
 func (w *Writer) Flush(b *Batch, now time.Time) error {
 	ts := now.UnixMilli()
@@ -139,7 +143,7 @@ func (w *Writer) Flush(b *Batch, now time.Time) error {
 	defer w.mu.Unlock()
 	err := w.encode(w.totals, ts, contract.MetricReceived, total(b.received), contract.MetricForwarded, total(b.forwarded),
 		contract.MetricDropped, total(b.dropped), contract.MetricRetried, b.retried,
-		contract.MetricForgedSender, b.forged, contract.MetricServiceSender, b.service)
+		contract.MetricForgedSender, b.forged, contract.MetricServiceSender, b.service, contract.MetricQuarantined, b.kept)
 	counts := func(d []directive, dim, metric string, by map[string]int) {
 		for _, k := range slices.Sorted(maps.Keys(by)) {
 			err = errors.Join(err, w.encode(d, ts, dim, k, metric, by[k]))

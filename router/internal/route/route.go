@@ -21,6 +21,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -46,7 +47,13 @@ type SenderChecker interface {
 	Check(ctx context.Context, account string, msgs []sender.Message) []sender.Result
 }
 
+// Quarantiner keeps refused messages, returning one error per message.
+type Quarantiner interface {
+	Keep(ctx context.Context, msgs []quarantine.Message) []error
+}
+
 var (
+	_ Quarantiner   = (*quarantine.Queue)(nil)
 	_ Resolver      = (*accounts.Owners)(nil)
 	_ Sender        = (*forward.Forwarder)(nil)
 	_ Redeliverer   = (*redeliver.Scheduler)(nil)
@@ -59,6 +66,7 @@ type Router struct {
 	sender      Sender
 	redeliverer Redeliverer
 	senders     SenderChecker
+	quarantine  Quarantiner
 	observe     bool
 	seen        sync.Map // SenderIds of no role already logged
 	prefix      string
@@ -97,6 +105,9 @@ type Options struct {
 	// forwarded all the same.
 	Senders       SenderChecker
 	SenderObserve bool
+	// Quarantine, when set, keeps every message refused for one of contract.QuarantineReasons instead of deleting
+	// it; one it cannot keep is retried.
+	Quarantine Quarantiner
 	// SendConcurrency bounds the queues sent to at once.
 	SendConcurrency int
 	Metrics         *metrics.Writer
@@ -109,7 +120,8 @@ type Options struct {
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
 		owners: owners, sender: sender, redeliverer: opts.Redeliverer, senders: opts.Senders, observe: opts.SenderObserve,
-		prefix: opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
+		quarantine: opts.Quarantine,
+		prefix:     opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
 		accounts: opts.Accounts, canaries: opts.Canaries, busQueues: opts.BusQueues,
 		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
@@ -129,6 +141,8 @@ const (
 	forwarded
 	// dropped: acknowledged without (full) delivery, for a reason, never retried.
 	dropped
+	// quarantined: refused, and kept in the quarantine queue; acknowledged.
+	quarantined
 	// retried: listed in BatchItemFailures, so SQS delivers it again.
 	retried
 )
@@ -198,7 +212,11 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	msgs := r.parse(in.Records, &stats)
 	r.checkSenders(ctx, msgs, &stats)
 	deliveries := r.plan(msgs, r.resolve(ctx, lookups(msgs)))
+	// The refused messages are kept while the others are delivered: a refusal never holds the batch up.
+	var wg sync.WaitGroup
+	wg.Go(func() { r.keep(ctx, msgs, &stats) })
 	r.send(ctx, deliveries)
+	wg.Wait()
 	now := r.now()
 	r.tally(ctx, deliveries, &stats, now)
 	resp := r.respond(ctx, msgs, len(deliveries), &stats)
@@ -307,13 +325,14 @@ func (r *Router) checkSenders(ctx context.Context, msgs []message, stats *metric
 
 // settleSender applies the sender check's result res of m, sent by s.
 func (r *Router) settleSender(ctx context.Context, m *message, s string, res sender.Result, stats *metrics.Batch) {
-	switch res.Verdict {
-	case sender.Genuine:
-	case sender.Service:
+	if _, isRole := sender.RoleID(s); !isRole && s != "" {
 		stats.ServiceSender()
 		if _, logged := r.seen.LoadOrStore(s, true); !logged {
-			r.log.InfoContext(ctx, contract.LogServiceSender, contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
+			r.log.WarnContext(ctx, contract.LogServiceSender, contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
 		}
+	}
+	switch res.Verdict {
+	case sender.Genuine:
 	case sender.Forged:
 		stats.ForgedSender()
 		if r.observe {
@@ -334,6 +353,41 @@ func (r *Router) settleSender(ctx context.Context, m *message, s string, res sen
 		}
 	default:
 		m.out = retry(fmt.Errorf("no verdict on sender %q of account %s", s, m.ev.Account))
+	}
+}
+
+// keep sends every message refused for a reason worth reading again to the quarantine (when there is one), and
+// settles each: quarantined once SQS took it, retried otherwise, so that no refusal deletes a message the
+// quarantine did not take.
+func (r *Router) keep(ctx context.Context, msgs []message, stats *metrics.Batch) {
+	if r.quarantine == nil {
+		return
+	}
+	var refused []*message
+	var kept []quarantine.Message
+	for i := range msgs {
+		m := &msgs[i]
+		if m.out.verdict != dropped || !contract.Quarantined(m.out.reason) {
+			continue
+		}
+		refused = append(refused, m)
+		kept = append(kept, quarantine.Message{
+			Body: &m.rec.Body, Reason: m.out.reason, Err: m.out.err, Account: m.ev.Account,
+			Sender: m.rec.Attributes[sender.Attribute], Sent: m.rec.Attributes[sender.SentAttribute],
+			MessageID: m.rec.MessageId, EventID: m.ev.ID,
+		})
+	}
+	if len(refused) == 0 {
+		return
+	}
+	for i, err := range r.quarantine.Keep(ctx, kept) {
+		m := refused[i]
+		if err != nil {
+			m.out = retry(fmt.Errorf("refused as %s (%w), and %w", m.out.reason, m.out.err, err))
+			continue
+		}
+		m.out.verdict = quarantined
+		stats.Quarantine()
 	}
 }
 
@@ -503,7 +557,7 @@ func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats 
 		m := &msgs[i]
 		m.settle()
 		switch m.out.verdict {
-		case dropped:
+		case dropped, quarantined:
 			nDropped++
 			stats.Drop(m.out.reason)
 			r.logDrop(ctx, m)
@@ -579,6 +633,9 @@ func parallel(limit, n int, fn func(i int)) {
 
 func (r *Router) logDrop(ctx context.Context, m *message) {
 	attrs := []any{"messageId", m.rec.MessageId, contract.LogReason, m.out.reason, "error", m.out.err.Error()}
+	if m.out.verdict == quarantined {
+		attrs = append(attrs, contract.LogQuarantined, true)
+	}
 	if m.out.reason == contract.ReasonForgedSender {
 		attrs = append(attrs, contract.LogSender, m.rec.Attributes[sender.Attribute], "account", m.ev.Account)
 	}

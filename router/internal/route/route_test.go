@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
@@ -214,7 +216,13 @@ func (h *harness) logsOf(t *testing.T, msg, key, value string) map[string][]stri
 		}
 		if rec["msg"] == msg {
 			k, _ := rec[key].(string)
-			v, _ := rec[value].(string)
+			v, ok := rec[value].(string)
+			if !ok && rec[value] != nil {
+				v = fmt.Sprint(rec[value])
+			}
+			if !ok && rec[value] == nil {
+				v = ""
+			}
 			out[k] = append(out[k], v)
 		}
 	}
@@ -806,8 +814,8 @@ func (f *fakeSenders) Check(_ context.Context, _ string, msgs []sender.Message) 
 
 // TestSenderCheck: in enforce mode a forged sender's message is dropped as forged_sender, named in its log line
 // and counted, before any lookup in the account it names; an undecided one is retried; a sender whose account's
-// reader role is refused drops the message as unknown_account; a sender that is no role is forwarded, counted, and
-// logged once. In observe mode the forged and undecided ones are forwarded too, logged and counted.
+// reader role is refused drops the message as unknown_account; a sender that is no role is refused (forged), counted
+// as such, and logged once. In observe mode the forged and undecided ones are forwarded too, logged and counted.
 func TestSenderCheck(t *testing.T) {
 	for _, observe := range []bool{false, true} {
 		t.Run(map[bool]string{false: "enforce", true: "observe"}[observe], func(t *testing.T) {
@@ -820,7 +828,7 @@ func TestSenderCheck(t *testing.T) {
 				"AROAX:s":  {Verdict: sender.Forged, Err: errors.New("sender AROAX:s may not speak for account " + memberB)},
 				"AROAU:s":  {Verdict: sender.Undecided, Err: errors.New("iam:GetRole throttled")},
 				"AROAD:s":  {Verdict: sender.Undecided, Err: fmt.Errorf("%w: refused", accounts.ErrUnknownAccount)},
-				"AIDASVC1": {Verdict: sender.Service},
+				"AIDASVC1": {Verdict: sender.Forged, Err: errors.New("sender AIDASVC1 is not an IAM role")},
 			}}
 			h.r.senders, h.r.observe = senders, observe
 			bodies := []string{spotIn(memberA, instance(2)), spotIn(memberB, instance(3)), spotIn(memberB, instance(4)),
@@ -834,13 +842,14 @@ func TestSenderCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			forged := string(contract.ReasonForgedSender)
 			wantRetried, wantDrops := []string{"m2"}, map[string][]string{
-				"m1": {string(contract.ReasonForgedSender)}, "m4": {string(contract.ReasonUnknownAccount)},
+				"m1": {forged}, "m3": {forged}, "m4": {string(contract.ReasonUnknownAccount)}, "m5": {forged},
 			}
-			wantGamma := []string(nil)
+			wantGamma, wantAlpha := []string(nil), 0
 			if observe {
 				wantRetried, wantDrops = nil, map[string][]string{"m4": {string(contract.ReasonUnknownAccount)}}
-				wantGamma = []string{bodies[1], bodies[2]}
+				wantGamma, wantAlpha = []string{bodies[1], bodies[2]}, 2
 			}
 			if got := failedIDs(resp); fmt.Sprint(got) != fmt.Sprint(wantRetried) {
 				t.Errorf("retried %v, want %v", got, wantRetried)
@@ -854,36 +863,36 @@ func TestSenderCheck(t *testing.T) {
 			if got := h.sqs.byURL["https://sqs/"+memberA+"/"+queuename.For(qprefix, "beta")]; len(got) != 1 || got[0] != bodies[0] {
 				t.Errorf("beta (member A) received %q, want its genuine event only", got)
 			}
-			if got := h.sqs.byURL["https://sqs/"+account+"/"+queuename.For(qprefix, "alpha")]; len(got) != 2 {
-				t.Errorf("alpha (the hub) received %d messages from its rules, want 2", len(got))
+			if got := h.sqs.byURL["https://sqs/"+account+"/"+queuename.For(qprefix, "alpha")]; len(got) != wantAlpha {
+				t.Errorf("alpha (the hub) received %d messages sent by no role, want %d", len(got), wantAlpha)
 			}
 			if !observe && b.calls != 0 {
 				t.Errorf("member B's EC2 answered %d calls: a forged or undecided message was looked up", b.calls)
 			}
-			if got := h.metric(t, "", "", contract.MetricForgedSender); got != 1 {
-				t.Errorf("ForgedSender = %v, want 1", got)
+			if got := h.metric(t, "", "", contract.MetricForgedSender); got != 3 {
+				t.Errorf("ForgedSender = %v, want 3", got)
 			}
 			if got := h.metric(t, "", "", contract.MetricServiceSender); got != 2 {
 				t.Errorf("ServiceSender = %v, want 2", got)
 			}
 			if !observe {
-				if got := h.metric(t, contract.DimReason, string(contract.ReasonForgedSender), contract.MetricDropped); got != 1 {
-					t.Errorf("Dropped{Reason=forged_sender} = %v, want 1", got)
+				if got := h.metric(t, contract.DimReason, string(contract.ReasonForgedSender), contract.MetricDropped); got != 3 {
+					t.Errorf("Dropped{Reason=forged_sender} = %v, want 3", got)
 				}
-				forged := h.logsOf(t, contract.LogMessageDropped, "messageId", contract.LogSender)["m1"]
-				if fmt.Sprint(forged) != "[AROAX:s]" {
-					t.Errorf("the forged_sender drop names sender %v, want AROAX:s", forged)
+				named := h.logsOf(t, contract.LogMessageDropped, "messageId", contract.LogSender)["m1"]
+				if fmt.Sprint(named) != "[AROAX:s]" {
+					t.Errorf("the forged_sender drop names sender %v, want AROAX:s", named)
 				}
 				if acct := h.logsOf(t, contract.LogMessageDropped, "messageId", "account")["m1"]; fmt.Sprint(acct) != "["+memberB+"]" {
 					t.Errorf("the forged_sender drop names account %v, want %s", acct, memberB)
 				}
 			} else {
 				observed := h.logsOf(t, contract.LogSenderObserved, "eventId", contract.LogSender)
-				if fmt.Sprint(observed) != fmt.Sprint(map[string][]string{"ev-" + instance(3): {"AROAX:s"}, "ev-" + instance(4): {"AROAU:s"}}) {
-					t.Errorf("observed lines %v, want the forged and the undecided messages", observed)
+				if fmt.Sprint(observed) != fmt.Sprint(map[string][]string{"ev-" + instance(1): {"AIDASVC1", "AIDASVC1"}, "ev-" + instance(3): {"AROAX:s"}, "ev-" + instance(4): {"AROAU:s"}}) {
+					t.Errorf("observed lines %v, want the forged, the no-role and the undecided messages", observed)
 				}
 			}
-			if got := h.logsOf(t, "a message sent by no IAM role, taken as the bus's own rules' delivery (the central queue's policy admits no other)", contract.LogSender, "account"); len(got["AIDASVC1"]) != 1 {
+			if got := h.logsOf(t, contract.LogServiceSender, contract.LogSender, "account"); len(got["AIDASVC1"]) != 1 {
 				t.Errorf("a sender that is no role logged %d times, want once", len(got["AIDASVC1"]))
 			}
 		})
@@ -934,4 +943,132 @@ func TestLookupsInFlightAreBounded(t *testing.T) {
 	if most > limit || most < 2 {
 		t.Errorf("%d lookups in flight at most, want 2 to SEND_CONCURRENCY (%d): bounded, and in parallel", most, limit)
 	}
+}
+
+// fakeQuarantine keeps what it is given, or fails; started, when set, is closed when Keep is entered, and Keep waits
+// for release first.
+type fakeQuarantine struct {
+	mu       sync.Mutex
+	kept     []quarantine.Message
+	err      error
+	started  chan struct{}
+	release  chan struct{}
+	startOne sync.Once
+}
+
+func (f *fakeQuarantine) Keep(_ context.Context, msgs []quarantine.Message) []error {
+	if f.started != nil {
+		f.startOne.Do(func() { close(f.started) })
+		<-f.release
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	errs := make([]error, len(msgs))
+	for i, m := range msgs {
+		if f.err != nil {
+			errs[i] = f.err
+			continue
+		}
+		f.kept = append(f.kept, m)
+	}
+	return errs
+}
+
+// TestRefusedMessagesAreQuarantined: every refusal of contract.QuarantineReasons is kept with its reason, error,
+// claimed account, sender, sent time and ids, and acknowledged; the routine drops (no_owner, not_interruption) are
+// not; a refusal the quarantine cannot take is retried, never deleted.
+func TestRefusedMessagesAreQuarantined(t *testing.T) {
+	hub := &fakeEC2{owners: map[string]string{instance(1): "alpha"}}
+	a := &fakeEC2{owners: map[string]string{instance(2): "beta"}}
+	h := accountsHarness(t, hub, a, &fakeEC2{}, "alpha", "beta")
+	q := &fakeQuarantine{}
+	h.r.quarantine = q
+	h.r.senders = &fakeSenders{results: map[string]sender.Result{
+		"AROAA:s": {Verdict: sender.Genuine},
+		"AROAX:s": {Verdict: sender.Forged, Err: errors.New("sender AROAX:s may not speak for account " + memberA)},
+	}}
+	bodies := []string{
+		spotIn(memberA, instance(2)),        // m0 genuine
+		spotIn(memberA, instance(2)),        // m1 forged
+		spotIn("210987654321", instance(7)), // m2 unknown account
+		"not json",                          // m3 unparseable
+		spotIn(account, instance(9)),        // m4 no owner: routine, not kept
+	}
+	in := batch(bodies...)
+	for i, s := range []string{"AROAA:s", "AROAX:s", "AROAA:s", "AROAA:s", "AROAA:s"} {
+		in.Records[i].Attributes[sender.Attribute] = s
+		in.Records[i].Attributes[sender.SentAttribute] = "1763726400000"
+	}
+	resp, err := h.r.Handle(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("retried %v, want none", failedIDs(resp))
+	}
+	got := map[string]quarantine.Message{}
+	for _, m := range q.kept {
+		got[m.MessageID] = m
+	}
+	want := map[string]contract.Reason{"m1": contract.ReasonForgedSender, "m2": contract.ReasonUnknownAccount, "m3": contract.ReasonUnparseable}
+	if len(got) != len(want) {
+		t.Fatalf("kept %d messages (%v), want %v", len(got), slices.Collect(maps.Keys(got)), want)
+	}
+	for id, reason := range want {
+		m := got[id]
+		if m.Reason != reason || m.Err == nil || m.Sent != "1763726400000" || *m.Body != in.Records[id[1]-'0'].Body {
+			t.Errorf("%s kept as %+v, want reason %s with its error, sent time and body unchanged", id, m, reason)
+		}
+	}
+	if m := got["m1"]; m.Account != memberA || m.Sender != "AROAX:s" || m.EventID != "ev-"+instance(2) {
+		t.Errorf("the forgery kept as %+v, want account %s, sender AROAX:s and its event id", m, memberA)
+	}
+	if got := h.metric(t, "", "", contract.MetricQuarantined); got != 3 {
+		t.Errorf("Quarantined = %v, want 3", got)
+	}
+	if got := h.logsOf(t, contract.LogMessageDropped, "messageId", contract.LogQuarantined); fmt.Sprint(got) != "map[m1:[true] m2:[true] m3:[true] m4:[]]" {
+		t.Errorf("drop lines marked quarantined: %v", got)
+	}
+	if got := h.sqs.byURL["https://sqs/"+memberA+"/"+queuename.For(qprefix, "beta")]; len(got) != 1 {
+		t.Errorf("beta received %d, want the genuine event only", len(got))
+	}
+
+	// The quarantine fails: the refused messages are retried, the genuine one still forwarded.
+	q.err = errors.New("SQS unavailable")
+	resp, err = h.r.Handle(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failedIDs(resp); fmt.Sprint(got) != "[m1 m2 m3]" {
+		t.Errorf("with the quarantine failing, retried %v, want the three refused messages", got)
+	}
+}
+
+// TestQuarantineDoesNotHoldTheBatch: the refused messages are kept while the batch's deliveries are sent, not after
+// them: a quarantine that waits for a delivery to have been sent still lets the batch end.
+func TestQuarantineDoesNotHoldTheBatch(t *testing.T) {
+	h := newHarness(map[string]string{instance(1): "alpha"}, "alpha")
+	q := &fakeQuarantine{started: make(chan struct{}), release: make(chan struct{})}
+	h.r.quarantine = q
+	h.r.sender = senderFunc(func(ctx context.Context, fq forward.Queue, bodies []*string) []error {
+		<-q.started // the quarantine is entered before any delivery ends
+		close(q.release)
+		return make([]error, len(bodies))
+	})
+	done := make(chan events.SQSEventResponse)
+	go func() { done <- h.handle(t, spot(instance(1)), "not json") }()
+	select {
+	case resp := <-done:
+		if len(resp.BatchItemFailures) != 0 || len(q.kept) != 1 {
+			t.Errorf("retried %v, kept %d; want none retried, the unparseable one kept", failedIDs(resp), len(q.kept))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch waits for the quarantine before delivering (or the other way round): deadlock")
+	}
+}
+
+type senderFunc func(ctx context.Context, q forward.Queue, bodies []*string) []error
+
+func (f senderFunc) Send(ctx context.Context, q forward.Queue, bodies []*string) []error {
+	return f(ctx, q, bodies)
 }

@@ -3,29 +3,30 @@
 //
 // What AWS documents, and what follows:
 //   - SQS stamps every message with the system attribute SenderId, which Lambda's SQS record carries; "for an IAM
-//     role", it is "the IAM role ID" then ":" and the session name (SQS API reference, ReceiveMessage,
-//     https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html). A role's
-//     unique ID starts with AROA ("IAM identifiers", unique ID prefixes,
+//     role", it is "the IAM role ID" (SQS API reference, ReceiveMessage,
+//     https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html; its example,
+//     ABCDE1F2GH3I4JK5LMNOP:i-a123b456, has a colon and a suffix, which AWS does not define further: it is not
+//     checked). A role's unique ID starts with AROA ("IAM identifiers", unique ID prefixes,
 //     https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids), and IAM
 //     GetRole returns it as RoleId; a role deleted and created again gets a new one.
-//   - A member account's rules deliver to the hub's queue as their execution role, the member's forwarder
-//     ("Sending and receiving events between AWS accounts",
-//     https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-cross-account.html): their SenderId is that
-//     role's ID. So a role sender naming a member must be that member's forwarder: anything else is forged.
-//   - Within the hub, the central queue's policy lets no role send but the redrive role (and denies the forwarder's
-//     name there): a role sender naming the hub must be the redrive role. The hub's administrators run the router
-//     itself, so the redrive role may speak for any account on the bus (a redrive moves every account's events).
+//   - Every rule that delivers to the central queue delivers as an execution role, its account's forwarder: a
+//     member's rules because a target in another account needs one ("Sending events to an AWS service in another
+//     account", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-cross-account.html), the hub's
+//     own because a target's RoleArn may name one for an SQS target of its own account too ("For Lambda, Amazon
+//     SNS, and Amazon SQS resources, EventBridge can use either an IAM execution role or a resource-based policy",
+//     "Using resource-based policies for Amazon EventBridge",
+//     https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html). So a message naming an
+//     account must come from that account's forwarder, or from the hub's redrive role, which the hub's
+//     administrators assume to send messages back (the redrive and quarantine commands, which send as it): they run
+//     the router itself, so it may speak for any account on the bus.
 //
-// What AWS does not document, and how it is decided instead of guessed:
-//   - The SenderId of a delivery by an AWS service through a queue's resource policy (the hub's own rules deliver
-//     as EventBridge's service principal). The central queue's policy admits no principal outside the hub but the
-//     members' forwarder roles, which are roles: a sender that is not a role can only be the hub's own rules (or
-//     SQS itself, below). It is taken as the hub's, on the policy's word, and made visible: counted
-//     (ServiceSender) and its SenderId logged the first time each value is seen.
-//   - Whether StartMessageMoveTask keeps a message's original SenderId. If it does, the original sender is checked
-//     as above; if the message is stamped with the caller's, that is the redrive role, which may speak for any
-//     account; if it is stamped with SQS's own, that is a sender that is not a role, as above. Each case forwards
-//     a genuine redriven event, and none lets a member speak for another.
+// What AWS does not document, and how it is decided instead of guessed: the SenderId of a delivery through a
+// queue's resource policy alone, and whether StartMessageMoveTask keeps a message's original SenderId and
+// SentTimestamp (a redrive makes "new messages"). Neither is a path the bus uses: every sender the central queue
+// admits is a role. A sender that is not a role, or a role that may not speak for the account (a former ID of a
+// forwarder created anew, kept by a move task, included), is refused; the router keeps every refused message in
+// the quarantine queue, counted and alarmed on, from which an operator sends it back as the redrive role. So no
+// refusal loses an event, whatever AWS stamps.
 package sender
 
 import (
@@ -71,15 +72,13 @@ type Verdict uint8
 const (
 	// Genuine: a role that may speak for the account.
 	Genuine Verdict = iota + 1
-	// Service: not a role; taken as the hub's own rules' delivery, on the central queue's policy.
-	Service
-	// Forged: a role that may not speak for the account, or no sender at all.
+	// Forged: a role that may not speak for the account, a sender that is not a role, or no sender at all.
 	Forged
 	// Undecided: the role the sender must be could not be learned now (IAM or STS failed); ask again later.
 	Undecided
 )
 
-// Result is a sender's verdict, with why when it is not Genuine or Service.
+// Result is a sender's verdict, with why when it is not Genuine.
 type Result struct {
 	Verdict Verdict
 	Err     error
@@ -93,11 +92,11 @@ func RoleID(senderID string) (string, bool) {
 
 // Options shape a Checker.
 type Options struct {
-	// Hub is the router's own account; "" takes every account for it (a bus of one account).
+	// Hub is the router's own account.
 	Hub string
-	// RedriveRole names the hub's redrive role; "" when there is none (then no role speaks for the hub).
+	// RedriveRole names the hub's redrive role; "" when there is none.
 	RedriveRole string
-	// ForwarderRole is the ARN of a member account's forwarder role ("" when the account is not a member).
+	// ForwarderRole is the ARN of an account's forwarder role, the hub's own included ("" when the account has none).
 	ForwarderRole func(account string) string
 	// IAM returns the client that reads account's roles: the router's own for the hub, one acting as the
 	// account's reader role for a member.
@@ -155,14 +154,12 @@ func New(opts Options) *Checker {
 	}
 }
 
-func (c *Checker) isHub(account string) bool { return c.opts.Hub == "" || account == c.opts.Hub }
-
 // Check decides each of msgs, messages whose events name account; the results are in msgs' order.
 func (c *Checker) Check(ctx context.Context, account string, msgs []Message) []Result {
 	out := make([]Result, len(msgs))
-	// The roles that speak for account: a member's forwarder, and the hub's redrive role for every account.
+	// The roles that speak for account: its forwarder, and the hub's redrive role for every account.
 	var candidates []role
-	if arn := c.opts.ForwarderRole(account); arn != "" && !c.isHub(account) {
+	if arn := c.opts.ForwarderRole(account); arn != "" {
 		candidates = append(candidates, role{account, arn[strings.LastIndex(arn, "/")+1:]})
 	}
 	if c.opts.RedriveRole != "" {
@@ -173,7 +170,8 @@ func (c *Checker) Check(ctx context.Context, account string, msgs []Message) []R
 		case m.Sender == "":
 			out[i] = Result{Forged, errors.New("the message has no SenderId: SQS names the sender of every message, so it cannot be attributed")}
 		case !isRole:
-			out[i] = Result{Verdict: Service}
+			out[i] = Result{Forged, fmt.Errorf("sender %s is not an IAM role: every sender the central queue admits (the accounts' "+
+				"forwarders, the redrive role) is one, so it cannot speak for account %s", m.Sender, account)}
 		default:
 			out[i] = c.decide(ctx, account, m, candidates)
 		}

@@ -20,6 +20,7 @@ const (
 	hub, memberA, memberB = "111111111111", "222222222222", "333333333333"
 	forwarder, redrive    = "kib-forward-eu-west-1", "kib-redrive-eu-west-1"
 	idA, idB, idRedrive   = "AROAFORWARDERA000001", "AROAFORWARDERB000001", "AROAREDRIVE000000001"
+	idHub                 = "AROAFORWARDERHUB0001"
 )
 
 // fakeIAM answers GetRole from a table per account, counting calls; errs per account replace the answer.
@@ -32,7 +33,9 @@ type fakeIAM struct {
 
 func newIAM() *fakeIAM {
 	return &fakeIAM{
-		ids:   map[string]string{memberA + "/" + forwarder: idA, memberB + "/" + forwarder: idB, hub + "/" + redrive: idRedrive},
+		ids: map[string]string{
+			memberA + "/" + forwarder: idA, memberB + "/" + forwarder: idB, hub + "/" + forwarder: idHub, hub + "/" + redrive: idRedrive,
+		},
 		errs:  map[string]error{},
 		calls: map[string]int{},
 	}
@@ -84,7 +87,7 @@ func newChecker(f *fakeIAM, c *clock) *Checker {
 	return New(Options{
 		Hub: hub, RedriveRole: redrive,
 		ForwarderRole: func(account string) string {
-			if account == memberA || account == memberB {
+			if account == memberA || account == memberB || account == hub {
 				return "arn:aws:iam::" + account + ":role/" + forwarder
 			}
 			return ""
@@ -110,16 +113,18 @@ func TestCheck(t *testing.T) {
 	}{
 		{"a member's own forwarder", memberA, session(idA), Genuine, ""},
 		{"another member's forwarder", memberB, session(idA), Forged, "may not speak for account " + memberB},
-		{"a member's forwarder naming the hub", hub, session(idA), Forged, "only " + hub + "'s " + redrive + " may"},
+		{"a member's forwarder naming the hub", hub, session(idA), Forged, "only " + hub + "'s " + forwarder + " or " + hub + "'s " + redrive + " may"},
+		{"the hub's forwarder (its rules) naming the hub", hub, session(idHub), Genuine, ""},
+		{"the hub's forwarder naming a member", memberA, session(idHub), Forged, "may not speak for account " + memberA},
 		{"the hub's redrive role naming the hub", hub, session(idRedrive), Genuine, ""},
 		{"the hub's redrive role naming a member", memberA, session(idRedrive), Genuine, ""},
 		{"an unknown role naming a member", memberA, session("AROAUNKNOWN000000001"), Forged, memberA + "'s " + forwarder + " or " + hub + "'s " + redrive},
 		{"an unknown role naming an account without a forwarder", "444444444444", session("AROAUNKNOWN000000001"), Forged, redrive},
 		{"no sender", memberA, "", Forged, "no SenderId"},
-		{"a sender that is no role (the hub's rules)", hub, "AIDAEVENTBRIDGE00001", Service, ""},
-		{"a sender that is no role naming a member", memberA, "AIDAEVENTBRIDGE00001", Service, ""},
-		{"a role's ID without a session", memberA, idA, Service, ""},
-		{"a user-looking ID with a session", memberA, "AIDAUSER:x", Service, ""},
+		{"a sender that is no role naming the hub", hub, "AIDAEVENTBRIDGE00001", Forged, "is not an IAM role"},
+		{"a sender that is no role naming a member", memberA, "AIDAEVENTBRIDGE00001", Forged, "is not an IAM role"},
+		{"a role's ID without a session", memberA, idA, Forged, "is not an IAM role"},
+		{"a user-looking ID with a session", memberA, "AIDAUSER:x", Forged, "is not an IAM role"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -289,5 +294,68 @@ func TestNegativeRecheckAsksAgainAtOnce(t *testing.T) {
 	}
 	if n := f.count(memberA + "/" + forwarder); n != 2 {
 		t.Errorf("%d GetRole calls, want 2", n)
+	}
+}
+
+// TestEveryCandidateIsTried: a role that cannot be read now (IAM failing in the member) does not stop the next
+// candidate from deciding: the redrive role, read in the hub, still speaks for the member, so a member's events
+// sent back by the hub's administrators are forwarded while its forwarder cannot be read.
+func TestEveryCandidateIsTried(t *testing.T) {
+	f := newIAM()
+	f.fail(memberA, apiError("ServiceUnavailable"))
+	ch := newChecker(f, &clock{time.Unix(1000, 0)})
+	if r := check(ch, memberA, session(idRedrive), time.Unix(999, 0)); r.Verdict != Genuine {
+		t.Errorf("the redrive role naming A while A's forwarder cannot be read: verdict %d, %v; want genuine", r.Verdict, r.Err)
+	}
+	if r := check(ch, memberA, session(idB), time.Unix(999, 0)); r.Verdict != Undecided {
+		t.Errorf("another role naming A while A's forwarder cannot be read: verdict %d, %v; want undecided", r.Verdict, r.Err)
+	}
+}
+
+// TestRecheckCountsFromIAMsAnswer: the least time between two GetRole calls runs from IAM's last answer, not from
+// the message: a forwarder created anew whose first message comes half an hour after the cached answer is learned at
+// once, its message forwarded, not retried for SENDER_ROLE_RECHECK.
+func TestRecheckCountsFromIAMsAnswer(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(10000, 0)}
+	ch := newChecker(f, c)
+	if r := check(ch, memberA, session(idA), c.t); r.Verdict != Genuine {
+		t.Fatalf("A's forwarder: %v", r.Err)
+	}
+	const recreated = "AROAFORWARDERA000002"
+	f.set(memberA+"/"+forwarder, recreated)
+	c.t = c.t.Add(30 * time.Minute)
+	if r := check(ch, memberA, session(recreated), c.t.Add(-time.Second)); r.Verdict != Genuine {
+		t.Errorf("the re-created forwarder's message, sent a second ago, the answer 30 min old: verdict %d, %v; want genuine at once", r.Verdict, r.Err)
+	}
+}
+
+// TestAMissingRoleForgetsItsID: a role IAM says is gone loses its remembered ID at once: its old ID no longer speaks
+// for the account, and once it is created again its new ID does, as soon as IAM may be asked again.
+func TestAMissingRoleForgetsItsID(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(10000, 0)}
+	ch := newChecker(f, c)
+	key := memberA + "/" + forwarder
+	if r := check(ch, memberA, session(idA), c.t); r.Verdict != Genuine {
+		t.Fatalf("A's forwarder: %v", r.Err)
+	}
+	// Deleted: a message of another role, sent after the answer, makes IAM be asked again, which says it is gone.
+	f.mu.Lock()
+	delete(f.ids, key)
+	f.mu.Unlock()
+	c.t = c.t.Add(DefaultRecheck)
+	if r := check(ch, memberA, session(idB), c.t); r.Verdict != Forged {
+		t.Fatalf("another role once A's forwarder is gone: verdict %d, %v", r.Verdict, r.Err)
+	}
+	gone := c.t
+	c.t = c.t.Add(time.Second)
+	if r := check(ch, memberA, session(idA), gone.Add(time.Millisecond)); r.Verdict == Genuine {
+		t.Errorf("the deleted role's old ID, sent after IAM said it is gone, is still accepted")
+	}
+	// Created again, with a new ID: learned once IAM may be asked again.
+	const recreated = "AROAFORWARDERA000002"
+	f.set(key, recreated)
+	c.t = c.t.Add(DefaultRecheck)
+	if r := check(ch, memberA, session(recreated), c.t); r.Verdict != Genuine {
+		t.Errorf("the re-created forwarder: verdict %d, %v; want genuine", r.Verdict, r.Err)
 	}
 }
