@@ -26,6 +26,17 @@ func retained(c, association string) map[string]string {
 	return out
 }
 
+// roles are the IAM roles and policies of what retained holds: what a created cluster adopts.
+func roles(retained map[string]string) map[string]string {
+	out := map[string]string{}
+	for name, id := range retained {
+		if strings.Contains(name, "-node-role") || strings.Contains(name, "-controller-") || strings.Contains(name, "-node-Amazon") {
+			out[name] = id
+		}
+	}
+	return out
+}
+
 // TestRetainedResourcesAreAdopted: a cluster the last update did not declare, whose retained resources exist (its
 // controller role found), has each of them imported rather than created, which IAM, EKS and Helm would refuse: after
 // it was removed and added back (the association's ID remembered in the stack's outputs), and after a destroy (the
@@ -52,6 +63,12 @@ func TestRetainedResourcesAreAdopted(t *testing.T) {
 		{name: "an IRSA cluster needs no association", m: &mocks.Mocks{Roles: held},
 			entry: `{"name":"back","identity":"irsa","oidcProviderArn":"arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC"}`, want: retained("back", "")},
 		{name: "a first deployment", m: &mocks.Mocks{}, entry: `{"name":"back"}`, want: map[string]string{}},
+		// A cluster the stack creates is new each time: what it retained in the cluster (access entry, association,
+		// release) went with the old cluster, so only its roles are adopted, and no association ID is asked for.
+		{name: "a created cluster added back after its removal", m: &mocks.Mocks{Roles: held, Previous: map[string]any{"clusters": deployedA}},
+			entry: `{"name":"back","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`, want: roles(retained("back", ""))},
+		{name: "a created cluster deployed again after destroy", m: &mocks.Mocks{Roles: held},
+			entry: `{"name":"back","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`, want: roles(retained("back", ""))},
 		{name: "a cluster the last update declared", m: &mocks.Mocks{Roles: held, Previous: map[string]any{"clusters": map[string]any{
 			"a": deployedA["a"], "back": map[string]any{"mode": "install", "karpenterNamespace": "kube-system", "account": "123456789012", "podIdentityAssociationId": "a-0123456789abcdefg"},
 		}}}, entry: `{"name":"back"}`, want: map[string]string{}},

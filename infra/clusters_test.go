@@ -187,7 +187,7 @@ func TestClustersNamedAsSharedQueues(t *testing.T) {
 	for _, q := range r.resources.OfType("aws:sqs/queue:Queue") {
 		names[stacktest.Str(t, q, "name")]++
 	}
-	want := map[string]int{"kib-dev-central": 1, "kib-dev-dlq": 1, "kib-dev_central": 1, "kib-dev_dlq": 1}
+	want := map[string]int{"kib-dev-central": 1, "kib-dev-dlq": 1, "kib-dev-quarantine": 1, "kib-dev_central": 1, "kib-dev_dlq": 1}
 	if fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Errorf("queues = %v, want %v", names, want)
 	}

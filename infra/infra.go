@@ -225,6 +225,8 @@ func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.In
 		"centralQueueArn":    b.CentralQueueARN,
 		"deadLetterQueueUrl": b.DLQURL,
 		"deadLetterQueueArn": b.DLQARN,
+		"quarantineQueueUrl": b.QuarantineURL,
+		"quarantineQueueArn": b.QuarantineARN,
 		"routerFunctionName": r.FunctionName,
 		"routerRoleArn":      r.RoleARN,
 		"redriveRoleArn":     b.RedriveRoleARN,
@@ -267,6 +269,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		MaxReceiveCount:          cfg.CentralQueue.MaxReceiveCount,
 		EventMaxAgeSeconds:       cfg.CentralQueue.EventMaxAgeSeconds,
 		Forwarders:               forwarders(cfg, env),
+		RouterRoleARN:            routerRoleARN(cfg, env),
 		Env:                      env,
 		Tags:                     tags,
 	})
@@ -289,6 +292,8 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		Artifact:                     artifact,
 		CentralQueueARN:              b.CentralQueueARN,
 		CentralQueueURL:              b.CentralQueueURL,
+		QuarantineQueueARN:           b.QuarantineARN,
+		QuarantineQueueURL:           b.QuarantineURL,
 		Env:                          env,
 		Tags:                         tags,
 	}, under...)
@@ -607,18 +612,18 @@ func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 		MetricsNamespace:   contract.MetricsNamespace,
 		BusName:            cfg.NamePrefix,
 		LogLevel:           cfg.Router.LogLevel,
-		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix)},
+		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix), bus.QuarantineName(cfg.NamePrefix)},
 		CanaryInterval:     time.Duration(cfg.Router.CanaryIntervalSeconds) * time.Second,
 		SenderCheck:        cfg.Router.SenderCheck,
 		RedriveRoleName:    bus.RedriveRoleName(cfg.NamePrefix, env.Region),
-	}
-	if len(s.MemberReaderRoles) > 0 || cfg.IsOrganization() {
-		s.ForwarderRoleName = member.ForwarderRoleName(cfg.NamePrefix, env.Region)
+		// Every account's rules deliver as its forwarder, the hub's own included: the name is the same in each.
+		ForwarderRoleName: bus.ForwarderRoleName(cfg.NamePrefix, env.Region),
+		Partition:         env.Partition,
 	}
 	if cfg.IsOrganization() {
 		// Every account of the organization, by the reader role's fixed name: no list.
 		s.MemberReaderRoles = nil
-		s.OrganizationID, s.ReaderRoleName, s.Partition = cfg.Organization.ID, member.ReaderRoleName(cfg.NamePrefix, env.Region), env.Partition
+		s.OrganizationID, s.ReaderRoleName = cfg.Organization.ID, member.ReaderRoleName(cfg.NamePrefix, env.Region)
 	}
 	return s
 }

@@ -159,12 +159,12 @@ func TestSharedInventory(t *testing.T) {
 		"karpenter-interruption-bus:index:Alarms":          1,
 		"karpenter-interruption-bus:index:Heartbeat":       1,
 		"aws:scheduler/scheduleGroup:ScheduleGroup":        1,
-		"aws:sqs/queue:Queue":                              2,
-		"aws:sqs/queuePolicy:QueuePolicy":                  2,
+		"aws:sqs/queue:Queue":                              3, // central, dead-letter, quarantine
+		"aws:sqs/queuePolicy:QueuePolicy":                  3,
 		"aws:cloudwatch/eventRule:EventRule":               6, // one per event type, and the canary rule
 		"aws:cloudwatch/eventTarget:EventTarget":           6,
-		"aws:iam/role:Role":                                3, // the router's, the redrive role, the heartbeat's
-		"aws:iam/rolePolicy:RolePolicy":                    3,
+		"aws:iam/role:Role":                                4, // the router's, the forwarder (the rules'), the redrive role, the heartbeat's
+		"aws:iam/rolePolicy:RolePolicy":                    4,
 		"aws:cloudwatch/logGroup:LogGroup":                 1,
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
@@ -212,8 +212,12 @@ func TestRouterPolicy(t *testing.T) {
 			[]string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{"arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/kib-dev-router:log-stream:*"},
 		},
-		// The sender check learns the redrive role's ID: that role, nothing else.
-		"LearnTheRedriveRoleID": {[]string{"iam:GetRole"}, []string{"arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1"}},
+		// What it refuses it keeps: the quarantine, nothing else.
+		"KeepRefusedMessages": {[]string{"sqs:SendMessage"}, []string{devPrefix + "kib-dev-quarantine"}},
+		// The sender check learns the IDs of its account's forwarder (its rules) and redrive role: those, nothing else.
+		"LearnTheSenderRoleIDs": {[]string{"iam:GetRole"}, []string{
+			"arn:aws:iam::123456789012:role/kib-dev-forward-eu-west-1", "arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1",
+		}},
 	}
 	conditions := map[string]string{"FindInstanceOwners": "map[StringEquals:map[aws:RequestedRegion:eu-west-1]]"}
 	if len(d.Statement) != len(want) {
@@ -250,23 +254,42 @@ func TestQueuePolicies(t *testing.T) {
 		rules = append(rules, "arn:aws:events:eu-west-1:123456789012:rule/"+stacktest.Str(t, rule, "name"))
 	}
 	redrive := "arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1"
+	forwarder := "arn:aws:iam::123456789012:role/kib-dev-forward-eu-west-1"
+	router := "arn:aws:iam::123456789012:role/kib-dev-router-eu-west-1"
 	for _, tt := range []struct {
 		queue string
+		// rules: the rules send through the queue's policy (EventBridge's service principal)
+		rules bool
 		// what the Deny excepts: who, besides, may send
 		exceptSources, exceptPrincipals []string
+		operator                        string
 	}{
-		{"kib-dev-central", rules, []string{redrive}},
-		{"kib-dev-dlq", append(slices.Clone(rules), devPrefix+"kib-dev-central"), nil},
+		// Every rule delivers to the central queue as the forwarder: no service principal, only roles.
+		{"kib-dev-central", false, nil, []string{forwarder, redrive}, "ArnNotLike"},
+		{"kib-dev-dlq", true, append(slices.Clone(rules), devPrefix+"kib-dev-central"), nil, ""},
+		{"kib-dev-quarantine", false, nil, []string{router}, "ArnNotEquals"},
 	} {
 		q := tt.queue
 		d := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", q), "policy")
-		allow := stacktest.Statement(t, d, "EventBridgeRules")
-		if allow.Effect != "Allow" || fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" ||
-			!slices.Equal(allow.Action, []string{"sqs:SendMessage"}) || !slices.Equal(allow.Resource, []string{devPrefix + q}) {
-			t.Errorf("%s allow = %+v", q, allow)
+		var allow *policy.Statement
+		for i, st := range d.Statement {
+			if st.Effect == "Allow" {
+				allow = &d.Statement[i]
+			}
 		}
-		if got := strings.Fields(fmt.Sprint(allow.Condition["ArnEquals"]["aws:SourceArn"])); !slices.Equal(sorted(trimBrackets(got)), sorted(rules)) {
-			t.Errorf("%s: aws:SourceArn = %v, want exactly the rules %v", q, got, rules)
+		switch {
+		case tt.rules && allow == nil:
+			t.Errorf("%s admits no rule", q)
+		case tt.rules:
+			if fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" || !slices.Equal(allow.Action, []string{"sqs:SendMessage"}) ||
+				!slices.Equal(allow.Resource, []string{devPrefix + q}) {
+				t.Errorf("%s allow = %+v", q, allow)
+			}
+			if got := strings.Fields(fmt.Sprint(allow.Condition["ArnEquals"]["aws:SourceArn"])); !slices.Equal(sorted(trimBrackets(got)), sorted(rules)) {
+				t.Errorf("%s: aws:SourceArn = %v, want exactly the rules %v", q, got, rules)
+			}
+		case allow != nil:
+			t.Errorf("%s allows %+v: its senders are the account's roles, by their own policies", q, allow)
 		}
 		var deny policy.Statement
 		for _, st := range d.Statement {
@@ -274,15 +297,15 @@ func TestQueuePolicies(t *testing.T) {
 				deny = st
 			}
 		}
-		notEq, principals := deny.Condition["ArnNotEquals"], deny.Condition["ArnNotLike"]["aws:PrincipalArn"]
-		want := 1 // operators: the sources, and the principals when there are any
-		if tt.exceptPrincipals != nil {
-			want = 2
+		if deny.Principal != "*" || len(deny.Condition) != 1 {
+			t.Errorf("%s: the send Deny %+v", q, deny)
 		}
-		if deny.Principal != "*" || len(deny.Condition) != want ||
-			!slices.Equal(sorted(trimBrackets(strings.Fields(fmt.Sprint(notEq["aws:SourceArn"])))), sorted(tt.exceptSources)) ||
-			(tt.exceptPrincipals != nil && fmt.Sprint(principals) != fmt.Sprint(anySlice(tt.exceptPrincipals))) {
-			t.Errorf("%s: the send Deny %+v does not except exactly %v and %v", q, deny, tt.exceptSources, tt.exceptPrincipals)
+		if tt.exceptSources != nil && !slices.Equal(sorted(trimBrackets(strings.Fields(fmt.Sprint(deny.Condition["ArnNotEquals"]["aws:SourceArn"])))), sorted(tt.exceptSources)) {
+			t.Errorf("%s: the send Deny %+v does not except exactly the sources %v", q, deny, tt.exceptSources)
+		}
+		if tt.exceptPrincipals != nil && fmt.Sprint(deny.Condition[tt.operator]["aws:PrincipalArn"]) != fmt.Sprint(anySlice(tt.exceptPrincipals)) &&
+			fmt.Sprint(deny.Condition[tt.operator]["aws:PrincipalArn"]) != tt.exceptPrincipals[0] {
+			t.Errorf("%s: the send Deny %+v does not except exactly %v", q, deny, tt.exceptPrincipals)
 		}
 		tls := stacktest.Statement(t, d, "DenyInsecureTransport")
 		if tls.Effect != "Deny" || tls.Principal != "*" || tls.Condition["Bool"]["aws:SecureTransport"] != "false" {
@@ -292,6 +315,27 @@ func TestQueuePolicies(t *testing.T) {
 	dlq := stacktest.Str(t, r.resources.Named(t, "aws:sqs/queue:Queue", "kib-dev-dlq"), "redriveAllowPolicy")
 	if dlq != `{"redrivePermission":"byQueue","sourceQueueArns":["`+devPrefix+`kib-dev-central"]}` {
 		t.Errorf("the DLQ takes redrive from %s, want the central queue only", dlq)
+	}
+	for _, name := range []string{"kib-dev-dlq", "kib-dev-quarantine"} {
+		q := r.resources.Named(t, "aws:sqs/queue:Queue", name)
+		if stacktest.Num(t, q, "messageRetentionSeconds") != 1209600 || !q.Inputs["sqsManagedSseEnabled"].BoolValue() {
+			t.Errorf("%s keeps messages %v s, encrypted %v: want 14 days, SSE-SQS", name, q.Inputs["messageRetentionSeconds"], q.Inputs["sqsManagedSseEnabled"])
+		}
+	}
+	// Every rule's target delivers as the forwarder, which EventBridge alone may take and which may only send to the
+	// central queue.
+	for _, tg := range r.resources.OfType("aws:cloudwatch/eventTarget:EventTarget") {
+		if got := stacktest.Str(t, tg, "roleArn"); got != forwarder {
+			t.Errorf("target %s delivers as %q, want the forwarder %s", tg.Name, got, forwarder)
+		}
+	}
+	fwd := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-forward"), "policy")
+	if len(fwd.Statement) != 1 || !slices.Equal(fwd.Statement[0].Action, []string{"sqs:SendMessage"}) || !slices.Equal(fwd.Statement[0].Resource, []string{devPrefix + "kib-dev-central"}) {
+		t.Errorf("the forwarder's policy = %+v, want sqs:SendMessage on the central queue only", fwd)
+	}
+	trust := stacktest.Doc(t, r.resources.Named(t, "aws:iam/role:Role", "kib-dev-forward"), "assumeRolePolicy")
+	if len(trust.Statement) != 1 || fmt.Sprint(trust.Statement[0].Principal) != "map[Service:events.amazonaws.com]" {
+		t.Errorf("the forwarder's trust = %+v, want EventBridge only", trust)
 	}
 }
 
@@ -355,7 +399,8 @@ func TestRouterFunctionAndMapping(t *testing.T) {
 		t.Errorf("function code = %v, hash %v, want the built zip and its hash %s", fn.Inputs["code"], fn.Inputs["sourceCodeHash"], built.SourceCodeHash)
 	}
 	settings := routerSettings(t, fn)
-	if settings.ClusterQueuePrefix != "kib-dev_" || !slices.Equal(settings.BusQueues, []string{"kib-dev-central", "kib-dev-dlq"}) ||
+	if settings.ClusterQueuePrefix != "kib-dev_" || !slices.Equal(settings.BusQueues, []string{"kib-dev-central", "kib-dev-dlq", "kib-dev-quarantine"}) ||
+		settings.QuarantineQueueURL != "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-quarantine" ||
 		settings.CentralQueueURL != "https://sqs.us-east-1.amazonaws.com/123456789012/kib-dev-central" || settings.BusName != "kib-dev" || settings.MetricsNamespace != contract.MetricsNamespace ||
 		settings.LogLevel != "info" || !slices.Equal(settings.OwnerTagKeys, []string{"a/b", "c"}) {
 		t.Errorf("the router reads its environment as %+v", settings)
@@ -409,6 +454,7 @@ func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 		region := cmp.Or(kv["aws:region"], mocks.DefaultRegion)
 		want := infra.RouterSettings(cfg, awsenv.Env{Partition: "aws", Region: region, Account: mocks.DefaultAccount}).WithDefaults()
 		want.CentralQueueURL = r.outputs["centralQueueUrl"].(string)
+		want.QuarantineQueueURL = r.outputs["quarantineQueueUrl"].(string)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the router reads %+v\nthe program means %+v", got, want)
 		}

@@ -149,3 +149,31 @@ func TestStackSetTargetsEveryUnit(t *testing.T) {
 		t.Errorf("autoDeployment %v, want enabled, the stacks of an account leaving the units deleted", auto)
 	}
 }
+
+// TestEveryAccountHasItsForwarder: whatever the stack's shape (one account, a member list, an organization, an
+// organization whose members join only through memberOUs), the router starts with the forwarder's name, and knows the
+// forwarder of its own account (the hub's rules) and of any member: a router without it would refuse every event.
+func TestEveryAccountHasItsForwarder(t *testing.T) {
+	for name, cfg := range map[string]map[string]string{
+		"one account":        {"clusters": `[{"name":"hub-a"}]`},
+		"members":            hubStack(accountA),
+		"organization":       withOrganization(hubStack(accountA)),
+		"memberOUs only":     withOrganization(map[string]string{"clusters": `[{"name":"hub-a"}]`}, testOU),
+		"memberOUs, members": withOrganization(hubStack(accountA, accountB), testOU),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := mustRun(t, "dev", cfg)
+			s := routerSettings(t, r.resources.Named(t, "aws:lambda/function:Function", "kib-dev-router"))
+			want := member.ForwarderRoleName("kib-dev", "us-east-1")
+			if got := s.ForwarderRole(hubAccount); got != "arn:aws:iam::"+hubAccount+":role/"+want {
+				t.Errorf("the hub's forwarder: %q", got)
+			}
+			if name == "one account" {
+				return
+			}
+			if got := s.ForwarderRole(accountA); got != "arn:aws:iam::"+accountA+":role/"+want {
+				t.Errorf("a member's forwarder: %q", got)
+			}
+		})
+	}
+}

@@ -35,14 +35,16 @@ func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
 
 // MemberQuotaFigures measure, before anything is declared, the hub's documents that grow with a list of member
 // accounts, whole, as the stack will declare them: the central queue's policy names every member's forwarder role;
-// the router's environment (the central queue's URL included) and its role's policy every member's reader role.
+// the router's environment (the central and quarantine queues' URLs included) and its role's policy every member's reader role.
 // Each figure is at least what AWS will measure (TestMemberQuotaFiguresCoverWhatIsDeclared).
 func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
 	settings := RouterSettings(cfg, env)
 	// The URL SQS gives the central queue (the environment carries it), with the longest DNS suffix, China's: on
 	// the safe side.
 	settings.CentralQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.CentralQueueName(cfg.NamePrefix))
-	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
+	settings.QuarantineQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.QuarantineName(cfg.NamePrefix))
+	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
+		env.ARN("sqs", bus.QuarantineName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
 	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env)).JSON())
 	return append(figures,
 		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},

@@ -138,3 +138,34 @@ func checkDir(t *testing.T, dir string, a Artifact) {
 		t.Errorf("router.zip's hash %s, the builds' %s", got, a.SourceCodeHash)
 	}
 }
+
+// TestInstallWritesBesideItsTargetWithItsModes: the files are written through temporary files in the target's own
+// directory, never in $TMPDIR (a rename across file systems, where /tmp is a tmpfs, fails with EXDEV), and end with
+// the modes Lambda's package needs and others can read: router.zip 0644, bootstrap 0755.
+func TestInstallWritesBesideItsTargetWithItsModes(t *testing.T) {
+	built := filepath.Join(t.TempDir(), Handler)
+	if err := os.WriteFile(built, []byte("bootstrap"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "no-such-directory")) // a temporary file made there fails
+	dir := t.TempDir()
+	a, err := install(built, dir)
+	if err != nil {
+		t.Fatalf("install with $TMPDIR unusable: %v", err)
+	}
+	for path, want := range map[string]os.FileMode{a.Zip: 0o644, a.Bootstrap: 0o755} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", filepath.Base(path), fi.Mode().Perm(), want)
+		}
+	}
+	if err := writeAtomic(filepath.Join(dir, "copy"), []byte("x"), 0o755); err != nil {
+		t.Fatalf("writeAtomic with $TMPDIR unusable: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "copy")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("writeAtomic's file: %v, %v; want mode 0755", fi, err)
+	}
+}

@@ -185,6 +185,8 @@ type Bus struct {
 	RouterRoleARN      pulumi.StringOutput    `pulumi:"routerRoleArn"`
 	RouterLogGroupName pulumi.StringOutput    `pulumi:"routerLogGroupName"`
 	RedriveRoleARN     pulumi.StringOutput    `pulumi:"redriveRoleArn"`
+	QuarantineQueueURL pulumi.StringOutput    `pulumi:"quarantineQueueUrl"`
+	QuarantineQueueARN pulumi.StringOutput    `pulumi:"quarantineQueueArn"`
 	RuleARNs           pulumi.StringMapOutput `pulumi:"ruleArns"`
 	AlarmARNs          pulumi.StringMapOutput `pulumi:"alarmArns"`
 }
@@ -206,7 +208,9 @@ func (b *Bus) Annotate(an infer.Annotator) {
 	an.Describe(&b.RouterFunctionName, "The router Lambda's name.")
 	an.Describe(&b.RouterRoleARN, "The router's role, the only principal a cluster queue lets send.")
 	an.Describe(&b.RouterLogGroupName, "The router's log group.")
-	an.Describe(&b.RedriveRoleARN, "The role operators assume to move messages from the dead-letter queue back to the central queue.")
+	an.Describe(&b.RedriveRoleARN, "The role operators assume to send messages of the dead-letter and quarantine queues back to the central queue.")
+	an.Describe(&b.QuarantineQueueURL, "The queue the router keeps the messages it refuses in, with why (docs/operations.md).")
+	an.Describe(&b.QuarantineQueueARN, "The quarantine queue's ARN.")
 	an.Describe(&b.RuleARNs, "The EventBridge rules, by event type.")
 	an.Describe(&b.AlarmARNs, "The bus's CloudWatch alarms, by name.")
 }

@@ -32,21 +32,27 @@ type Args struct {
 	EventMaxAgeSeconds int
 	// Forwarders are the member accounts' forwarder roles, which may send to the central queue.
 	Forwarders Forwarders
-	Env        awsenv.Env
-	Tags       pulumi.StringMap
+	// RouterRoleARN is the router's role, the one principal that may send to the quarantine queue (known by its
+	// name before it exists).
+	RouterRoleARN string
+	Env           awsenv.Env
+	Tags          pulumi.StringMap
 }
 
 // Bus is the shared plumbing.
 type Bus struct {
 	pulumi.ResourceState
 
-	CentralQueueURL  pulumi.StringOutput    `pulumi:"centralQueueUrl"`
-	CentralQueueARN  pulumi.StringOutput    `pulumi:"centralQueueArn"`
-	CentralQueueName pulumi.StringOutput    `pulumi:"centralQueueName"`
-	DLQURL           pulumi.StringOutput    `pulumi:"deadLetterQueueUrl"`
-	DLQARN           pulumi.StringOutput    `pulumi:"deadLetterQueueArn"`
-	DLQName          pulumi.StringOutput    `pulumi:"deadLetterQueueName"`
-	RuleARNs         pulumi.StringMapOutput `pulumi:"ruleArns"`
+	CentralQueueURL  pulumi.StringOutput `pulumi:"centralQueueUrl"`
+	CentralQueueARN  pulumi.StringOutput `pulumi:"centralQueueArn"`
+	CentralQueueName pulumi.StringOutput `pulumi:"centralQueueName"`
+	DLQURL           pulumi.StringOutput `pulumi:"deadLetterQueueUrl"`
+	DLQARN           pulumi.StringOutput `pulumi:"deadLetterQueueArn"`
+	DLQName          pulumi.StringOutput `pulumi:"deadLetterQueueName"`
+	// QuarantineURL and QuarantineARN are the queue the router keeps the messages it refuses in.
+	QuarantineURL pulumi.StringOutput    `pulumi:"quarantineQueueUrl"`
+	QuarantineARN pulumi.StringOutput    `pulumi:"quarantineQueueArn"`
+	RuleARNs      pulumi.StringMapOutput `pulumi:"ruleArns"`
 	// RedriveRoleARN is the role operators assume to move messages from the DLQ back to the central queue.
 	RedriveRoleARN pulumi.StringOutput `pulumi:"redriveRoleArn"`
 
@@ -58,6 +64,33 @@ func CentralQueueName(namePrefix string) string { return namePrefix + "-central"
 
 // DLQName names the dead-letter queue.
 func DLQName(namePrefix string) string { return namePrefix + "-dlq" }
+
+// QuarantineName names the quarantine queue: the messages the router refuses (contract.QuarantineReasons), kept.
+func QuarantineName(namePrefix string) string { return namePrefix + "-quarantine" }
+
+// RetentionSeconds is how long the dead-letter and quarantine queues keep a message: SQS's most, 14 days, to read
+// it and send it back ("CreateQueue", MessageRetentionPeriod,
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html).
+const RetentionSeconds = 1209600
+
+// ForwarderRoleName names the forwarder role of an account of the bus of namePrefix in region: the execution role
+// its rules deliver to the central queue as, the hub's own and each member's alike (the router checks that an event
+// naming an account was sent by that account's forwarder: docs/security.md, "Who sent each message").
+func ForwarderRoleName(namePrefix, region string) string {
+	return iamname.OfPrefix(namePrefix, "forward", region)
+}
+
+// ForwarderTrust lets EventBridge take a forwarder role, in the form EventBridge documents for a rule's execution
+// role ("Sending events to an AWS service in another account",
+// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-cross-account.html): no condition. EventBridge
+// documents aws:SourceArn and aws:SourceAccount for the resource policies of the targets it calls, not for the
+// AssumeRole of a rule's execution role; a trust requiring them, if EventBridge did not set them, would send every
+// event to the dead-letter queue. What narrows the role: only a principal of the account allowed iam:PassRole on it
+// can give it to a rule; it may only send to the hub's central queue; and events whose source is aws.* cannot be put
+// by anyone but AWS.
+func ForwarderTrust(env awsenv.Env) policy.Document {
+	return policy.AssumableBy(env.Principal("events"), nil)
+}
 
 // Rule is one of the bus's EventBridge rules, each named "<namePrefix>-<Key>" and targeting the central queue.
 type Rule struct {
@@ -103,8 +136,8 @@ func RedriveRoleName(namePrefix, region string) string {
 
 // CentralPolicyOf is the central queue's policy of the bus of namePrefix in env.
 func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders) policy.Document {
-	return CentralPolicy(env, env.ARN("sqs", CentralQueueName(namePrefix)), RuleARNs(env, namePrefix),
-		env.IAMARN("role/"+RedriveRoleName(namePrefix, env.Region)), f)
+	return CentralPolicy(env, env.ARN("sqs", CentralQueueName(namePrefix)),
+		env.IAMARN("role/"+ForwarderRoleName(namePrefix, env.Region)), env.IAMARN("role/"+RedriveRoleName(namePrefix, env.Region)), f)
 }
 
 // New declares the bus as a component of its own (the program's).
@@ -121,6 +154,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		"centralQueueUrl": b.CentralQueueURL, "centralQueueArn": b.CentralQueueARN, "centralQueueName": b.CentralQueueName,
 		"deadLetterQueueUrl": b.DLQURL, "deadLetterQueueArn": b.DLQARN, "deadLetterQueueName": b.DLQName,
 		"ruleArns": b.RuleARNs, "redriveRoleArn": b.RedriveRoleARN,
+		"quarantineQueueUrl": b.QuarantineURL, "quarantineQueueArn": b.QuarantineARN,
 	}); err != nil {
 		return nil, err
 	}
@@ -153,7 +187,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 
 	dlq, err := sqs.NewQueue(ctx, name+"-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(dlqName),
-		MessageRetentionSeconds: pulumi.Int(1209600), // 14 days to inspect and redrive
+		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		// Only the central queue may use it as its dead-letter queue.
 		RedriveAllowPolicy: pulumi.String(fmt.Sprintf(`{"redrivePermission":"byQueue","sourceQueueArns":[%q]}`, centralARN)),
@@ -175,6 +209,31 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		return fmt.Errorf("declaring the central queue: %w", err)
 	}
 
+	quarantineName := QuarantineName(np)
+	quarantineARN := env.ARN("sqs", quarantineName)
+	quarantine, err := sqs.NewQueue(ctx, name+"-quarantine", &sqs.QueueArgs{
+		Name:                    pulumi.String(quarantineName),
+		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
+		SqsManagedSseEnabled:    pulumi.Bool(true),
+		Tags:                    args.Tags,
+	}, parent)
+	if err != nil {
+		return fmt.Errorf("declaring the quarantine queue: %w", err)
+	}
+	quarantinePolicy, err := sqs.NewQueuePolicy(ctx, name+"-quarantine", &sqs.QueuePolicyArgs{
+		QueueUrl: quarantine.Url, Policy: pulumi.String(QuarantinePolicy(quarantineARN, args.RouterRoleARN).JSON()),
+	}, parent)
+	if err != nil {
+		return fmt.Errorf("declaring the quarantine queue policy: %w", err)
+	}
+
+	// The rules deliver as the hub's forwarder role, as every member's rules do as theirs: the central queue's
+	// senders are all roles, each known to the router's sender check.
+	forwarder, forwarderPolicy, err := forwarderRole(ctx, name+"-forward", ForwarderRoleName(np, env.Region), env, centralARN, args.Tags, parent)
+	if err != nil {
+		return err
+	}
+
 	ruleARNs := pulumi.StringMap{}
 	ruleARNList := RuleARNs(env, np)
 	for _, t := range Rules(np) {
@@ -192,6 +251,12 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 			Rule:     rule.Name,
 			TargetId: pulumi.String("central-queue"),
 			Arn:      central.Arn,
+			// An SQS target of the rule's own account may be reached through an execution role ("For Lambda, Amazon
+			// SNS, and Amazon SQS resources, EventBridge can use either an IAM execution role or a resource-based
+			// policy", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html): SQS then
+			// stamps the role's ID as the message's SenderId, which AWS documents, where a delivery through the
+			// queue's policy alone gets an ID AWS does not (docs/security.md, "Who sent each message").
+			RoleArn: forwarder.Arn,
 			// The central queue is a fair queue for its message groups: each account's events are one group, so
 			// one account's storm does not hold back the others' (docs/performance.md, "Fairness between accounts").
 			SqsTarget: &cloudwatch.EventTargetSqsTargetArgs{MessageGroupId: pulumi.String(MessageGroup(env.Account))},
@@ -200,14 +265,14 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 				MaximumRetryAttempts:     pulumi.Int(185),
 			},
 			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
-		}, parent); err != nil {
+		}, parent, pulumi.DependsOn([]pulumi.Resource{forwarderPolicy})); err != nil {
 			return fmt.Errorf("declaring the target of rule %s: %w", t.Key, err)
 		}
 		ruleARNs[t.Key] = rule.Arn
 	}
 
 	redriveRoleName := RedriveRoleName(np, env.Region)
-	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, args.Tags, parent)
+	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, quarantineARN, args.Tags, parent)
 	if err != nil {
 		return err
 	}
@@ -225,8 +290,9 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 
 	b.CentralQueueURL, b.CentralQueueARN, b.CentralQueueName = central.Url, central.Arn, central.Name
 	b.DLQURL, b.DLQARN, b.DLQName = dlq.Url, dlq.Arn, dlq.Name
+	b.QuarantineURL, b.QuarantineARN = quarantine.Url, quarantine.Arn
 	b.RuleARNs = ruleARNs.ToStringMapOutput()
 	b.RedriveRoleARN = redrive.Arn
-	b.waitFor = []pulumi.Resource{dlq, central, centralPolicy}
+	b.waitFor = []pulumi.Resource{dlq, central, centralPolicy, quarantine, quarantinePolicy, forwarder}
 	return nil
 }

@@ -18,23 +18,21 @@ type Forwarders struct {
 	OrgID, RoleName string
 }
 
-// CentralPolicy lets only the stack's rules (through EventBridge), the member accounts' forwarder roles (their
-// rules send as them) and the redrive role send to the central queue. The Deny makes that true inside the
-// account too, where an identity policy alone would otherwise suffice: a role allowed sqs:SendMessage on *
-// cannot put a forged event on the bus. No role is a principal: members' roles are admitted by any principal with
-// conditions on aws:PrincipalArn, so the policy can be set before the roles exist and keeps admitting a role
-// recreated later. A member's rule delivers as its execution role (RoleArn), so SQS sees that role as the caller,
-// with no aws:SourceArn, which AWS sets only for a service principal calling on a resource owner's behalf ("AWS
-// global condition context keys", aws:SourceArn, https://docs.aws.amazon.com/IAM/latest/UserGuide/
-// reference_policies_condition-keys.html#condition-keys-sourcearn): members by aws:PrincipalArn, the stack's
-// own rules by aws:SourceArn. The redrive role, of the queue's own account, needs no Allow here: its identity
-// policy suffices within an account, and the Deny excepts it.
+// CentralPolicy lets only roles send to the central queue: the hub's forwarder (its rules deliver as it), the
+// member accounts' forwarders (their rules deliver as theirs) and the redrive role. The Deny makes that true inside
+// the account too, where an identity policy alone would otherwise suffice: a role allowed sqs:SendMessage on *
+// cannot put a forged event on the bus, and neither can a delivery through the queue's policy by a service
+// principal (no aws:PrincipalArn: the Deny's negated condition matches a missing key), whose SenderId AWS does not
+// document. No role is a principal: members' roles are admitted by any principal with conditions on
+// aws:PrincipalArn, so the policy can be set before the roles exist and keeps admitting a role recreated later. The
+// hub's roles, of the queue's own account, need no Allow here: their identity policies suffice within an account,
+// and the Deny excepts them.
 //
-// SQS counts at most 10 conditions in a queue's policy (docs/performance.md, "AWS quotas"): the policy uses 5 with accounts, 7
-// with an organization, whatever the number of members.
-func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRoleARN string, f Forwarders) policy.Document {
-	statements := []policy.Statement{fromRules(env, queueARN, ruleARNs)}
-	senders := []string{redriveRoleARN}
+// SQS counts at most 10 conditions in a queue's policy (docs/performance.md, "AWS quotas"): the policy uses 3 with
+// accounts, 5 with an organization, whatever the number of members.
+func CentralPolicy(env awsenv.Env, queueARN, forwarderRoleARN, redriveRoleARN string, f Forwarders) policy.Document {
+	var statements []policy.Statement
+	senders := []string{forwarderRoleARN, redriveRoleARN}
 	switch {
 	case f.OrgID != "":
 		pattern := env.In("*").IAMARN("role/" + f.RoleName)
@@ -56,20 +54,25 @@ func CentralPolicy(env awsenv.Env, queueARN string, ruleARNs []string, redriveRo
 		senders = append(senders, f.ARNs...)
 	}
 	statements = append(statements, policy.Statement{
-		Sid: "OnlyTheRulesTheRedriveRoleAndForwardersSend", Effect: "Deny", Principal: "*",
+		Sid: "OnlyTheForwardersAndTheRedriveRoleSend", Effect: "Deny", Principal: "*",
 		Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-		Condition: map[string]map[string]any{"ArnNotEquals": {"aws:SourceArn": ruleARNs}, "ArnNotLike": {"aws:PrincipalArn": senders}},
+		Condition: map[string]map[string]any{"ArnNotLike": {"aws:PrincipalArn": senders}},
 	})
-	if f.OrgID != "" {
-		// The forwarder's name admits any account of the organization, the hub's own included, where no forwarder
-		// exists: a role of the hub so named must not send.
-		statements = append(statements, policy.Statement{
-			Sid: "NoForwarderInTheHub", Effect: "Deny", Principal: "*",
-			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-			Condition: map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": env.IAMARN("role/" + f.RoleName)}},
-		})
-	}
 	return policy.New(append(statements, policy.DenyInsecureTransport(queueARN))...)
+}
+
+// QuarantinePolicy lets only the router send to the quarantine queue (by aws:PrincipalArn, so it can be set before
+// the router's role exists): whatever is there, the router refused. Reading it takes the redrive role (its identity
+// policy, within the account).
+func QuarantinePolicy(queueARN, routerRoleARN string) policy.Document {
+	return policy.New(
+		policy.Statement{
+			Sid: "OnlyTheRouterKeeps", Effect: "Deny", Principal: "*",
+			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
+			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:PrincipalArn": routerRoleARN}},
+		},
+		policy.DenyInsecureTransport(queueARN),
+	)
 }
 
 // DLQPolicy lets only the rules send to a dead-letter queue (the events EventBridge could not deliver). SQS
@@ -99,22 +102,49 @@ func fromRules(env awsenv.Env, queueARN string, ruleARNs []string) policy.Statem
 	}
 }
 
-// RedrivePolicy is what moving the DLQ's messages back into the central queue takes (StartMessageMoveTask
-// reads and deletes from the source and sends to the destination as its caller), and nothing more.
-func RedrivePolicy(dlqARN, centralARN string) policy.Document {
+// RedrivePolicy is what sending the DLQ's and the quarantine's messages back into the central queue takes, and
+// nothing more: the requeue command receives from either, sends to the central queue as its caller, deletes what it
+// sent and releases what it did not (ChangeMessageVisibility); StartMessageMoveTask stays allowed on the DLQ.
+func RedrivePolicy(dlqARN, centralARN, quarantineARN string) policy.Document {
 	return policy.New(
 		policy.Allow("ReadTheDeadLetterQueue", []string{
 			"sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask",
-			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
 		}, []string{dlqARN}),
+		policy.Allow("ReadTheQuarantine", []string{
+			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
+		}, []string{quarantineARN}),
 		policy.Allow("SendToTheCentralQueue", []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}, []string{centralARN}),
 	)
 }
 
-// redriveRole declares the role operators assume to redrive the DLQ: the one principal besides the rules that
-// may send to the central queue. Any principal of the account whose own policy allows sts:AssumeRole on it may
+// forwarderRole declares the hub's forwarder role, which the hub's rules deliver to the central queue as.
+func forwarderRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, centralARN string, tags pulumi.StringMap,
+	opts ...pulumi.ResourceOption,
+) (*iam.Role, *iam.RolePolicy, error) {
+	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
+		Name:             pulumi.String(roleName),
+		Description:      pulumi.String("EventBridge sends this account's interruption events to the interruption bus's central queue as this role"),
+		AssumeRolePolicy: pulumi.String(ForwarderTrust(env).JSON()),
+		Tags:             tags,
+	}, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("declaring the forwarder role: %w", err)
+	}
+	inline, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
+		Name: pulumi.String("forward"), Role: role.Name,
+		Policy: pulumi.String(policy.New(policy.Allow("SendToTheHub", []string{"sqs:SendMessage"}, []string{centralARN})).JSON()),
+	}, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("declaring the forwarder policy: %w", err)
+	}
+	return role, inline, nil
+}
+
+// redriveRole declares the role operators assume to send the DLQ's and the quarantine's messages back: the one
+// principal besides the forwarders that may send to the central queue. Any principal of the account whose own policy allows sts:AssumeRole on it may
 // assume it (the account's usual delegation).
-func redriveRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, dlqARN, centralARN string, tags pulumi.StringMap,
+func redriveRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, dlqARN, centralARN, quarantineARN string, tags pulumi.StringMap,
 	opts ...pulumi.ResourceOption,
 ) (*iam.Role, error) {
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
@@ -129,7 +159,7 @@ func redriveRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, dlq
 		return nil, fmt.Errorf("declaring the redrive role: %w", err)
 	}
 	if _, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
-		Name: pulumi.String("redrive"), Role: role.Name, Policy: pulumi.String(RedrivePolicy(dlqARN, centralARN).JSON()),
+		Name: pulumi.String("redrive"), Role: role.Name, Policy: pulumi.String(RedrivePolicy(dlqARN, centralARN, quarantineARN).JSON()),
 	}, opts...); err != nil {
 		return nil, fmt.Errorf("declaring the redrive policy: %w", err)
 	}

@@ -77,7 +77,7 @@ type Baseline struct {
 // ForwarderRoleName and ReaderRoleName name the account's two roles; their ARNs are known before they exist,
 // so the hub's policies can name them.
 func ForwarderRoleName(namePrefix, region string) string {
-	return iamname.OfPrefix(namePrefix, "forward", region)
+	return bus.ForwarderRoleName(namePrefix, region)
 }
 
 // ReaderRoleName names the role the hub's router assumes in the account.
@@ -250,9 +250,7 @@ func declareRole(ctx *pulumi.Context, name string, r Role, tags pulumi.StringMap
 // forwarded event to the dead-letter queue. What narrows the role: only a principal of the account allowed
 // iam:PassRole on it can give it to a rule; it may only send to the hub's central queue; and events whose source
 // is aws.* cannot be put by anyone but AWS.
-func ForwarderTrust(env awsenv.Env) policy.Document {
-	return policy.AssumableBy(env.Principal("events"), nil)
-}
+func ForwarderTrust(env awsenv.Env) policy.Document { return bus.ForwarderTrust(env) }
 
 // ReaderTrust lets only the hub's router role take the reader role: the hub's account as the principal, the
 // router's ARN as aws:PrincipalArn, so the trust can be set before the router's role exists, and survives its

@@ -47,8 +47,11 @@ type Args struct {
 	// CentralQueueARN and CentralQueueURL are the queue the router reads.
 	CentralQueueARN pulumi.StringInput
 	CentralQueueURL pulumi.StringInput
-	Env             awsenv.Env
-	Tags            pulumi.StringMap
+	// QuarantineQueueARN and QuarantineQueueURL are the queue it keeps what it refuses in.
+	QuarantineQueueARN pulumi.StringInput
+	QuarantineQueueURL pulumi.StringInput
+	Env                awsenv.Env
+	Tags               pulumi.StringMap
 }
 
 // Router is the deployed function.
@@ -71,9 +74,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	parent := pulumi.Parent(r)
 	fnName := args.FunctionName
 	logGroupName := "/aws/lambda/" + fnName
-	environment := args.CentralQueueURL.ToStringOutput().ApplyT(func(url string) (map[string]string, error) {
+	environment := pulumi.All(args.CentralQueueURL, args.QuarantineQueueURL).ApplyT(func(urls []any) (map[string]string, error) {
 		s := args.Settings
-		s.CentralQueueURL = url
+		s.CentralQueueURL, s.QuarantineQueueURL = urls[0].(string), urls[1].(string)
 		env := s.Environ()
 		if n := contract.EnvironSize(env); n > contract.MaxEnvironSize {
 			return nil, fmt.Errorf("the router's environment is %d bytes, over Lambda's %d", n, contract.MaxEnvironSize)
@@ -90,8 +93,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, fmt.Errorf("declaring the router role: %w", err)
 	}
-	rolePolicy := args.CentralQueueARN.ToStringOutput().ApplyT(func(central string) string {
-		return Policy(env, args.Settings, central, logGroupName).JSON()
+	rolePolicy := pulumi.All(args.CentralQueueARN, args.QuarantineQueueARN).ApplyT(func(arns []any) string {
+		return Policy(env, args.Settings, arns[0].(string), arns[1].(string), logGroupName).JSON()
 	}).(pulumi.StringOutput)
 	inline, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
 		Name: pulumi.String("router"), Role: role.Name, Policy: rolePolicy,
@@ -162,7 +165,8 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 
 // Policy is the router's permissions, and nothing more: read the central queue (what Lambda's event source
 // mapping calls: receive, delete, get attributes; and change visibility, which brings a retried message back
-// sooner); send to and look up its stack's cluster queues, by their common prefix, which no shared queue or
+// sooner); keep what it refuses in the quarantine queue; learn the IDs of its account's forwarder and redrive
+// roles; send to and look up its stack's cluster queues, by their common prefix, which no shared queue or
 // other stack's queue starts with; describe instances in its region (an action that takes no narrower resource
 // than *); write to its own log group.
 // With member accounts, it also sends to and looks up their cluster queues (by the same prefix, in each member
@@ -170,7 +174,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // (aws:ResourceOrgID, which AWS sets for sts:AssumeRole and SQS alike: AWS's own data-perimeter policies rely on it
 // for every action, aws-samples/data-perimeter-policy-examples), by the reader role's fixed name: the policy does
 // not grow with the members.
-func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, logGroupName string) policy.Document {
+func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, quarantineQueueARN, logGroupName string) policy.Document {
 	describe := policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"})
 	describe.Condition = map[string]map[string]any{"StringEquals": {"aws:RequestedRegion": env.Region}}
 	queues := []string{env.ARN("sqs", s.ClusterQueuePrefix+"*")}
@@ -183,14 +187,22 @@ func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, logGroupName s
 			[]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"},
 			[]string{centralQueueARN}),
 		policy.Allow("ForwardToClusterQueues", send, queues),
+		// What it refuses it keeps (docs/operations.md, "Refused messages: the quarantine").
+		policy.Allow("KeepRefusedMessages", []string{"sqs:SendMessage"}, []string{quarantineQueueARN}),
 		describe,
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
 	}
-	if s.RedriveRoleName != "" {
-		// The sender check learns the redrive role's unique ID, the one role of the account that may send to the
-		// central queue (docs/security.md, "Who sent each message").
-		statements = append(statements, policy.Allow("LearnTheRedriveRoleID", []string{"iam:GetRole"}, []string{env.IAMARN("role/" + s.RedriveRoleName)}))
+	// The sender check learns the unique IDs of the roles of the account that may send to the central queue: its
+	// forwarder (its rules) and the redrive role (docs/security.md, "Who sent each message").
+	var roles []string
+	for _, name := range []string{s.ForwarderRoleName, s.RedriveRoleName} {
+		if name != "" {
+			roles = append(roles, env.IAMARN("role/"+name))
+		}
+	}
+	if len(roles) > 0 {
+		statements = append(statements, policy.Allow("LearnTheSenderRoleIDs", []string{"iam:GetRole"}, roles))
 	}
 	if len(s.MemberReaderRoles) > 0 {
 		statements = append(statements, policy.Allow("ReadMemberAccounts", []string{"sts:AssumeRole"}, s.MemberReaderRoles))
