@@ -26,6 +26,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
@@ -44,11 +45,16 @@ type Options struct {
 	// LookPath finds a command where the program runs (exec.LookPath by default): installing Karpenter needs
 	// the AWS CLI, creating a cluster kubectl too. The offline render, which runs neither, passes a stub.
 	LookPath func(file string) (string, error)
+	// ReadConcurrency reads what Lambda says of the account's concurrency and of the router's function's reservation
+	// (concurrency.FromEnvironment by default: the environment's credentials, in the stack's region and aws:profile);
+	// the offline render and the tests pass their own.
+	ReadConcurrency func(ctx context.Context, region, profile, function string) (concurrency.Account, error)
 }
 
-// DefaultOptions build the router from its embedded source and look commands up in PATH.
+// DefaultOptions build the router from its embedded source, look commands up in PATH and read Lambda's account
+// settings with the environment's credentials.
 func DefaultOptions() Options {
-	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath}
+	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath, ReadConcurrency: concurrency.FromEnvironment}
 }
 
 // Program is the Pulumi program.
@@ -159,6 +165,9 @@ func (o Options) withDefaults() Options {
 	if o.LookPath == nil {
 		o.LookPath = defaults.LookPath
 	}
+	if o.ReadConcurrency == nil {
+		o.ReadConcurrency = defaults.ReadConcurrency
+	}
 	return o
 }
 
@@ -186,6 +195,9 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 			"deployed. Copy its file to Pulumi.<your stack>.yaml, keep only your clusters, and remove the example key", ctx.Stack()))
 	}
 	if err := checkMemberQuotas(cfg, env); err != nil {
+		return fail(err)
+	}
+	if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
 		return fail(err)
 	}
 	if err := checkCommands(cfg, opts.LookPath); err != nil {

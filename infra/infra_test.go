@@ -22,6 +22,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
@@ -84,7 +85,7 @@ func runWith(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, error)
 	res := result{outputs: map[string]any{}}
 	var mu sync.Mutex // applies run concurrently
 	m, err = m.Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
-		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath})
+		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency})
 		if err != nil {
 			return err
 		}
@@ -514,7 +515,8 @@ func TestSilentFailureAlarms(t *testing.T) {
 
 // TestConcurrencyCeiling: in every mode the function's reserved concurrency caps the routers at once, and the
 // saturation alarm fires at that real ceiling: provisioned pollers 4 to 40 run up to 400 invocations (10 a poller),
-// the standard mode its maximum concurrency, an explicit reservation below either its own.
+// the standard mode its maximum concurrency, and an explicit reservation above it reserves its own while the
+// alarm fires at the mapping's ceiling.
 func TestConcurrencyCeiling(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -523,7 +525,7 @@ func TestConcurrencyCeiling(t *testing.T) {
 	}{
 		{"provisioned 4 to 40", `{"provisionedPollers":{"minimum":4,"maximum":40}}`, 400},
 		{"standard, the default 20", `{}`, 20},
-		{"standard 50, reserved 30", `{"maximumConcurrency":50,"reservedConcurrency":30}`, 30},
+		{"standard 30, reserved 50", `{"maximumConcurrency":30,"reservedConcurrency":50}`, 50},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -532,9 +534,13 @@ func TestConcurrencyCeiling(t *testing.T) {
 			if fn["reservedConcurrentExecutions"] != tt.want {
 				t.Errorf("reserved concurrency %v, want %v", fn["reservedConcurrentExecutions"], tt.want)
 			}
+			ceiling := min(tt.want, 400)
+			if tt.name == "standard 30, reserved 50" {
+				ceiling = 30
+			}
 			for _, a := range r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm") {
-				if in := stacktest.Plain(a); in["name"] == "kib-dev-router-saturated" && in["threshold"] != tt.want {
-					t.Errorf("the saturation alarm's threshold %v, want the ceiling %v", in["threshold"], tt.want)
+				if in := stacktest.Plain(a); in["name"] == "kib-dev-router-saturated" && in["threshold"] != ceiling {
+					t.Errorf("the saturation alarm's threshold %v, want the ceiling %v", in["threshold"], ceiling)
 				}
 			}
 		})
@@ -748,5 +754,51 @@ func TestDashboardClusterRows(t *testing.T) {
 	big := dashboard.NewBody(dashboard.Names{Bus: "b", Clusters: many})
 	if n := len(big.Widgets); n != 500 || !strings.Contains(big.Widgets[n-1].Properties.Markdown, "3 more clusters") {
 		t.Errorf("%d widgets for %d clusters, the last %+v; want 500 with a note on the 3 without a row", n, len(many), big.Widgets[n-1])
+	}
+}
+
+// TestReservationTheAccountCannotGiveIsRefused: what the account can reserve is read from Lambda (its unreserved
+// concurrency, plus what the function holds now, less the 100 Lambda keeps unreserved) before anything is declared;
+// a reservation above it, explicit or the mode's default, is refused naming both figures and the fix; one within
+// it, counting the function's own reservation, passes.
+func TestReservationTheAccountCannotGiveIsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		lambda concurrency.Account
+		router string
+		want   []string // "" when it passes
+	}{
+		{"a new account's quota of 10", concurrency.Account{Limit: 10, Unreserved: 10}, `{}`, []string{
+			"would reserve 20 concurrent executions (the default: router.maximumConcurrency 20), but account 123456789012 can give it none",
+			"10 unreserved of the account's 10"}},
+		{"other functions hold most of it", concurrency.Account{Limit: 1000, Unreserved: 130}, `{"maximumConcurrency":100}`, []string{
+			"would reserve 100 concurrent executions (the default: router.maximumConcurrency 100), but account 123456789012 can give it at most 30",
+			"130 unreserved of the account's 1000, plus the 0 the function holds now, less the 100 Lambda keeps unreserved",
+			"set router.reservedConcurrency to at most 30"}},
+		{"provisioned, the default reservation", concurrency.Account{Limit: 1000, Unreserved: 1000}, `{"provisionedPollers":{"minimum":2,"maximum":100}}`, []string{
+			"would reserve 1000 concurrent executions (the default: 10 invocations per poller of router.provisionedPollers.maximum 100), but account 123456789012 can give it at most 900"}},
+		{"explicit", concurrency.Account{Limit: 2000, Unreserved: 500}, `{"reservedConcurrency":600}`, []string{
+			"would reserve 600 concurrent executions (router.reservedConcurrency 600), but account 123456789012 can give it at most 400"}},
+		{"the function's own reservation counts", concurrency.Account{Limit: 1000, Unreserved: 100, Current: 900}, `{"maximumConcurrency":900}`, nil},
+		{"the default account, the default stack", mocks.DefaultLambda, `{}`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.lambda
+			r, err := runWith(t, &mocks.Mocks{Lambda: &l}, render.AnyCommand, "dev", map[string]string{"router": tt.router})
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, w := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("error %v\nwant it to say %q", err, w)
+				}
+			}
+			if len(r.resources) != 0 {
+				t.Errorf("%d resources declared before the refusal", len(r.resources))
+			}
+		})
 	}
 }

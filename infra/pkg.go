@@ -52,6 +52,9 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 	if err := checkMemberQuotas(cfg, env); err != nil {
 		return Bus{}, err
 	}
+	if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
+		return Bus{}, err
+	}
 	rows := make([]dashboard.Cluster, len(clusterNames))
 	for i, n := range clusterNames {
 		if err := queuename.ValidateCluster(n); err != nil {

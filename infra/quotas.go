@@ -1,12 +1,16 @@
 package infra
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -50,4 +54,32 @@ func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
 		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},
 		quota.Figure{Quota: quota.IAMInlinePolicies, Value: quota.IAMSize(routerPolicy)},
 	)
+}
+
+// checkConcurrency refuses, before anything is declared, a reservation of the router's function that the account
+// cannot give, as Lambda counts it now (infra/concurrency), naming both figures and the fix.
+func checkConcurrency(ctx *pulumi.Context, cfg config.Config, env awsenv.Env,
+	read func(ctx context.Context, region, profile, function string) (concurrency.Account, error),
+) error {
+	fn := routerName(cfg)
+	profile, _ := ctx.GetConfig("aws:profile")
+	a, err := read(ctx.Context(), env.Region, profile, fn)
+	if err != nil {
+		return fmt.Errorf("router.reservedConcurrency: reading what account %s can reserve for the router's function failed: %w. Fix: "+
+			"let the identity that runs pulumi call lambda:GetAccountSettings, and lambda:GetFunctionConcurrency on %s "+
+			"(docs/deploying.md, \"Permissions\")", env.Account, err, env.ARN("lambda", "function:"+fn))
+	}
+	r := cfg.Router
+	asked := fmt.Sprintf("router.reservedConcurrency %d", r.ReservedConcurrency)
+	switch {
+	case r.ReservedConcurrency > 0:
+	case r.ProvisionedPollers != nil:
+		asked = fmt.Sprintf("the default: 10 invocations per poller of router.provisionedPollers.maximum %d", r.ProvisionedPollers.Maximum)
+	default:
+		asked = fmt.Sprintf("the default: router.maximumConcurrency %d", r.MaximumConcurrency)
+	}
+	if p := concurrency.Problem(a, r.Reserved(), asked, env.Account, env.Region); p != "" {
+		return fmt.Errorf("the account cannot give the router the concurrency the stack reserves, checked before anything was declared:\n  %s", p)
+	}
+	return nil
 }

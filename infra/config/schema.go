@@ -204,8 +204,8 @@ type Router struct {
 	// message".
 	SenderCheck string `json:"senderCheck"`
 	// ReservedConcurrency is the function's reserved concurrency, the ceiling on how many routers run at once in
-	// every mode; 0: the mode's own ceiling (ModeCeiling), at most what an account of Lambda's default quota can
-	// reserve (AccountReservable).
+	// every mode; 0: the mode's own ceiling (ModeCeiling). Never below the mode's ceiling (validated), and never more
+	// than the account can give (read from Lambda before anything is declared: infra/concurrency).
 	ReservedConcurrency int `json:"reservedConcurrency"`
 
 	// maximumConcurrencySet: the stack sets maximumConcurrency itself, rather than keeping the default.
@@ -228,19 +228,12 @@ func (r Router) ModeCeiling() int {
 	return r.MaximumConcurrency
 }
 
-// AccountReservable is the most reserved concurrency a function can have in an account of Lambda's default quota
-// of 1,000 concurrent executions, which keeps 100 unreserved ("Lambda quotas",
-// https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html; "Configuring reserved concurrency",
-// https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
-const AccountReservable = 900
-
-// Reserved is the function's reserved concurrency: ReservedConcurrency, or the mode's ceiling, at most
-// AccountReservable.
+// Reserved is the function's reserved concurrency: ReservedConcurrency, or the mode's ceiling.
 func (r Router) Reserved() int {
 	if r.ReservedConcurrency > 0 {
 		return r.ReservedConcurrency
 	}
-	return min(r.ModeCeiling(), AccountReservable)
+	return r.ModeCeiling()
 }
 
 // ConcurrencyLimit is the most routers that run at once: the mode's ceiling, or the function's reserved

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,8 @@ func TestTheDefaultSendConcurrencyIsNeeded(t *testing.T) {
 }
 
 // TestConcurrencyCeilings: the function's reserved concurrency is the mapping's ceiling in every mode, a
-// provisioned poller counting 10 invocations, at most what an account of the default quota can reserve.
+// provisioned poller counting 10 invocations, whatever the account (what it can give is read from Lambda:
+// infra/concurrency); an explicit reservation, never below the mode's ceiling (validated), is its own.
 func TestConcurrencyCeilings(t *testing.T) {
 	tests := []struct {
 		name                    string
@@ -56,8 +58,8 @@ func TestConcurrencyCeilings(t *testing.T) {
 	}{
 		{"standard", Router{MaximumConcurrency: 20}, 20, 20, 20},
 		{"provisioned 4 to 40", Router{ProvisionedPollers: &ProvisionedPollers{Minimum: 4, Maximum: 40}}, 400, 400, 400},
-		{"provisioned up to AWS's 10,000", Router{ProvisionedPollers: &ProvisionedPollers{Minimum: 2, Maximum: 10000}}, 100000, AccountReservable, AccountReservable},
-		{"an explicit reservation below the mode's", Router{MaximumConcurrency: 50, ReservedConcurrency: 10}, 50, 10, 10},
+		{"provisioned up to AWS's 10,000", Router{ProvisionedPollers: &ProvisionedPollers{Minimum: 2, Maximum: 10000}}, 100000, 100000, 100000},
+		{"an explicit reservation above the mode's", Router{MaximumConcurrency: 50, ReservedConcurrency: 80}, 50, 80, 50},
 		{"an explicit reservation above the default account's", Router{ProvisionedPollers: &ProvisionedPollers{Minimum: 2, Maximum: 300}, ReservedConcurrency: 3000}, 3000, 3000, 3000},
 	}
 	for _, tt := range tests {
@@ -91,6 +93,48 @@ func TestTheExampleShowsTheDefaults(t *testing.T) {
 	for k, v := range shown {
 		if fmt.Sprint(v) != fmt.Sprint(want[k]) {
 			t.Errorf("Pulumi.dev.yaml shows router.%s: %v; the default is %v", k, v, want[k])
+		}
+	}
+}
+
+// TestTheModelIsGivenTheReservation: the sizing model caps the routers at once at the function's reservation, the
+// default's included (the mode's ceiling), not only an explicit one.
+func TestTheModelIsGivenTheReservation(t *testing.T) {
+	for _, r := range []Router{
+		{MaximumConcurrency: 20, BatchSize: 10, MemoryMB: 512},
+		{ProvisionedPollers: &ProvisionedPollers{Minimum: 2, Maximum: 30}, BatchSize: 10, MemoryMB: 512},
+		{MaximumConcurrency: 20, ReservedConcurrency: 40, BatchSize: 10, MemoryMB: 512},
+	} {
+		if got := r.Mapping().Reserved; got != r.Reserved() || got == 0 {
+			t.Errorf("%+v: the model is given reservation %d, want the function's %d", r, got, r.Reserved())
+		}
+	}
+}
+
+// TestReservationBelowTheMappingIsRefused: "Don't set maximum concurrency higher than the function's reserved
+// concurrency" (Lambda, services-sqs-scaling): an explicit reservation below the mapping's most is refused, naming
+// both figures and the fix, in either mode.
+func TestReservationBelowTheMappingIsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		router string
+		want   []string
+	}{
+		{`{"maximumConcurrency":50,"reservedConcurrency":30}`, []string{"router.maximumConcurrency: 50 is above router.reservedConcurrency (30)",
+			"set router.maximumConcurrency to at most 30, or router.reservedConcurrency to at least 50"}},
+		{`{"provisionedPollers":{"minimum":2,"maximum":100},"reservedConcurrency":900}`, []string{
+			"router.provisionedPollers.maximum: 100 pollers run up to 1000 invocations at once (10 each), above router.reservedConcurrency (900)",
+			"set router.provisionedPollers.maximum to at most 90, or router.reservedConcurrency to at least 1000"}},
+	} {
+		_, err := Load("dev", testAccount, map[string]string{"router": tt.router})
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %v, want it to say %q", tt.router, err, w)
+			}
+		}
+	}
+	for _, ok := range []string{`{"maximumConcurrency":50,"reservedConcurrency":50}`, `{"provisionedPollers":{"minimum":2,"maximum":90},"reservedConcurrency":900}`} {
+		if _, err := Load("dev", testAccount, map[string]string{"router": ok}); err != nil {
+			t.Errorf("%s: %v", ok, err)
 		}
 	}
 }

@@ -275,9 +275,24 @@ func validateRouter(r Router, p *problems) {
 		}
 	}
 	if r.ReservedConcurrency != 0 {
-		// Lambda refuses a reservation that leaves the account under 100 unreserved; the account's quota is not
-		// known here (1,000 by default, raised on request), so an explicit value is taken up to the mapping's most.
+		// What the account can give is read from Lambda before anything is declared (infra/concurrency); here, the
+		// mapping's most at most.
 		between("router.reservedConcurrency", r.ReservedConcurrency, 2, 10000*sizing.PollerInvocations)
+		// "Don't set maximum concurrency higher than the function's reserved concurrency … Otherwise, Lambda may
+		// throttle your messages" ("Configuring scaling behavior for SQS event source mappings",
+		// https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html); a provisioned poller runs up to 10
+		// invocations at once (same page).
+		switch reserved := r.ReservedConcurrency; {
+		case r.ProvisionedPollers != nil && r.ModeCeiling() > reserved:
+			p.addf("router.provisionedPollers.maximum", "%d pollers run up to %d invocations at once (%d each), above router.reservedConcurrency "+
+				"(%d): Lambda would throttle the mapping's invocations. Fix: set router.provisionedPollers.maximum to at most %d, or "+
+				"router.reservedConcurrency to at least %d", r.ProvisionedPollers.Maximum, r.ModeCeiling(), sizing.PollerInvocations, reserved,
+				reserved/sizing.PollerInvocations, r.ModeCeiling())
+		case r.ProvisionedPollers == nil && r.MaximumConcurrency > reserved:
+			p.addf("router.maximumConcurrency", "%d is above router.reservedConcurrency (%d): the mapping would run more routers than the "+
+				"function may, and Lambda would throttle the rest. Fix: set router.maximumConcurrency to at most %d, or "+
+				"router.reservedConcurrency to at least %d", r.MaximumConcurrency, reserved, reserved, r.MaximumConcurrency)
+		}
 	}
 	between("router.memoryMb", r.MemoryMB, 128, 10240)
 	between("router.timeoutSeconds", r.TimeoutSeconds, 3, 900)

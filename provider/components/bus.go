@@ -119,8 +119,9 @@ func (a *Router) Annotate(an infer.Annotator) {
 	an.Describe(&a.MemoryMB, fmt.Sprintf("The function's memory in MB (default %d).", d.MemoryMB))
 	an.Describe(&a.TimeoutSeconds, fmt.Sprintf("The function's timeout (default %d); the central queue's visibility timeout follows from it.", d.TimeoutSeconds))
 	an.Describe(&a.LogRetentionDays, fmt.Sprintf("Retention of the router's log group (default %d).", d.LogRetentionDays))
-	an.Describe(&a.ReservedConcurrency, fmt.Sprintf("The function's reserved concurrency, the most routers at once in every mode (default: maximumConcurrency, "+
-		"or 10 invocations per poller of provisionedPollers.maximum, at most %d, what an account of the default quota can reserve).", config.AccountReservable))
+	an.Describe(&a.ReservedConcurrency, "The function's reserved concurrency, the most routers at once in every mode (default: maximumConcurrency, "+
+		"or 10 invocations per poller of provisionedPollers.maximum; never below that, and never more than the account can reserve, "+
+		"read from Lambda's account settings before anything is declared).")
 	an.Describe(&a.LogLevel, "debug, info (default), warn or error.")
 	an.Describe(&a.OwnerTagKeys, "EC2 tag keys naming an instance's cluster, tried in order (default Karpenter's and EKS's).")
 	an.Describe(&a.CanaryIntervalSeconds, fmt.Sprintf("The least time between two canaries the router delivers to one cluster, per router instance (default %d); below the heartbeat's rate.", d.CanaryIntervalSeconds))

@@ -87,7 +87,7 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 		{component: "Bus", path: "router.provisionedPollers.minimum", with: router("provisionedPollers", map[string]any{"minimum": 7, "maximum": 70}), marker: `"minimumPollers":7`},
 		{component: "Bus", path: "router.memoryMb", with: router("memoryMb", 333), marker: `"memorySize":333`},
 		{component: "Bus", path: "router.ownerTagKeys", with: router("ownerTagKeys", []any{"sentinel/cluster"}), marker: "sentinel/cluster"},
-		{component: "Bus", path: "router.reservedConcurrency", with: router("reservedConcurrency", 13), marker: `"reservedConcurrentExecutions":13`},
+		{component: "Bus", path: "router.reservedConcurrency", with: router("reservedConcurrency", 37), marker: `"reservedConcurrentExecutions":37`},
 		{component: "Bus", path: "router.senderCheck", with: router("senderCheck", "observe"), marker: `"SENDER_CHECK":"observe"`},
 		{component: "Bus", path: "router.timeoutSeconds", with: router("timeoutSeconds", 23), marker: `"timeout":23`},
 		{component: "Bus", path: "tags", with: bus("tags", map[string]any{"sentinel-tag": "v"}), marker: `"sentinel-tag":"v"`},

@@ -5,7 +5,8 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 )
 
-// testOptions declare the router from a stub artifact, as the offline render does, and find every command.
+// testOptions declare the router from a stub artifact, find every command and read Lambda's account settings as an
+// account of the default quota, as the offline render does.
 func testOptions() infra.Options {
-	return infra.Options{BuildRouter: render.StubRouter, LookPath: render.AnyCommand}
+	return render.Offline()
 }

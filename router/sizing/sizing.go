@@ -7,11 +7,11 @@
 //   - standard mode: "Lambda starts processing five batches at a time with five concurrent invocations", then adds
 //     "up to 300 more instances per minute", up to maximumConcurrency ("Configuring scaling behavior for SQS event
 //     source mappings", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html);
-//   - provisioned mode: the minimum pollers are ready before the burst, scaling is "3 times faster" (900 a minute)
-//     up to the maximum pollers, and "each event poller … up to 10 concurrent invocations" (same page);
+//   - provisioned mode: the minimum pollers are ready before the burst, then it scales by "up to 1,000 concurrency
+//     per minute" up to the maximum pollers, and "each event poller … up to 10 concurrent invocations" (same page);
 //   - "up to" is a ceiling, not a promise, and AWS gives no per-second step: Best is the most AWS's words allow (the
-//     ramp at its full rate, 5 more invocations a second in standard mode, 15 more pollers a second each running
-//     10 invocations in provisioned mode), Worst the least they promise (no scale-up during the burst: 5
+//     ramp at its full rate, 5 more invocations a second in standard mode, 1,000 more a minute in provisioned
+//     mode), Worst the least they promise (no scale-up during the burst: 5
 //     invocations in standard mode, one per minimum poller in provisioned mode). The defaults are sized on Worst;
 //     the ceiling on the function's concurrency (Ceiling) on Best;
 //   - a poller fills a batch of B from a backlog in ceil(B/10) ReceiveMessage round trips (10 messages a call);
@@ -88,13 +88,13 @@ const (
 )
 
 // StandardStart is how many invocations standard mode starts a burst with; StandardRamp the most it adds a second
-// (300 a minute); ProvisionedRamp the most pollers provisioned mode adds a second (3 times faster); PollerInvocations
-// the most invocations one poller runs at once.
+// (300 a minute); ProvisionedRampPerMinute the most invocations provisioned mode adds a minute ("up to 1,000
+// concurrency per minute"); PollerInvocations the most invocations one poller runs at once.
 const (
-	StandardStart     = 5
-	StandardRamp      = 5
-	ProvisionedRamp   = 15
-	PollerInvocations = 10
+	StandardStart            = 5
+	StandardRamp             = 5
+	ProvisionedRampPerMinute = 1000
+	PollerInvocations        = 10
 )
 
 // Mapping is the event source mapping and the router's settings.
@@ -157,7 +157,7 @@ func (m Mapping) mapping(t time.Duration) int {
 	case m.MinimumPollers > 0 && m.Case == Worst:
 		return m.MinimumPollers
 	case m.MinimumPollers > 0:
-		return min(m.MaximumPollers, m.MinimumPollers+int(t.Seconds()*ProvisionedRamp)) * PollerInvocations
+		return min(m.MaximumPollers*PollerInvocations, m.MinimumPollers*PollerInvocations+int(t.Seconds()*ProvisionedRampPerMinute/60))
 	case m.Case == Worst:
 		return min(m.MaximumConcurrency, StandardStart)
 	}

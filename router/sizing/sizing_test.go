@@ -93,8 +93,14 @@ func TestCasesAsAWSWordsThem(t *testing.T) {
 	if got := prov.concurrency(0); got != 4*PollerInvocations {
 		t.Errorf("provisioned 4–40 at the start: %d invocations, want %d", got, 4*PollerInvocations)
 	}
-	if got := prov.concurrency(time.Second); got != (4+ProvisionedRamp)*PollerInvocations {
-		t.Errorf("provisioned 4–40 after a second: %d invocations, want %d (15 pollers a second, 3 times standard's 5)", got, (4+ProvisionedRamp)*PollerInvocations)
+	// AWS: provisioned mode scales by "up to 1,000 concurrency per minute": 16 more invocations after a second, 1,000
+	// more after a minute (here capped at the 400 of 40 pollers).
+	if got := prov.concurrency(time.Second); got != 4*PollerInvocations+16 {
+		t.Errorf("provisioned 4–40 after a second: %d invocations, want %d (1,000 a minute)", got, 4*PollerInvocations+16)
+	}
+	big := Mapping{MinimumPollers: 2, MaximumPollers: 10000}
+	if got := big.concurrency(time.Minute); got != 2*PollerInvocations+1000 {
+		t.Errorf("provisioned 2–10,000 after a minute: %d invocations, want %d (1,000 a minute)", got, 2*PollerInvocations+1000)
 	}
 	if got := prov.Ceiling(); got != 400 {
 		t.Errorf("provisioned 4–40: ceiling %d, want 400", got)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
@@ -39,7 +40,10 @@ const (
 // CLI and kubectl, which a real pulumi up needs where it runs (infra's check), taken as found, since nothing here
 // runs them (the stand-ins install no chart and create no cluster).
 func programOptions() infra.Options {
-	return infra.Options{BuildRouter: routerbuild.Embedded, LookPath: func(string) (string, error) { return "/usr/bin/true", nil }}
+	// Lambda's account settings: an account of the default quota (mocks.DefaultLambda); the program's check refuses
+	// what Lambda would of it.
+	return infra.Options{BuildRouter: routerbuild.Embedded, LookPath: func(string) (string, error) { return "/usr/bin/true", nil },
+		ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency}
 }
 
 // stack is the program's stack, run inline by the Automation API against the real CLI: the test process serves

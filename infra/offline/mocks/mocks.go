@@ -6,6 +6,7 @@ package mocks
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +22,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 )
 
@@ -99,6 +101,9 @@ type Mocks struct {
 	// holds it); nil reads PULUMI_CONFIG, which the program reads too. A process that does not run the program
 	// (the engine test's stand-in providers) is given it.
 	Config map[string]string
+	// Lambda is what Lambda's account settings say of the account's concurrency and of the router's function's
+	// reservation (infra.Options.ReadConcurrency, ReadConcurrency below); nil: DefaultLambda.
+	Lambda *concurrency.Account
 
 	mu        sync.Mutex
 	resources []Resource
@@ -106,6 +111,20 @@ type Mocks struct {
 }
 
 func (m *Mocks) region() string { return cmp.Or(m.Region, DefaultRegion) }
+
+// DefaultLambda is an account of Lambda's default quota, 1,000 concurrent executions, none of it reserved, and no
+// router function yet: what the offline render assumes, since it cannot look. Lambda itself answers for the
+// account it is asked in; the mocks answer this for every account, and the program's check refuses what Lambda
+// would (infra/concurrency).
+var DefaultLambda = concurrency.Account{Limit: 1000, Unreserved: 1000}
+
+// ReadConcurrency answers as Lambda's GetAccountSettings and GetFunctionConcurrency would in m's world.
+func (m *Mocks) ReadConcurrency(context.Context, string, string, string) (concurrency.Account, error) {
+	if m == nil || m.Lambda == nil {
+		return DefaultLambda, nil
+	}
+	return *m.Lambda, nil
+}
 
 func (m *Mocks) account() string { return cmp.Or(m.Account, DefaultAccount) }
 

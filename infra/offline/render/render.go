@@ -41,8 +41,11 @@ func StubRouter(context.Context) (routerbuild.Artifact, error) {
 // AnyCommand stands in for exec.LookPath: rendering runs no command, so it needs none.
 func AnyCommand(file string) (string, error) { return file, nil }
 
-// Offline are the program's options for rendering: the router is not built and no command is looked up.
-func Offline() infra.Options { return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand} }
+// Offline are the program's options for rendering: the router is not built, no command is looked up, and Lambda's
+// account settings are those of an account of the default quota (mocks.DefaultLambda).
+func Offline() infra.Options {
+	return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand, ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency}
+}
 
 // Target is the account the render answers as; the region is the stack's aws:region.
 type Target struct {
