@@ -16,7 +16,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules race lint router bench fuzz demo render scale tidy verify docs karpenter-bump package provider schema
+.PHONY: storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -195,6 +195,14 @@ render:
 verify:
 	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
 	  $(GO) run ./cmd/verify $(if $(CLUSTER),-cluster $(CLUSTER)) $(if $(TIMEOUT),-timeout $(TIMEOUT))
+
+## requeue: the messages of STACK's quarantine (FROM=dlq: its dead-letter queue), with why each is there; SEND=1
+## sends the selected ones (REASON=, ACCOUNT=, EVENT=, comma-separated) back to the central queue as the identity it
+## runs as, the bus's redrive role (docs/operations.md, "Refused messages: the quarantine"); OUTPUTS=<file> as verify
+requeue:
+	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
+	  $(GO) run ./cmd/requeue -from $(or $(FROM),quarantine) $(if $(REASON),-reason $(REASON)) $(if $(ACCOUNT),-account $(ACCOUNT)) \
+	  $(if $(EVENT),-event $(EVENT)) $(if $(SEND),-send)
 
 ## scale: render the sized stacks offline (1 cluster, 300 clusters, 500 member accounts by organization, with
 ## and without the StackSet baseline; infra/offline/fleet), three times each: the time per render and the

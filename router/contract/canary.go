@@ -45,6 +45,9 @@ const (
 	// LogServiceSender is the message of the line logged the first time a router instance sees each sender that is
 	// no role (docs/security.md, "Who sent each message").
 	LogServiceSender = "a message sent by no IAM role, which no rule of the bus sends as: refused as forged_sender"
+	// LogReaderRefused is the message of the line logged once when an account's reader role is refused (by the owner
+	// lookup or the sender check), with its "account".
+	LogReaderRefused = "reader role refused: the account's events are dropped as unknown_account"
 	// LogQuarantined, true on a "message dropped" line, says the message was kept in the quarantine queue.
 	LogQuarantined = "quarantined"
 )

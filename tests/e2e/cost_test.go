@@ -55,7 +55,7 @@ func TestHeartbeatCost(t *testing.T) {
 	}
 	// Each canary alone, one after the other: the canary interval must not hold the next one of a cluster back.
 	b := newBusWith(t, harness.Options{Clusters: names, Env: map[string]string{contract.EnvCanaryInterval: "1ns"}})
-	eb, err := ebstub.Start(b.SQS.Client(), sqsemu.Account, sqsemu.Region,
+	eb, err := ebstub.Start(b.As(sqsemu.Account, harness.ForwarderRoleName), sqsemu.Account, sqsemu.Region,
 		ebstub.Rule{Name: contract.RuleCanary, Pattern: contract.CanaryPattern(b.Settings.BusName), QueueURL: b.Central})
 	if err != nil {
 		t.Fatal(err)

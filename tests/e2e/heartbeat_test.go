@@ -61,7 +61,7 @@ func newLoopback(t *testing.T, clusters ...string) *loopback {
 	for _, et := range contract.EventTypes {
 		rules = append(rules, ebstub.Rule{Name: et.Rule, Pattern: et.Pattern(), QueueURL: b.Central})
 	}
-	eb, err := ebstub.Start(b.SQS.Client(), sqsemu.Account, sqsemu.Region, rules...)
+	eb, err := ebstub.Start(b.As(sqsemu.Account, harness.ForwarderRoleName), sqsemu.Account, sqsemu.Region, rules...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,8 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, existingRoleRows(t, dev, "legacy", "KarpenterControllerRole-legacy")...)
 	rows = append(rows, trustRows(t, dev)...)
 	rows = append(rows, redriveRows(t, dev)...)
+	rows = append(rows, forwarderRows(t, dev)...)
+	rows = append(rows, forwarderRows(t, solo)...)
 	rows = append(rows, heartbeatRows(t, dev, prod)...)
 	rows = append(rows, heartbeatRows(t, solo, dev)...)
 	org := load(t, "org", account, "eu-west-1", render(t, "org", orgStack, account))
@@ -126,9 +128,10 @@ func on(name string, who caller, action string, q *Queue, acc string, want verdi
 	return row{name: name, who: who, action: action, resource: q.ARN, resourceAcc: acc, resourcePolicy: q.Policy, want: want}
 }
 
-// busRows: only the stack's own rules, through EventBridge and over TLS, may put events on its central queue and
-// its DLQ; another stack's rule, another account's, and anyone without TLS may not; and no role of the account,
-// even one allowed sqs:* on *, may send to any queue of the bus.
+// busRows: only the stack's own rules, through EventBridge and over TLS, may put events on its DLQ; its central
+// queue takes no service principal at all (the rules deliver as the forwarder role: forwarderRows), nor anything on
+// the quarantine; another stack's rule, another account's, and anyone without TLS may not; and no role of the
+// account, even one allowed sqs:* on *, may send to any queue of the bus.
 func busRows(t *testing.T, s, other *Stack) []row {
 	var rows []row
 	events := func(rule string) caller {
@@ -136,9 +139,13 @@ func busRows(t *testing.T, s, other *Stack) []row {
 			"aws:SourceArn": rule, "aws:SourceAccount": strings.Split(rule, ":")[4], "aws:SecureTransport": "true",
 		})
 	}
-	for _, q := range []*Queue{s.Central(), s.DLQ()} {
+	for _, q := range []*Queue{s.Central(), s.DLQ(), s.Quarantine()} {
+		through := allowed // the DLQ: EventBridge's dead-letter delivery goes through the queue's policy
+		if q != s.DLQ() {
+			through = explicitlyDenied
+		}
 		for _, rule := range s.RuleARNs {
-			rows = append(rows, send(fmt.Sprintf("%s: rule %s -> %s", s.Name, rule[strings.LastIndex(rule, "/")+1:], q.Name), events(rule), q, s.Account, allowed))
+			rows = append(rows, send(fmt.Sprintf("%s: rule %s through the policy -> %s", s.Name, rule[strings.LastIndex(rule, "/")+1:], q.Name), events(rule), q, s.Account, through))
 		}
 		rows = append(rows,
 			send(s.Name+": another stack's rule -> "+q.Name, events(other.RuleARNs[0]), q, s.Account, explicitlyDenied),
@@ -185,8 +192,13 @@ func routerRows(t *testing.T, s, other *Stack) []row {
 		on(s.Name+": router reads the DLQ", router, "sqs:ReceiveMessage", s.DLQ(), s.Account, denied),
 		row{name: s.Name + ": router describes instances in its region", who: router, action: "ec2:DescribeInstances", resource: "*", want: allowed},
 		row{name: s.Name + ": router describes instances elsewhere", who: router.with("aws:RequestedRegion", "ap-south-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
-		// The sender check learns the redrive role's ID (docs/security.md, "Who sent each message"): that role only.
+		// The sender check learns the IDs of its account's forwarder and redrive role (docs/security.md, "Who sent each
+		// message"): those roles only.
 		getRole(s.Name+": router reads its redrive role", router, s.Role(t, s.RedriveRole).ARN, s.Account, allowed),
+		getRole(s.Name+": router reads its forwarder role", router, s.Role(t, s.ForwarderRole).ARN, s.Account, allowed),
+		// What it refuses it keeps in the quarantine, and reads nothing there.
+		send(s.Name+": router -> its quarantine", router, s.Quarantine(), s.Account, allowed),
+		on(s.Name+": router reads its quarantine", router, "sqs:ReceiveMessage", s.Quarantine(), s.Account, denied),
 		getRole(s.Name+": router reads its own role", router, s.Role(t, s.RouterRole).ARN, s.Account, denied),
 		getRole(s.Name+": router reads another role of its account", router, s.roleARN("admin"), s.Account, denied),
 		row{name: s.Name + ": router lists roles", who: router, action: "iam:ListRoles", resource: "*", want: denied},
@@ -349,11 +361,40 @@ func redriveRows(t *testing.T, s *Stack) []row {
 		send(s.Name+": redrive role -> central", redrive, s.Central(), s.Account, allowed),
 		send(s.Name+": redrive role -> DLQ", redrive, s.DLQ(), s.Account, explicitlyDenied),
 	}
-	for _, action := range []string{"sqs:StartMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"} {
+	for _, action := range []string{"sqs:StartMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
 		rows = append(rows, on(s.Name+": redrive role "+action+" DLQ", redrive, action, s.DLQ(), s.Account, allowed))
 	}
+	// The quarantine: read, and sent back (the requeue command); nothing put there.
+	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
+		rows = append(rows, on(s.Name+": redrive role "+action+" quarantine", redrive, action, s.Quarantine(), s.Account, allowed))
+	}
+	rows = append(rows,
+		send(s.Name+": redrive role -> quarantine", redrive, s.Quarantine(), s.Account, explicitlyDenied),
+		on(s.Name+": redrive role StartMessageMoveTask quarantine", redrive, "sqs:StartMessageMoveTask", s.Quarantine(), s.Account, denied),
+	)
 	for c := range s.ClusterQueues {
 		rows = append(rows, send(s.Name+": redrive role -> cluster queue of "+c, redrive, s.ClusterQueue(t, c), s.Account, explicitlyDenied))
+	}
+	return rows
+}
+
+// forwarderRows: the hub's rules deliver to the central queue as its forwarder role, which only EventBridge may take
+// and which may send to the central queue and nowhere else.
+func forwarderRows(t *testing.T, s *Stack) []row {
+	r := s.Role(t, s.ForwarderRole)
+	fwd := s.session(r)
+	rows := []row{
+		assume(s.Name+": EventBridge assumes the forwarder", service("events.amazonaws.com", s.Account, map[string]any{}), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": a role of the account assumes the forwarder", s.admin("sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": another account's role assumes the forwarder", outsider("999999999999", "sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
+		send(s.Name+": forwarder -> central", fwd, s.Central(), s.Account, allowed),
+		send(s.Name+": forwarder without TLS -> central", fwd.with("aws:SecureTransport", "false"), s.Central(), s.Account, explicitlyDenied),
+		send(s.Name+": forwarder -> DLQ", fwd, s.DLQ(), s.Account, explicitlyDenied),
+		send(s.Name+": forwarder -> quarantine", fwd, s.Quarantine(), s.Account, explicitlyDenied),
+		on(s.Name+": forwarder reads central", fwd, "sqs:ReceiveMessage", s.Central(), s.Account, denied),
+	}
+	for c := range s.ClusterQueues {
+		rows = append(rows, send(s.Name+": forwarder -> cluster queue of "+c, fwd, s.ClusterQueue(t, c), s.Account, explicitlyDenied))
 	}
 	return rows
 }

@@ -85,6 +85,8 @@ type Stack struct {
 	RouterRole      string
 	RedriveRole     string
 	HeartbeatRole   string
+	// ForwarderRole is the role the account's rules deliver to the central queue as (the hub's, or a member's).
+	ForwarderRole string
 	// Members are the member accounts of a hub, each as the stack of its roles and queues; ClusterAccounts is
 	// the account of each cluster of a member.
 	Members         map[string]*Stack
@@ -165,6 +167,8 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 				s.RedriveRole = n
 			case strings.HasSuffix(base, "-heartbeat"):
 				s.HeartbeatRole = n
+			case strings.HasSuffix(base, "-forward"):
+				s.ForwarderRole = n
 			case strings.HasPrefix(n, "KarpenterController-"):
 				s.ControllerRoles[r.Parent] = n
 			}
@@ -200,8 +204,9 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 		}
 	}
 	s := hub
-	if s.RouterRole == "" || s.RedriveRole == "" || len(s.RuleARNs) == 0 {
-		t.Fatalf("stack %s: router role %q, redrive role %q, %d rules", name, s.RouterRole, s.RedriveRole, len(s.RuleARNs))
+	if s.RouterRole == "" || s.RedriveRole == "" || s.ForwarderRole == "" || len(s.RuleARNs) == 0 || s.Quarantine() == nil {
+		t.Fatalf("stack %s: router role %q, redrive role %q, forwarder %q, %d rules, quarantine %v", name, s.RouterRole, s.RedriveRole,
+			s.ForwarderRole, len(s.RuleARNs), s.Quarantine())
 	}
 	return s
 }
@@ -228,6 +233,9 @@ func (s *Stack) Central() *Queue { return s.Queues["kib-"+s.Name+"-central"] }
 
 // DLQ is the dead-letter queue.
 func (s *Stack) DLQ() *Queue { return s.Queues["kib-"+s.Name+"-dlq"] }
+
+// Quarantine is the stack's quarantine queue, where the router keeps what it refuses.
+func (s *Stack) Quarantine() *Queue { return s.Queues["kib-"+s.Name+"-quarantine"] }
 
 // ClusterQueue is cluster's queue.
 func (s *Stack) ClusterQueue(t *testing.T, cluster string) *Queue {

@@ -109,7 +109,7 @@ func (o *Owners) Resolve(ctx context.Context, account, region string, ids []stri
 			o.denied[account] = o.opts.Now().Add(o.opts.DeniedTTL)
 			o.mu.Unlock()
 			if !already {
-				o.opts.Log.WarnContext(ctx, "reader role refused: the account's events are dropped as unknown_account",
+				o.opts.Log.WarnContext(ctx, contract.LogReaderRefused,
 					"account", account, "role", role, "forSeconds", o.opts.DeniedTTL.Seconds(), "error", ow.Err.Error())
 			}
 			return unknown(ids, fmt.Errorf("%w: %s: %w", ErrUnknownAccount, role, ow.Err))

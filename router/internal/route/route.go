@@ -69,6 +69,7 @@ type Router struct {
 	quarantine  Quarantiner
 	observe     bool
 	seen        sync.Map // SenderIds of no role already logged
+	refused     sync.Map // accounts whose reader role the sender check found refused, already logged
 	prefix      string
 	bus         string
 	hub         string
@@ -344,6 +345,9 @@ func (r *Router) settleSender(ctx context.Context, m *message, s string, res sen
 	case sender.Undecided:
 		switch {
 		case errors.Is(res.Err, accounts.ErrUnknownAccount):
+			if _, logged := r.refused.LoadOrStore(m.ev.Account, true); !logged {
+				r.log.WarnContext(ctx, contract.LogReaderRefused, "account", m.ev.Account, "error", res.Err.Error())
+			}
 			m.out = drop(contract.ReasonUnknownAccount, res.Err)
 		case r.observe:
 			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, s, "account", m.ev.Account,

@@ -184,7 +184,7 @@ func run(ctx context.Context) error {
 // heartbeat runs make verify's code against this bus, with the Karpenters of two clusters reading their queues
 // and batch-spot's stopped: EventBridge's canary rule (a stub), the router's log group (a stub), goaws.
 func heartbeat(ctx context.Context, b *harness.Bus, w *tabwriter.Writer) error {
-	eb, err := ebstub.Start(b.SQS.Client(), account, region,
+	eb, err := ebstub.Start(b.As(account, harness.ForwarderRoleName), account, region,
 		ebstub.Rule{Name: contract.RuleCanary, Pattern: contract.CanaryPattern(b.Settings.BusName), QueueURL: b.Central})
 	if err != nil {
 		return err

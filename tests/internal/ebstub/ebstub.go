@@ -42,7 +42,8 @@ type Server struct {
 	targets         map[string]string // rule name -> queue URL
 }
 
-// Start serves PutEvents for account and region with rules, sending matches through client.
+// Start serves PutEvents for account and region with rules, sending matches through client: a session of the rules'
+// execution role (the account's forwarder), as EventBridge delivers to an SQS target whose RoleArn names one.
 func Start(client *sqs.Client, account, region string, rules ...Rule) (*Server, error) {
 	q, err := quamina.New()
 	if err != nil {

@@ -37,6 +37,7 @@ const (
 	Prefix          = NamePrefix + queuename.Separator
 	CentralQueue    = NamePrefix + "-central"
 	DeadLetterQueue = NamePrefix + "-dlq"
+	QuarantineQueue = NamePrefix + "-quarantine"
 )
 
 // Options shape a Bus.
@@ -65,7 +66,9 @@ type Bus struct {
 	SQS     *sqsemu.Server
 	EC2     *ec2stub.Server
 	Central string
-	ESM     lambdaesm.Mapping
+	// DLQ and Quarantine are the URLs of the bus's dead-letter and quarantine queues.
+	DLQ, Quarantine string
+	ESM             lambdaesm.Mapping
 	Out     *SyncBuffer // the router's stdout: JSON logs and EMF metrics
 	Stderr  *SyncBuffer // the router binary's stderr (NewWithBinary); nil for a router in this process
 	// Environments are the router binary's processes (NewWithBinaries); none for a router in this process.
@@ -91,6 +94,7 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), IAM: iamstub.Start(sqsemu.Account), Out: &SyncBuffer{}, urls: map[string]string{},
 		account: map[string]string{}, members: map[string]bool{}, env: opts.Env}
 	b.IAM.Create(sqsemu.Account, RedriveRoleName)
+	b.IAM.Create(sqsemu.Account, ForwarderRoleName) // the hub's rules deliver as it
 	readers := map[string]string{} // reader role -> the account allowed to assume it (the bus's)
 	var roles []string
 	for _, m := range slices.Sorted(maps.Keys(opts.Members)) {
@@ -119,20 +123,20 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	}
 	b.restore = setenv(sdkEnv)
 	var err error
-	if b.Central, err = b.SQS.CreateQueue(ctx, CentralQueue, nil); err != nil {
-		b.Close()
-		return nil, err
+	for name, u := range map[string]*string{CentralQueue: &b.Central, DeadLetterQueue: &b.DLQ, QuarantineQueue: &b.Quarantine} {
+		if *u, err = b.SQS.CreateQueue(ctx, name, nil); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
 	b.Settings = contract.Settings{
-		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue}, CentralQueueURL: b.Central,
+		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue, QuarantineQueue}, CentralQueueURL: b.Central,
 		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles, RedriveRoleName: RedriveRoleName,
-	}
-	if len(roles) > 0 {
-		b.Settings.ForwarderRoleName = ForwarderRoleName
+		ForwarderRoleName: ForwarderRoleName, Partition: "aws", QuarantineQueueURL: b.Quarantine,
 	}
 	if opts.Organization != "" {
 		b.Settings.MemberReaderRoles = nil
-		b.Settings.OrganizationID, b.Settings.ReaderRoleName, b.Settings.Partition = opts.Organization, ReaderRoleName, "aws"
+		b.Settings.OrganizationID, b.Settings.ReaderRoleName = opts.Organization, ReaderRoleName
 	}
 	for _, c := range opts.Clusters {
 		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
@@ -193,8 +197,9 @@ func (b *Bus) Close() {
 // emulator's region (infra's member.ReaderRoleName: IAM's names are global, so the region is in it).
 const ReaderRoleName = NamePrefix + "-reader-" + sqsemu.Region
 
-// ForwarderRoleName and RedriveRoleName name the members' forwarder role, which their rules send to the central
-// queue as, and the bus's redrive role, as the stack names them (member.ForwarderRoleName, bus.RedriveRoleName).
+// ForwarderRoleName and RedriveRoleName name the accounts' forwarder role, which their rules send to the central
+// queue as (the hub's and each member's), and the bus's redrive role, as the stack names them (bus.ForwarderRoleName,
+// bus.RedriveRoleName).
 const (
 	ForwarderRoleName = NamePrefix + "-forward-" + sqsemu.Region
 	RedriveRoleName   = NamePrefix + "-redrive-" + sqsemu.Region
@@ -214,15 +219,15 @@ func (b *Bus) AccountOf(queue string) string {
 // QueueOf is the name of cluster's queue on this bus.
 func QueueOf(cluster string) string { return queuename.For(Prefix, cluster) }
 
-// Publish puts bodies on the central queue, one SendMessage each, as the EventBridge rules do: an event of a
-// member account as its rules send it, as that member's forwarder role; any other as the hub's own rules deliver,
-// through the queue's policy, with no role (caller.ServiceSender).
+// Publish puts bodies on the central queue, one SendMessage each, as the EventBridge rules do: each account's as
+// its rules send it, as its forwarder role: a member's (in an organization, any account's but the hub's), or the
+// hub's for any other account.
 func (b *Bus) Publish(ctx context.Context, bodies ...string) error {
 	for _, body := range bodies {
 		var ev struct{ Account string }
 		_ = json.Unmarshal([]byte(body), &ev)
-		c := b.SQS.Client()
-		if b.members[ev.Account] {
+		c := b.As(sqsemu.Account, ForwarderRoleName)
+		if b.members[ev.Account] || (b.Settings.OrganizationID != "" && ev.Account != sqsemu.Account && contract.IsAccount(ev.Account)) {
 			c = b.As(ev.Account, ForwarderRoleName)
 		}
 		if err := b.PublishAs(ctx, c, body); err != nil {

@@ -1,0 +1,57 @@
+// Command requeue lists the messages of a bus's quarantine (or dead-letter) queue, with why each is there, and sends
+// the selected ones back to the central queue as the identity it runs as, which must be the bus's redrive role
+// (docs/operations.md, "Refused messages: the quarantine"). It reads the stack's outputs on stdin:
+//
+//	make requeue STACK=prod                                  # list the quarantine
+//	make requeue STACK=prod REASON=forged_sender SEND=1      # send those back
+//	make requeue STACK=prod FROM=dlq SEND=1                  # redrive the dead-letter queue
+//
+// AWS credentials and endpoints come from the environment, as for the AWS CLI; the region is the stack's.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/requeue"
+)
+
+func main() {
+	from := flag.String("from", requeue.Quarantine, "the queue to read: quarantine or dlq")
+	reasons := flag.String("reason", "", "only messages refused for these reasons, comma-separated (forged_sender, unknown_account, ...)")
+	accounts := flag.String("account", "", "only events naming these accounts, comma-separated")
+	events := flag.String("event", "", "only these event ids, comma-separated")
+	send := flag.Bool("send", false, "send the selected messages back to the central queue (as the redrive role)")
+	flag.Parse()
+	if err := run(requeue.Options{From: *from, Reasons: split(*reasons), Accounts: split(*accounts), EventIDs: split(*events), Send: *send}); err != nil {
+		fmt.Fprintln(os.Stderr, "requeue:", err)
+		os.Exit(1)
+	}
+}
+
+func split(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func run(opts requeue.Options) error {
+	ctx := context.Background()
+	out, err := requeue.ReadOutputs(os.Stdin)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(out.Region))
+	if err != nil {
+		return fmt.Errorf("loading AWS configuration: %w", err)
+	}
+	_, err = requeue.Run(ctx, sqs.NewFromConfig(cfg), out, opts, os.Stdout)
+	return err
+}
