@@ -85,13 +85,13 @@ type Options struct {
 // Message is one message read, as listed.
 type Message struct {
 	ID, Reason, Account, Sender, EventID, Error, Body string
-	receipt                                            string
+	receipt                                           string
 }
 
 // Report is what a run did.
 type Report struct {
 	Read, Selected, Sent int
-	Messages            []Message
+	Messages             []Message
 }
 
 // Run reads every message of the queue opts.From names, lists it to w, and, with opts.Send, sends the selected ones

@@ -69,8 +69,8 @@ type Bus struct {
 	// DLQ and Quarantine are the URLs of the bus's dead-letter and quarantine queues.
 	DLQ, Quarantine string
 	ESM             lambdaesm.Mapping
-	Out     *SyncBuffer // the router's stdout: JSON logs and EMF metrics
-	Stderr  *SyncBuffer // the router binary's stderr (NewWithBinary); nil for a router in this process
+	Out             *SyncBuffer // the router's stdout: JSON logs and EMF metrics
+	Stderr          *SyncBuffer // the router binary's stderr (NewWithBinary); nil for a router in this process
 	// Environments are the router binary's processes (NewWithBinaries); none for a router in this process.
 	Environments []Environment
 	// Settings are the router's: what the infrastructure would give it on this bus.
@@ -95,7 +95,7 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		account: map[string]string{}, members: map[string]bool{}, env: opts.Env}
 	b.IAM.Create(sqsemu.Account, RedriveRoleName)
 	b.IAM.Create(sqsemu.Account, ForwarderRoleName) // the hub's rules deliver as it
-	readers := map[string]string{} // reader role -> the account allowed to assume it (the bus's)
+	readers := map[string]string{}                  // reader role -> the account allowed to assume it (the bus's)
 	var roles []string
 	for _, m := range slices.Sorted(maps.Keys(opts.Members)) {
 		role := ReaderRole(m)
