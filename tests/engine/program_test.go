@@ -25,6 +25,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -316,6 +317,41 @@ func TestProgramLifeCycle(t *testing.T) {
 		only(t, "removing gamma", s.up(), apitype.OpDelete, "::gamma")
 	})
 
+	t.Run("a created cluster removed, then added back, adopts its roles only", func(t *testing.T) {
+		// gamma's cluster went with its removal, and with it what the stack installed in it (access entry, pod
+		// identity association, release): only its IAM roles, which IAM keeps, are adopted; the rest is created anew.
+		if err := e.Store.Age(time.Minute); err != nil { // SQS holds gamma's queue's name for 60 seconds
+			t.Fatal(err)
+		}
+		s.configure(keys([]any{alpha, beta, gamma, delta}, accounts))
+		imported := 0
+		for _, st := range s.up() {
+			switch {
+			case st.Op == apitype.OpImport && strings.Contains(st.URN, "::gamma"):
+				imported++
+				for _, inCluster := range []string{"-node-access", "-pod-identity", "-karpenter"} {
+					if strings.HasSuffix(st.URN, inCluster) {
+						t.Errorf("adopted what the old cluster took with it: %s", st)
+					}
+				}
+			case st.Op == apitype.OpCreate && strings.Contains(st.URN, "::gamma"):
+				for _, kept := range []string{"::gamma-node-role", "::gamma-controller-role", "::gamma-controller-policy"} {
+					if strings.HasSuffix(st.URN, kept) {
+						t.Errorf("created again, not adopted: %s", st)
+					}
+				}
+			case st.Op == apitype.OpUpdate: // the router's and the dashboard's lists of clusters
+			default:
+				t.Errorf("adding gamma back: %s", st)
+			}
+		}
+		if imported != 7 { // 2 roles, 4 attachments, the controller's policy
+			t.Errorf("%d resources of gamma adopted, want 7", imported)
+		}
+		s.configure(keys([]any{alpha, beta, delta}, accounts))
+		only(t, "removing gamma again", s.up(), apitype.OpDelete, "::gamma")
+	})
+
 	t.Run("install clusters removed, then added back, adopt what they retained", func(t *testing.T) {
 		// The stand-ins refuse, as IAM, EKS and Helm do, a second role, access entry, association or release of one
 		// name: adding the clusters back succeeds only if what their removal retained is adopted, not created.
@@ -495,4 +531,57 @@ func retainedURNs(t *testing.T, e *env) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestOrganizationThroughOUsOnly runs, through the real engine, a hub whose members join only through
+// organization.memberOUs (no account listed): the baseline goes to the units as a StackSet, the router starts with
+// the forwarder's name (it would refuse every event without it), and a preview after up changes nothing.
+func TestOrganizationThroughOUsOnly(t *testing.T) {
+	t.Parallel()
+	alpha := cluster("alpha", nil)
+	keys := map[string]any{
+		"namePrefix": "kib-org", "clusters": []any{alpha},
+		"organization": map[string]any{"id": "o-a1b2c3d4e5", "memberOUs": []any{"ou-ab12-cd34ef56"}},
+	}
+	b, _ := json.Marshal([]any{alpha})
+	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
+		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
+	s := newStack(t, e, "org")
+	s.configure(keys)
+	stackSet := false
+	for _, st := range s.up() {
+		if st.Op != apitype.OpCreate {
+			t.Errorf("first up: %s", st)
+		}
+		stackSet = stackSet || strings.Contains(st.URN, "aws:cloudformation/stackSet:StackSet")
+	}
+	if !stackSet {
+		t.Error("no StackSet created for the units")
+	}
+	var fn struct {
+		Environment struct {
+			Variables map[string]string `json:"variables"`
+		} `json:"environment"`
+	}
+	for _, r := range e.Records(t) {
+		if r.Type == "aws:lambda/function:Function" {
+			if err := json.Unmarshal(r.Inputs, &fn); err != nil {
+				t.Fatalf("the function's inputs: %v", err)
+			}
+		}
+	}
+	getenv := func(k string) string { return fn.Environment.Variables[k] }
+	settings, err := contract.LoadSettings(getenv)
+	if err != nil {
+		t.Fatalf("the router would refuse to start: %v", err)
+	}
+	if settings.ForwarderRole("444444444444") == "" || settings.ForwarderRole(hub) == "" {
+		t.Errorf("the router knows no forwarder of an organization's account (%q) or of the hub (%q)",
+			settings.ForwarderRole("444444444444"), settings.ForwarderRole(hub))
+	}
+	steps, err := s.preview()
+	if err != nil {
+		t.Fatal(err)
+	}
+	none(t, "the preview after up", steps)
 }
