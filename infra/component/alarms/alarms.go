@@ -140,11 +140,13 @@ func Specs(args *Args) []Spec {
 			DatapointsToAlarm: SaturatedMinutes, EvaluationPeriods: SaturatedMinutes, Runbook: "Throttling or backlog"},
 		drops(KeyEventsUnknownClusters, contract.ReasonNoQueue, "instances owned by clusters that have no queue on the bus (a cluster missing from the stack, or tagged with another name)"),
 		drops(KeyEventsUnknownAccounts, contract.ReasonUnknownAccount, "events from accounts that are not on the bus (an account missing from the stack)"),
-		// Any forgery is an incident: no genuine delivery is refused (a failure to learn a role is retried, not
-		// counted), so one message is enough, in enforce mode (dropped) and observe mode (forwarded) alike.
+		// Any forgery is an incident, and a genuine delivery refused (a sender AWS stamped that the check cannot
+		// attribute) must be seen in the first minute: one message is enough, in enforce mode (kept in the quarantine)
+		// and observe mode (forwarded) alike. A failure to learn a role is retried, not counted.
 		{Key: KeyForgedSenders, Description: "The central queue received a message whose sender may not speak for the account its event names " +
-			"(a role other than that member's forwarder, or than the bus's redrive role for its own account): someone tried to drive another " +
-			"account's Karpenter. Dropped as forged_sender with router.senderCheck enforce, forwarded with observe. " +
+			"(a role other than that account's forwarder or the bus's redrive role, or a sender that is no role): someone tried to drive another " +
+			"account's Karpenter, or AWS stamped a sender the check does not know. Kept in the quarantine as forged_sender with " +
+			"router.senderCheck enforce, forwarded with observe. " +
 			"See the runbook (docs/operations.md), \"Messages refused as forged_sender\".",
 			Namespace: args.Namespace, Metric: contract.MetricForgedSender, Statistic: "Sum",
 			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as forged_sender"},
