@@ -22,6 +22,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
@@ -57,6 +58,12 @@ type stack struct {
 
 func newStack(t *testing.T, e *env, name string) *stack {
 	t.Helper()
+	return newStackWith(t, e, name, programOptions())
+}
+
+// newStackWith is newStack with the program's options opts.
+func newStackWith(t *testing.T, e *env, name string, opts infra.Options) *stack {
+	t.Helper()
 	ctx := context.Background()
 	root, err := filepath.Abs(filepath.Join(repoRoot, "build"))
 	if err != nil {
@@ -67,7 +74,7 @@ func newStack(t *testing.T, e *env, name string) *stack {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	s, err := auto.UpsertStackInlineSource(ctx, name, project, infra.Program(programOptions()),
+	s, err := auto.UpsertStackInlineSource(ctx, name, project, infra.Program(opts),
 		auto.Pulumi(cli), auto.WorkDir(work), auto.PulumiHome(e.Home), auto.EnvVars(e.Vars()), auto.SecretsProvider("passphrase"),
 		auto.Project(workspace.Project{Name: tokens.PackageName(project), Runtime: workspace.NewProjectRuntimeInfo("go", nil)}))
 	if err != nil {
@@ -584,4 +591,32 @@ func TestOrganizationThroughOUsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	none(t, "the preview after up", steps)
+}
+
+// TestConcurrencyTheAccountCannotGiveIsRefusedAtPreview: in an account whose Lambda concurrency is a new account's 10
+// (Lambda's account settings, as the program reads them before declaring anything), the preview of a stack of the
+// default router fails naming what the stack reserves and what the account can give, with the fix, and creates
+// nothing; told a reservation within what a larger account can give, it passes.
+func TestConcurrencyTheAccountCannotGiveIsRefusedAtPreview(t *testing.T) {
+	t.Parallel()
+	alpha := cluster("alpha", nil)
+	b, _ := json.Marshal([]any{alpha})
+	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
+		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
+	opts := programOptions()
+	small := concurrency.Account{Limit: 10, Unreserved: 10}
+	opts.ReadConcurrency = (&mocks.Mocks{Lambda: &small}).ReadConcurrency
+	s := newStackWith(t, e, "small", opts)
+	s.configure(map[string]any{"namePrefix": "kib-small", "clusters": []any{alpha}})
+	steps, err := s.preview()
+	for _, want := range []string{"router.reservedConcurrency", "would reserve 20 concurrent executions (the default: router.maximumConcurrency 20)",
+		"account " + hub + " can give it none", "10 unreserved of the account's 10", "Service Quotas"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("preview: %v\nwant it to say %q", err, want)
+		}
+	}
+	none(t, "the refused preview", steps)
+	if rs := e.Records(t); len(rs) != 0 {
+		t.Errorf("the refused preview created %d resources", len(rs))
+	}
 }
