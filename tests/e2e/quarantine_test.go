@@ -69,7 +69,10 @@ func (b *bus) requeueAs(t *testing.T, roleName string, args ...string) string {
 	})
 	cmd := exec.Command(requeueBuild.bin, args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "operator"),
-		"AWS_SECRET_ACCESS_KEY=stub", "AWS_SESSION_TOKEN=stub", "AWS_ENDPOINT_URL_SQS="+b.SQS.URL, "AWS_REGION="+sqsemu.Region)
+		"AWS_SECRET_ACCESS_KEY=stub", "AWS_SESSION_TOKEN=stub", "AWS_ENDPOINT_URL_SQS="+b.SQS.URL, "AWS_REGION="+sqsemu.Region,
+		// The SDK's default retries, as an operator has them (the harness turns them off for the router): goaws may
+		// close a kept-alive connection under a long poll.
+		"AWS_MAX_ATTEMPTS=3")
 	cmd.Stdin = bytes.NewReader(outputs)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
