@@ -78,7 +78,8 @@ type Options struct {
 	Reasons, Accounts, EventIDs []string
 	// Send sends the selected messages back to the central queue; otherwise they are only listed.
 	Send bool
-	// Visibility hides each received message from other readers while the command runs (5 minutes unless set).
+	// Visibility hides each received message from other readers while the command runs (1 minute unless set);
+	// every message not sent back is made visible again when it ends.
 	Visibility time.Duration
 }
 
@@ -106,23 +107,32 @@ func Run(ctx context.Context, client SQS, out Outputs, opts Options, w io.Writer
 		return Report{}, fmt.Errorf("-from %q: want %s or %s", opts.From, Quarantine, DLQ)
 	}
 	if opts.Visibility == 0 {
-		opts.Visibility = 5 * time.Minute
+		opts.Visibility = time.Minute
 	}
 	var rep Report
 	var keep []Message // received, not sent: made visible again at the end
 	defer func() { release(context.WithoutCancel(ctx), client, from, keep) }()
+	// A short poll first, then, when it finds nothing, a long one: a short poll samples some of SQS's servers and
+	// may answer empty while messages wait ("Amazon SQS short and long polling"), a long poll asks them all. Only an
+	// empty long poll ends the reading.
+	wait := int32(0)
 	for {
 		got, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-			QueueUrl: aws.String(from), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: int32(opts.Visibility.Seconds()),
+			QueueUrl: aws.String(from), MaxNumberOfMessages: 10, WaitTimeSeconds: wait, VisibilityTimeout: int32(opts.Visibility.Seconds()),
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSenderId, types.MessageSystemAttributeNameSentTimestamp},
 		})
 		if err != nil {
 			return rep, fmt.Errorf("receiving from %s: %w", from, err)
 		}
-		if len(got.Messages) == 0 {
+		if len(got.Messages) == 0 && wait > 0 {
 			break
 		}
+		if len(got.Messages) == 0 {
+			wait = 1
+			continue
+		}
+		wait = 0
 		var selected []Message
 		for _, m := range got.Messages {
 			msg := read(m)

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +91,35 @@ type env struct {
 	// Path is put before build/bin in PATH (a language host), Extra added to the environment.
 	Path  []string
 	Extra map[string]string
+	// Lambda is the URL of the stand-in for Lambda's API (lambdaStub), which the program and the component package's
+	// provider read the account's concurrency from before declaring anything.
+	Lambda string
+}
+
+// lambdaStub answers Lambda's REST protocol for the two reads of infra/concurrency, for an account of the default
+// quota (1,000 concurrent executions, none reserved) with no router function yet: GET
+// /2016-08-19/account-settings, and GET /2019-09-30/functions/{name}/concurrency answered 404
+// ResourceNotFoundException. What Lambda does that it does not: check the request's signature and credentials,
+// answer for the caller's own account, count other functions' reservations; it refuses every other call.
+func lambdaStub(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/2016-08-19/account-settings":
+			_, _ = w.Write([]byte(`{"AccountLimit":{"ConcurrentExecutions":1000,"UnreservedConcurrentExecutions":1000},"AccountUsage":{"FunctionCount":0}}`))
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/2019-09-30/functions/") && strings.HasSuffix(r.URL.Path, "/concurrency"):
+			w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"Type":"User","Message":"Function not found"}`))
+		default:
+			w.Header().Set("X-Amzn-ErrorType", "UnknownOperationException")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"Type":"User","Message":"the stand-in answers the account's concurrency only"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func newEnv(t *testing.T, world standin.World) *env {
@@ -108,6 +139,7 @@ func newEnv(t *testing.T, world standin.World) *env {
 		WorldFile: filepath.Join(root, "world.json"),
 	}
 	e.Store = &standin.Store{Dir: e.State}
+	e.Lambda = lambdaStub(t)
 	for _, d := range []string{e.Home, e.Backend, e.State} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -152,6 +184,11 @@ func (e *env) Vars() map[string]string {
 		"PULUMI_DIY_BACKEND_DISABLE_CHECKPOINT_BACKUPS": "true",
 		standin.WorldEnv:                                e.WorldFile,
 		standin.StateEnv:                                e.State,
+		// Lambda's account settings, read with the AWS SDK's default chain, from the stand-in: no credentials of the
+		// machine's, no instance metadata.
+		"AWS_ENDPOINT_URL_LAMBDA": e.Lambda, "AWS_ACCESS_KEY_ID": "stand-in", "AWS_SECRET_ACCESS_KEY": "stand-in",
+		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+		"AWS_EC2_METADATA_DISABLED": "true",
 		// The YAML language host is found in PATH, as the CLI's own install puts it beside the CLI.
 		"PATH": strings.Join(slices.Concat(e.Path, []string{abs, os.Getenv("PATH")}), string(os.PathListSeparator)),
 	}
