@@ -259,20 +259,7 @@ func TestMissingCommandsComeBeforeAnyResource(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, err := runWith(t, &mocks.Mocks{}, only(tt.present...), "dev", clusters(tt.entries...))
-			if tt.want == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			for _, w := range tt.want {
-				if err == nil || !strings.Contains(err.Error(), w) {
-					t.Errorf("error %v does not say %q", err, w)
-				}
-			}
-			if len(r.resources) != 0 {
-				t.Errorf("%d resources declared before the missing command was reported", len(r.resources))
-			}
+			refusedBeforeDeclaring(t, r, err, tt.want)
 		})
 	}
 }

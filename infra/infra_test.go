@@ -785,20 +785,27 @@ func TestReservationTheAccountCannotGiveIsRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tt.lambda
 			r, err := runWith(t, &mocks.Mocks{Lambda: &l}, render.AnyCommand, "dev", map[string]string{"router": tt.router})
-			if tt.want == nil {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			for _, w := range tt.want {
-				if err == nil || !strings.Contains(err.Error(), w) {
-					t.Errorf("error %v\nwant it to say %q", err, w)
-				}
-			}
-			if len(r.resources) != 0 {
-				t.Errorf("%d resources declared before the refusal", len(r.resources))
-			}
+			refusedBeforeDeclaring(t, r, err, tt.want)
 		})
+	}
+}
+
+// refusedBeforeDeclaring fails t unless the run failed saying each of want, with nothing declared; with want nil,
+// unless it succeeded.
+func refusedBeforeDeclaring(t *testing.T, r result, err error, want []string) {
+	t.Helper()
+	if want == nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, w := range want {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error %v\nwant it to say %q", err, w)
+		}
+	}
+	if len(r.resources) != 0 {
+		t.Errorf("%d resources declared before the refusal", len(r.resources))
 	}
 }
