@@ -1,0 +1,97 @@
+package quarantine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// fakeSQS records each SendMessageBatch, failing the entries whose body is "fail", or the whole call with err.
+type fakeSQS struct {
+	calls [][]types.SendMessageBatchRequestEntry
+	err   error
+}
+
+func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	f.calls = append(f.calls, in.Entries)
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		if aws.ToString(e.MessageBody) == "fail" {
+			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String("stub")})
+			continue
+		}
+		out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+func msg(body string) Message {
+	return Message{Body: aws.String(body), Reason: contract.ReasonForgedSender, Err: errors.New("why"), Account: "222222222222",
+		Sender: "AROAX:s", Sent: "1763726400000", MessageID: "m", EventID: "ev"}
+}
+
+// TestKeep: batches of at most 10 entries and 1 MiB, why in the attributes (empty ones left out, the error bounded),
+// an entry SQS failed or a failed call reported for its messages only.
+func TestKeep(t *testing.T) {
+	f := &fakeSQS{}
+	q := New(f, "https://sqs/q")
+	msgs := make([]Message, 23)
+	for i := range msgs {
+		msgs[i] = msg("body")
+	}
+	msgs[12] = msg("fail")
+	msgs[20].Account, msgs[20].Err = "", errors.New(strings.Repeat("x", 5000))
+	errs := q.Keep(context.Background(), msgs)
+	if len(f.calls) != 3 || len(f.calls[0]) != 10 || len(f.calls[2]) != 3 {
+		t.Fatalf("%d calls, want 3 of 10, 10 and 3", len(f.calls))
+	}
+	for i, err := range errs {
+		if (err != nil) != (i == 12) {
+			t.Errorf("message %d: %v", i, err)
+		}
+	}
+	a := f.calls[0][0].MessageAttributes
+	for k, want := range map[string]string{contract.AttrReason: "forged_sender", contract.AttrAccount: "222222222222", contract.AttrSender: "AROAX:s",
+		contract.AttrSent: "1763726400000", contract.AttrMessageID: "m", contract.AttrEventID: "ev", contract.AttrError: "why"} {
+		if got := aws.ToString(a[k].StringValue); got != want {
+			t.Errorf("attribute %s = %q, want %q", k, got, want)
+		}
+	}
+	if aws.ToString(a[contract.AttrSent].DataType) != "Number" {
+		t.Errorf("%s is %s, want Number", contract.AttrSent, aws.ToString(a[contract.AttrSent].DataType))
+	}
+	last := f.calls[2][0].MessageAttributes
+	if _, ok := last[contract.AttrAccount]; ok {
+		t.Error("an empty account is sent as an attribute, which SQS refuses")
+	}
+	if n := len(aws.ToString(last[contract.AttrError].StringValue)); n != contract.MaxAttrError {
+		t.Errorf("the error attribute is %d bytes, want %d", n, contract.MaxAttrError)
+	}
+
+	// Bodies of 400 KiB: two to a call, within SendMessageBatch's 1 MiB.
+	f.calls = nil
+	big := strings.Repeat("b", 400<<10)
+	if errs := q.Keep(context.Background(), []Message{msg(big), msg(big), msg(big)}); errs[0] != nil || errs[2] != nil {
+		t.Fatalf("big bodies: %v", errs)
+	}
+	if len(f.calls) != 2 || len(f.calls[0]) != 2 {
+		t.Errorf("%d calls for three bodies of 400 KiB, want 2 (two, then one)", len(f.calls))
+	}
+
+	f.err = errors.New("ServiceUnavailable")
+	for i, err := range q.Keep(context.Background(), []Message{msg("a"), msg("b")}) {
+		if err == nil || !strings.Contains(err.Error(), "ServiceUnavailable") {
+			t.Errorf("message %d with the call failing: %v", i, err)
+		}
+	}
+}
