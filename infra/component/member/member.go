@@ -242,14 +242,7 @@ func declareRole(ctx *pulumi.Context, name string, r Role, tags pulumi.StringMap
 	return role, inline, err
 }
 
-// ForwarderTrust lets EventBridge take the forwarder role, in the form EventBridge documents for the execution
-// role of a rule sending to another account ("Sending events to an AWS service in another account",
-// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-cross-account.html): no condition. EventBridge
-// documents aws:SourceArn and aws:SourceAccount for the resource policies of the targets it calls, not for the
-// AssumeRole of a rule's execution role; a trust requiring them, if EventBridge did not set them, would send every
-// forwarded event to the dead-letter queue. What narrows the role: only a principal of the account allowed
-// iam:PassRole on it can give it to a rule; it may only send to the hub's central queue; and events whose source
-// is aws.* cannot be put by anyone but AWS.
+// ForwarderTrust is the member forwarder's trust: the same as every account's forwarder (bus.ForwarderTrust).
 func ForwarderTrust(env awsenv.Env) policy.Document { return bus.ForwarderTrust(env) }
 
 // ReaderTrust lets only the hub's router role take the reader role: the hub's account as the principal, the
