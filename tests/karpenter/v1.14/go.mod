@@ -1,9 +1,7 @@
-// The contract tests against Karpenter v1.14.1: its own parser, chart and policy (README, "Karpenter versions").
+// The contract tests against Karpenter v1.14.3: its own parser, chart and policy (README, "Karpenter versions").
 module github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/v1.14
 
-go 1.26.6
-
-toolchain go1.26.10
+go 1.26.10
 
 require (
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal v0.0.0-00010101000000-000000000000
@@ -47,7 +45,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssm v1.69.5 // indirect
 	github.com/aws/aws-sdk-go-v2/service/timestreamwrite v1.36.2 // indirect
-	github.com/aws/karpenter-provider-aws v1.14.1 // the version under test
+	github.com/aws/karpenter-provider-aws v1.14.3 // the version under test
 	github.com/aws/smithy-go v1.28.8 // indirect
 	github.com/awslabs/operatorpkg v0.0.0-20260708223819-4da4c353c5fa // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -108,13 +106,13 @@ require (
 	go.uber.org/zap v1.28.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/net v0.56.0 // indirect
-	golang.org/x/oauth2 v0.34.0 // indirect
-	golang.org/x/sync v0.21.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
-	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.39.0 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/oauth2 v0.36.0 // indirect
+	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/term v0.46.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gomodules.xyz/jsonpatch/v2 v2.5.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
@@ -136,9 +134,7 @@ require (
 	quamina.net/go/quamina v1.5.1 // indirect
 	sigs.k8s.io/controller-runtime v0.23.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
-	// karpenter-provider-aws v1.14.1 requires a pseudo-version of sigs.k8s.io/karpenter the module proxy does not
-	// serve; the release tag v1.14.1 is pinned instead.
-	sigs.k8s.io/karpenter v1.14.1
+	sigs.k8s.io/karpenter v1.14.3
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2-0.20260122202528-d9cc6641c482 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect

@@ -18,7 +18,7 @@ import (
 // Build is judge.Build for this version: NewController(kubeClient, clock, cloudProvider, recorder, sqsProvider,
 // sqsAPI, unavailableOfferingsCache, capacityReservationProvider). The SQS provider is left nil so the
 // controller makes its own on its first Reconcile, finding the queue by the name in its options, as in
-// production; the cloud provider is nil (called on no interruption path of v1.14.1). Its capacity reservation
+// production; the cloud provider is nil (called on no interruption path of v1.14.3). Its capacity reservation
 // provider is Karpenter's own, told each reservation has capacity, as its nodeclass controller would have
 // found: a capacity reservation interruption marks the reservation unavailable there (count 0).
 func Build(c *judge.Cluster) (judge.Controller, error) {
