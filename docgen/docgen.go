@@ -22,6 +22,7 @@ type Block struct {
 // Blocks are every generated part, by name.
 var Blocks = []Block{
 	{Name: "karpenter-versions", Markdown: always(KarpenterVersions)},
+	{Name: "karpenter-support", Markdown: always(KarpenterSupport)},
 	{Name: "quotas", Markdown: Quotas},
 	{Name: "alarms", Markdown: always(Alarms)},
 	{Name: "make-targets", Markdown: MakeTargets},

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
@@ -85,4 +86,34 @@ func orDash(xs []string) string {
 		return "–"
 	}
 	return strings.Join(xs, ", ")
+}
+
+// KarpenterSupport is Karpenter's support policy as router/karpenter keeps it: each line the bus supports, when it
+// was released, its kind, when its support ends and the patch the bus is tested against. No "supported now"
+// column: the preview judges that on the day it runs.
+func KarpenterSupport() string {
+	var b strings.Builder
+	b.WriteString("| line | released | kind | supported until | tested patch |\n|---|---|---|---|---|\n")
+	ls := karpenter.Lines()
+	for i := len(ls) - 1; i >= 0; i-- {
+		l := ls[i]
+		kind, until := "regular", ""
+		if l.LTS {
+			kind = "**LTS**"
+		}
+		if end, ok := l.End(); ok {
+			until = end.Format(time.DateOnly)
+			if !l.LTS {
+				until += " (" + fmt.Sprintf("%d.%d.0", ls[i+1].Major, ls[i+1].Minor) + " published)"
+			}
+		} else {
+			until = fmt.Sprintf("%d.%d.0 is published", l.Major, l.Minor+1)
+		}
+		tested := "–"
+		if l.Tested != (karpenter.Version{}) {
+			tested = l.Tested.String()
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", l, l.Released.Format(time.DateOnly), kind, until, tested)
+	}
+	return b.String()
 }

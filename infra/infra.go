@@ -49,6 +49,8 @@ type Options struct {
 	// (concurrency.FromEnvironment by default: the environment's credentials, in the stack's region and aws:profile);
 	// the offline render and the tests pass their own.
 	ReadConcurrency func(ctx context.Context, region, profile, function string) (concurrency.Account, error)
+	// Today is the day Karpenter's support policy is judged on (cluster.Args.Today); zero means now.
+	Today time.Time
 }
 
 // DefaultOptions build the router from its embedded source, look commands up in PATH and read Lambda's account
@@ -105,7 +107,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, sh.router)
+	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, sh.router, opts.Today)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +347,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 // declareClusters declares each cluster's component in its account, and returns the outputs clusterQueueNames
 // and clusters.
 func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
-	spot spotRoles, r *routerfn.Router,
+	spot spotRoles, r *routerfn.Router, today time.Time,
 ) (pulumi.StringMap, pulumi.Map, error) {
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
@@ -359,6 +361,7 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 			prerequisites = []pulumi.Resource{role} // Karpenter cannot launch Spot before it exists
 		}
 		args := clusterArgs(cfg, cl, acc, hub, r.RoleARN, found, prerequisites)
+		args.Today = today
 		if assoc, ok := found.Retained[cl.Name]; ok {
 			args.Adopt = &cluster.Adopt{PodIdentityAssociationID: assoc, InCluster: cl.Mode == config.ModeInstall}
 		}

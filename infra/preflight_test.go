@@ -174,6 +174,8 @@ func TestPreflight(t *testing.T) {
 			[]string{"(c-" + accountA + ", account " + accountA + ", us-east-1): no EKS cluster named c-" + accountA}},
 		{"Kubernetes too new for the default Karpenter", &mocks.Mocks{Clusters: map[string]mocks.EKSCluster{"a": {Version: "1.38"}}}, []string{`{"name":"a"}`},
 			[]string{"clusters[0] (a, account 123456789012, us-east-1): it runs Kubernetes 1.38, which Karpenter 1.15.1 does not run on (1.26 to 1.37). Fix: set karpenter.version"}},
+		{"Kubernetes 1.37 with the newer LTS line", &mocks.Mocks{Clusters: map[string]mocks.EKSCluster{"a": {Version: "1.37"}}}, []string{`{"name":"a","karpenter":{"version":"1.14.3"}}`},
+			[]string{"clusters[0] (a, account 123456789012, us-east-1): it runs Kubernetes 1.37, which Karpenter 1.14.3 does not run on (1.26 to 1.36)"}},
 		{"Kubernetes too new for an early patch", &mocks.Mocks{Clusters: map[string]mocks.EKSCluster{"a": {Version: "1.34"}}}, []string{`{"name":"a","karpenter":{"version":"1.6.3"}}`},
 			[]string{"it runs Kubernetes 1.34, which Karpenter 1.6.3 does not run on (1.26 to 1.33)"}},
 		{"Kubernetes too old", &mocks.Mocks{Clusters: map[string]mocks.EKSCluster{"a": {Version: "1.25"}}}, []string{`{"name":"a"}`},

@@ -133,8 +133,18 @@ func bookkeeping(st step) bool {
 
 // collect gathers the engine's resource steps, but for unchanged ones and bookkeeping, from its events.
 func collect() (chan events.EngineEvent, func() []step) {
+	ch, done := collectAll()
+	return ch, func() []step { steps, _ := done(); return steps }
+}
+
+// warning is a warning the engine showed, and the URN of the resource it is about ("" for the stack's).
+type warning struct{ URN, Message string }
+
+// collectAll gathers the steps, as collect does, and the warnings.
+func collectAll() (chan events.EngineEvent, func() ([]step, []warning)) {
 	ch := make(chan events.EngineEvent)
 	var steps []step
+	var warnings []warning
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -145,9 +155,12 @@ func collect() (chan events.EngineEvent, func() []step) {
 					steps = append(steps, st)
 				}
 			}
+			if d := ev.DiagnosticEvent; d != nil && d.Severity == "warning" {
+				warnings = append(warnings, warning{d.URN, d.Message})
+			}
 		}
 	}()
-	return ch, func() []step { wg.Wait(); return steps }
+	return ch, func() ([]step, []warning) { wg.Wait(); return steps, warnings }
 }
 
 func (s *stack) up() []step {
@@ -163,15 +176,21 @@ func (s *stack) up() []step {
 }
 
 func (s *stack) preview() ([]step, error) {
+	steps, _, err := s.previewWarned()
+	return steps, err
+}
+
+// previewWarned is preview with the warnings the engine showed.
+func (s *stack) previewWarned() ([]step, []warning, error) {
 	s.t.Helper()
-	ch, done := collect()
+	ch, done := collectAll()
 	var out bytes.Buffer
 	_, err := s.stack.Preview(context.Background(), optpreview.EventStreams(ch), optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out))
-	steps := done()
+	steps, warnings := done()
 	if err != nil {
-		return steps, &runError{err: err, output: out.String()}
+		return steps, warnings, &runError{err: err, output: out.String()}
 	}
-	return steps, nil
+	return steps, warnings, nil
 }
 
 type runError struct {
@@ -618,5 +637,53 @@ func TestConcurrencyTheAccountCannotGiveIsRefusedAtPreview(t *testing.T) {
 	none(t, "the refused preview", steps)
 	if rs := e.Records(t); len(rs) != 0 {
 		t.Errorf("the refused preview created %d resources", len(rs))
+	}
+}
+
+// TestKarpenterSupportAtPreview: Karpenter's support policy and compatibility page, told where users choose a
+// version. A cluster running Kubernetes 1.37 with Karpenter 1.14.3 (the newer LTS line, which runs up to 1.36) is
+// refused at preview, naming both, before anything is declared; a cluster on 1.6.3 previews with a warning on its
+// component naming the day its support ended and the supported lines' newest patches; one on the default, none.
+func TestKarpenterSupportAtPreview(t *testing.T) {
+	t.Parallel()
+	old := cluster("old", map[string]any{"karpenter": map[string]any{"version": "1.6.3"}})
+	lts := cluster("lts", map[string]any{"karpenter": map[string]any{"version": "1.14.3"}})
+	current := cluster("current", nil)
+	b, _ := json.Marshal([]any{old, lts, current})
+	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
+		Config:   map[string]string{config.Namespace + ":clusters": string(b)},
+		Clusters: map[string]mocks.EKSCluster{"lts": {Version: "1.37"}}, Versions: versions(t)})
+	opts := programOptions()
+	opts.Today = time.Date(2026, time.November, 26, 0, 0, 0, 0, time.UTC) // the warning's figures are the table's on that day
+	s := newStackWith(t, e, "support", opts)
+	s.configure(map[string]any{"namePrefix": "kib-support", "clusters": []any{old, lts, current}})
+	steps, _, err := s.previewWarned()
+	if err == nil || !strings.Contains(err.Error(), "clusters[1] (lts, account "+hub+", "+region+"): it runs Kubernetes 1.37, which Karpenter 1.14.3 does not run on (1.26 to 1.36)") {
+		t.Errorf("preview of Kubernetes 1.37 with Karpenter 1.14.3: %v", err)
+	}
+	none(t, "the refused preview", steps)
+
+	s.configure(map[string]any{"namePrefix": "kib-support", "clusters": []any{old, current}})
+	_, warnings, err := s.previewWarned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, w := range warnings {
+		if strings.Contains(w.Message, "karpenter.version") {
+			found = found || strings.HasSuffix(w.URN, "::old")
+			if !strings.HasSuffix(w.URN, "::old") {
+				t.Errorf("a support warning on %s: %s", w.URN, w.Message)
+			}
+			for _, want := range []string{"cluster old, karpenter.version 1.6.3", "out of Karpenter's support since 2026-07-14",
+				"1.15.1 (the newest release", "1.14.3 (LTS, until 2027-07-10)"} {
+				if !strings.Contains(w.Message, want) {
+					t.Errorf("the warning %q does not say %q", w.Message, want)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no support warning on cluster old's component; warnings: %v", warnings)
 	}
 }

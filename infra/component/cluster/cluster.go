@@ -3,6 +3,8 @@
 package cluster
 
 import (
+	"time"
+
 	"fmt"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
@@ -46,6 +48,9 @@ type Args struct {
 	Existing *Existing
 	// Prerequisites must exist before Karpenter is installed (the account's EC2 Spot service-linked role).
 	Prerequisites []pulumi.Resource
+	// Today is the day Karpenter's support policy is judged on (a preview warns of a karpenter.version out of
+	// support, or about to leave it); zero means now.
+	Today time.Time
 	// Adopt, in install and create modes, says that what an earlier deployment of the cluster retained on delete
 	// exists (its roles and their policies, the node access entry, the pod identity association, the Helm release):
 	// the component imports each instead of creating it, which AWS and Helm would refuse.
@@ -141,8 +146,11 @@ func (o Outputs) Map() pulumi.Map {
 // or the component package's ClusterInterruption (provider/), which registers its own and runs the same code.
 func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, error) {
 	cl := args.Cluster
-	s := scope{ctx: ctx, cluster: cl.Name, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env, deployRole: args.DeployRoleARN,
-		adopt: args.Adopt}
+	s := scope{ctx: ctx, cluster: cl.Name, self: parent, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env,
+		deployRole: args.DeployRoleARN, adopt: args.Adopt, today: args.Today}
+	if s.today.IsZero() {
+		s.today = time.Now()
+	}
 	queueARN := args.Env.ARN("sqs", args.QueueName)
 	queue, err := s.queue(args.QueueName, queueARN, args.RouterRoleARN, args.HubAccount)
 	if err != nil {
@@ -205,6 +213,8 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 type scope struct {
 	ctx     *pulumi.Context
 	cluster string
+	self    pulumi.Resource // the component
+	today   time.Time
 	// parent makes the component its children's parent, and, for resources and lookups alike, gives them its
 	// provider (a member account's, for a cluster there).
 	parent     pulumi.ResourceOrInvokeOption

@@ -56,6 +56,13 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	if err != nil {
 		return wiring{}, fmt.Errorf("cluster %s: %w", cl.Name, err) // config validation rules this out
 	}
+	// Karpenter's own support policy, told where the version is chosen: a preview names the end date and the
+	// supported lines' newest patches (docs/clusters.md, "Karpenter support").
+	if w := karpenter.SupportWarning(version, s.today); w != "" {
+		if err := s.ctx.Log.Warn(fmt.Sprintf("cluster %s, karpenter.version %s: %s", cl.Name, cl.Karpenter.Version, w), &pulumi.LogArgs{Resource: s.self}); err != nil {
+			return wiring{}, fmt.Errorf("cluster %s: warning of its Karpenter's support: %w", cl.Name, err)
+		}
+	}
 	retain := pulumi.RetainOnDelete(true)
 
 	nodeName, controllerName := NodeRoleName(cl.Name, env.Region), ControllerRoleName(cl.Name, env.Region)

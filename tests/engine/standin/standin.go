@@ -73,13 +73,15 @@ type World struct {
 	// Roles are IAM roles that exist besides the store's ("<account> <name>").
 	Roles  []string          `json:"roles,omitempty"`
 	Config map[string]string `json:"config"`
+	// Clusters overrides what aws:eks/getCluster answers for a cluster (its Kubernetes version, say).
+	Clusters map[string]mocks.EKSCluster `json:"clusters,omitempty"`
 	// Versions are the plugins' versions by package: what pulumi-eks's SDK would ask of the aws plugin.
 	Versions map[string]string `json:"versions"`
 }
 
 // Mocks is the world as mocks.Mocks answers for it.
 func (w World) Mocks() *mocks.Mocks {
-	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config}
+	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config, Clusters: w.Clusters}
 }
 
 // forceNew are the inputs whose change replaces a resource (pulumi-aws's ForceNew for the resources the program
