@@ -1,6 +1,8 @@
 // Package bump moves the bus to a new Karpenter release in one step (make karpenter-bump VERSION=x.y.z): the
 // version it installs by default, the range it supports, the module each contract test pins, that release's
-// template policies (copied with the commit they come from) and the Kubernetes versions its source accepts.
+// template policies (copied with the commit they come from), the Kubernetes versions its source accepts, and the
+// support table's tested patch of its line. A patch of an older line the bus tests (an LTS line) moves that
+// line's module and tested patch only: the default stays.
 // What needs a person is left to the contract tests, which then fail and say what: an AWS call the controller
 // policy does not grant, an event the bus does not carry, a chart value that moved (docs/clusters.md, "Karpenter versions").
 package bump
@@ -19,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/modfile"
 
@@ -35,6 +38,7 @@ const (
 // Files of the repository the bump edits, relative to its root.
 const (
 	VersionsFile = "router/karpenter/karpenter.go"
+	SupportFile  = "router/karpenter/support.go"
 	TestsModule  = "tests/go.mod"
 	ContractDir  = "tests/karpenter"
 )
@@ -47,9 +51,14 @@ var workarounds = []string{"sigs.k8s.io/karpenter", "github.com/aws/aws-sdk-go-v
 type Release struct {
 	// Commit is the release tag's commit.
 	Commit string
-	// Template is its getting-started CloudFormation template, and TemplatePath where it is in the repository.
-	Template     []byte
-	TemplatePath string
+	// Released is the day the tag was made: a new minor version's line starts then.
+	Released time.Time
+	// Template is its getting-started CloudFormation template, TemplatePath where it is in the repository, and
+	// TemplateCommit the commit it was read at (the tag's, or the main branch's when the tag's tree has no
+	// website, as on a release branch). A nil Template keeps the module's template policies as they are.
+	Template       []byte
+	TemplatePath   string
+	TemplateCommit string
 }
 
 // Options are a bump's inputs: the repository, the version, and how to reach the world (the command uses
@@ -90,17 +99,39 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if v.Compare(current) < 0 {
-		return fmt.Errorf("%s is older than the current default, %s", v, current)
+	// An older line than the default's: one the bus tests (an LTS line), at a patch newer than the tested one.
+	older := v.Major < current.Major || v.Major == current.Major && v.Minor < current.Minor
+	tested, known, err := testedPatch(o.Root, v)
+	if err != nil {
+		return err
+	}
+	switch {
+	case older && tested == (karpenter.Version{}):
+		return fmt.Errorf("%s: the bus tests no %d.%d release (its support table names none): only the lines it tests are bumped", v, v.Major, v.Minor)
+	case older && v.Compare(tested) <= 0:
+		return fmt.Errorf("%s is not newer than the %d.%d line's tested patch, %s", v, v.Major, v.Minor, tested)
+	case !older && v.Compare(current) <= 0:
+		return fmt.Errorf("%s is not newer than the current default, %s", v, current)
 	}
 	rel, err := o.Fetch(ctx, v)
 	if err != nil {
 		return fmt.Errorf("reading Karpenter %s: %w", v, err)
 	}
-	if err := setVersions(o.Root, v); err != nil {
+	if !older {
+		if err := setVersions(o.Root, v); err != nil {
+			return err
+		}
+		logf("%s: default %s, supported to %d.%d.x", VersionsFile, v, v.Major, v.Minor)
+	}
+	if err := setTested(o.Root, v, known, rel.Released); err != nil {
 		return err
 	}
-	logf("%s: default %s, supported to %d.%d.x", VersionsFile, v, v.Major, v.Minor)
+	if known {
+		logf("%s: the %d.%d line's tested patch is %s", SupportFile, v.Major, v.Minor, v)
+	} else {
+		logf("%s: a new line, %d.%d, released %s (a regular release: mark it LTS: true if Karpenter designates it so)",
+			SupportFile, v.Major, v.Minor, rel.Released.Format(time.DateOnly))
+	}
 
 	dir, created, err := versionModule(o.Root, v)
 	if err != nil {
@@ -109,32 +140,48 @@ func Run(ctx context.Context, o Options) error {
 	if created {
 		logf("%s: a new module, copied from the newest one", rel2(o.Root, dir))
 	}
-	for _, mod := range []string{filepath.Join(dir, "go.mod"), filepath.Join(o.Root, TestsModule)} {
+	modules := []string{filepath.Join(dir, "go.mod"), filepath.Join(o.Root, TestsModule)}
+	if older {
+		modules = modules[:1] // the end-to-end tests pin the default's version
+	}
+	for _, mod := range modules {
 		dropped, err := pin(mod, v)
 		if err != nil {
 			return err
 		}
 		logf("%s: pins %s v%s%s", rel2(o.Root, mod), Module, v, droppedNote(dropped))
 	}
-	source := fmt.Sprintf("%s/blob/%s/%s", Repository, rel.Commit, rel.TemplatePath)
-	extract, err := templatepolicy.FromTemplate(rel.Template, source)
-	if err != nil {
-		return fmt.Errorf("%s: %w", source, err)
+	if rel.Template == nil {
+		logf("%s: kept: Karpenter's repository has no %s at the tag nor on its main branch", rel2(o.Root, filepath.Join(dir, templatepolicy.File)), rel.TemplatePath)
+	} else {
+		commit := rel.TemplateCommit
+		if commit == "" {
+			commit = rel.Commit
+		}
+		source := fmt.Sprintf("%s/blob/%s/%s", Repository, commit, rel.TemplatePath)
+		extract, err := templatepolicy.FromTemplate(rel.Template, source)
+		if err != nil {
+			return fmt.Errorf("%s: %w", source, err)
+		}
+		b, err := extract.JSON()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, templatepolicy.File), b, 0o644); err != nil {
+			return err
+		}
+		logf("%s: the template's policies, from %s", rel2(o.Root, filepath.Join(dir, templatepolicy.File)), source)
 	}
-	b, err := extract.JSON()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, templatepolicy.File), b, 0o644); err != nil {
-		return err
-	}
-	logf("%s: the template's policies, from %s", rel2(o.Root, filepath.Join(dir, templatepolicy.File)), source)
 
 	if o.Tidy == nil {
 		logf("go mod tidy skipped: run it in %s and tests/, then read Kubernetes's range in the new source", rel2(o.Root, dir))
 		return nil
 	}
-	for _, d := range []string{dir, filepath.Join(o.Root, "tests")} {
+	tidied := []string{dir, filepath.Join(o.Root, "tests")}
+	if older {
+		tidied = tidied[:1]
+	}
+	for _, d := range tidied {
 		if err := o.Tidy(ctx, d); err != nil {
 			return fmt.Errorf("go mod tidy in %s (a module the proxy lacks needs a replace; see the comments in tests/go.mod): %w", rel2(o.Root, d), err)
 		}
@@ -366,8 +413,12 @@ func KubernetesRange(src string) (karpenter.KubernetesRange, error) {
 	return karpenter.KubernetesRange{Min: lo, Max: hi}, nil
 }
 
+// kubernetesEntryRE is one row of the compatibility table.
+var kubernetesEntryRE = regexp.MustCompile(`(?m)^\t\{Version\{Major: (\d+), Minor: (\d+)(?:, Patch: (\d+))?\}, KubernetesRange\{(\d+), (\d+)\}\},$`)
+
 // setKubernetes adds v's Kubernetes range to the compatibility table when it differs from what the table says
-// of v now.
+// of v now: the row in effect for v is the last one from a release no newer than v, and the new row goes right
+// after it, so a patch of an older line (1.9.4 taking a Kubernetes version) keeps the table in release order.
 func setKubernetes(root string, v karpenter.Version, r karpenter.KubernetesRange) (bool, error) {
 	path := filepath.Join(root, VersionsFile)
 	b, err := os.ReadFile(path)
@@ -384,12 +435,100 @@ func setKubernetes(root string, v karpenter.Version, r karpenter.KubernetesRange
 		return false, fmt.Errorf("%s: the kubernetes table does not end", VersionsFile)
 	}
 	end += start
-	entry := fmt.Sprintf("\t{Version{Major: %d, Minor: %d, Patch: %d}, KubernetesRange{%d, %d}},", v.Major, v.Minor, v.Patch, r.Min, r.Max)
-	last := text[strings.LastIndex(text[:end], "\n")+1 : end]
-	if lastRange := regexp.MustCompile(`KubernetesRange\{(\d+), (\d+)\}`).FindStringSubmatch(last); lastRange != nil &&
-		lastRange[1] == strconv.Itoa(r.Min) && lastRange[2] == strconv.Itoa(r.Max) {
-		return false, nil // the newest entry already covers v
+	rows := kubernetesEntryRE.FindAllStringSubmatchIndex(text[start:end], -1)
+	if len(rows) == 0 {
+		return false, fmt.Errorf("%s: the kubernetes table has no rows", VersionsFile)
 	}
-	text = text[:end] + "\n" + entry + text[end:]
+	n := func(m []int, i int) int {
+		if m[2*i] < 0 {
+			return 0
+		}
+		x, _ := strconv.Atoi(text[start+m[2*i] : start+m[2*i+1]])
+		return x
+	}
+	at := -1 // the row in effect for v
+	for i, m := range rows {
+		from := karpenter.Version{Major: n(m, 1), Minor: n(m, 2), Patch: n(m, 3)}
+		if from.Compare(v) <= 0 {
+			at = i
+		}
+	}
+	insert := start + rows[0][0] // before the first row, when v is older than every row
+	if at >= 0 {
+		m := rows[at]
+		if n(m, 4) == r.Min && n(m, 5) == r.Max {
+			return false, nil // the row in effect already says so
+		}
+		insert = start + m[1] + 1
+	}
+	entry := fmt.Sprintf("\t{Version{Major: %d, Minor: %d, Patch: %d}, KubernetesRange{%d, %d}},\n", v.Major, v.Minor, v.Patch, r.Min, r.Max)
+	text = text[:insert] + entry + text[insert:]
 	return true, os.WriteFile(path, []byte(text), 0o644)
+}
+
+// lineRE is one line of the support table (router/karpenter/support.go): its minor version and the rest.
+var lineRE = regexp.MustCompile(`(?m)^\t\{Major: (\d+), Minor: (\d+), Released: day\([^)]*\)(.*)\},$`)
+
+// testedRE finds a line's tested patch.
+var testedPatchRE = regexp.MustCompile(`, Tested: Version\{Major: (\d+), Minor: (\d+), Patch: (\d+)\}`)
+
+// testedPatch is the support table's tested patch of v's line (zero when it names none), and whether the table
+// has the line.
+func testedPatch(root string, v karpenter.Version) (karpenter.Version, bool, error) {
+	b, err := os.ReadFile(filepath.Join(root, SupportFile))
+	if err != nil {
+		return karpenter.Version{}, false, err
+	}
+	for _, m := range lineRE.FindAllStringSubmatch(string(b), -1) {
+		if m[1] != strconv.Itoa(v.Major) || m[2] != strconv.Itoa(v.Minor) {
+			continue
+		}
+		t := testedPatchRE.FindStringSubmatch(m[3])
+		if t == nil {
+			return karpenter.Version{}, true, nil
+		}
+		p, _ := strconv.Atoi(t[3])
+		return karpenter.Version{Major: v.Major, Minor: v.Minor, Patch: p}, true, nil
+	}
+	return karpenter.Version{}, false, nil
+}
+
+// setTested makes v its line's tested patch in the support table, adding the line, released on the given day,
+// when the table has none (a new minor version).
+func setTested(root string, v karpenter.Version, known bool, released time.Time) error {
+	path := filepath.Join(root, SupportFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(b)
+	tested := fmt.Sprintf(", Tested: Version{Major: %d, Minor: %d, Patch: %d}", v.Major, v.Minor, v.Patch)
+	all := lineRE.FindAllStringSubmatchIndex(text, -1)
+	if len(all) == 0 {
+		return fmt.Errorf("%s: no support table", SupportFile)
+	}
+	if !known {
+		if released.IsZero() {
+			return fmt.Errorf("%s: the release day of %s is unknown", SupportFile, v)
+		}
+		last := all[len(all)-1]
+		line := fmt.Sprintf("\n\t{Major: %d, Minor: %d, Released: day(%d, time.%s, %d)%s},", v.Major, v.Minor,
+			released.Year(), released.Month(), released.Day(), tested)
+		text = text[:last[1]] + line + text[last[1]:]
+		return os.WriteFile(path, []byte(text), 0o644)
+	}
+	for _, m := range all {
+		if text[m[2]:m[3]] != strconv.Itoa(v.Major) || text[m[4]:m[5]] != strconv.Itoa(v.Minor) {
+			continue
+		}
+		rest := text[m[6]:m[7]]
+		if testedPatchRE.MatchString(rest) {
+			rest = testedPatchRE.ReplaceAllString(rest, tested)
+		} else {
+			rest += tested
+		}
+		text = text[:m[6]] + rest + text[m[7]:]
+		return os.WriteFile(path, []byte(text), 0o644)
+	}
+	return fmt.Errorf("%s: no line %d.%d", SupportFile, v.Major, v.Minor)
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/modfile"
 
@@ -47,7 +50,7 @@ func repoRoot(t *testing.T) string {
 func fixtureTree(t *testing.T) string {
 	t.Helper()
 	src, dst := repoRoot(t), t.TempDir()
-	files := []string{bump.VersionsFile, bump.TestsModule}
+	files := []string{bump.VersionsFile, bump.SupportFile, bump.TestsModule}
 	modules, err := filepath.Glob(filepath.Join(src, bump.ContractDir, "v*", "go.mod"))
 	if err != nil || len(modules) == 0 {
 		t.Fatalf("no version modules: %v", err)
@@ -95,14 +98,23 @@ type world struct {
 	fetched []string
 	tidied  []string
 	source  string
+	// noTemplate: Karpenter's repository has the version's template neither at the tag nor on main.
+	noTemplate bool
 }
+
+// released is the day the fixture's releases were tagged.
+var released = time.Date(2026, time.December, 1, 17, 0, 0, 0, time.UTC)
 
 func (w *world) options(root, version string) bump.Options {
 	return bump.Options{
 		Root: root, Version: version,
 		Fetch: func(_ context.Context, v karpenter.Version) (bump.Release, error) {
 			w.fetched = append(w.fetched, v.String())
-			return bump.Release{Commit: commit, Template: []byte(template), TemplatePath: bump.TemplatePath(v)}, nil
+			rel := bump.Release{Commit: commit, Released: released, Template: []byte(template), TemplatePath: bump.TemplatePath(v)}
+			if w.noTemplate {
+				rel.Template = nil
+			}
+			return rel, nil
 		},
 		Tidy: func(_ context.Context, dir string) error {
 			rel, _ := filepath.Rel(root, dir)
@@ -151,10 +163,15 @@ func TestBumpToANewMinorVersion(t *testing.T) {
 	}
 	versions := read(t, filepath.Join(root, bump.VersionsFile))
 	for _, want := range []string{`const Default = "1.16.0"`, "Newest = Version{Major: 1, Minor: 16}",
-		"{Version{Major: 1, Minor: 16, Patch: 0}, KubernetesRange{28, 38}},"} {
+		"{Version{Major: 1, Minor: 16, Patch: 0}, KubernetesRange{28, 38}},\n}"} {
 		if !strings.Contains(versions, want) {
 			t.Errorf("%s does not say %s", bump.VersionsFile, want)
 		}
+	}
+	// The new line joins the support table, last, released on the tag's day, a regular release until marked LTS.
+	if support := read(t, filepath.Join(root, bump.SupportFile)); !strings.Contains(support,
+		"\t{Major: 1, Minor: 16, Released: day(2026, time.December, 1), Tested: Version{Major: 1, Minor: 16, Patch: 0}},\n}") {
+		t.Errorf("%s has no line 1.16 after the others:\n%s", bump.SupportFile, support)
 	}
 	mod := filepath.Join(root, bump.ContractDir, "v1.16")
 	gomod := read(t, filepath.Join(mod, "go.mod"))
@@ -235,11 +252,75 @@ func TestBumpToAPatch(t *testing.T) {
 	if got := requires(t, read(t, mod))[bump.Module]; got != "v"+next.String() {
 		t.Errorf("%s pins %s", mod, got)
 	}
+	if support := read(t, filepath.Join(root, bump.SupportFile)); !strings.Contains(support, fmt.Sprintf("Minor: %d, Patch: 99}},", current.Minor)) {
+		t.Errorf("%s does not name %s as its line's tested patch", bump.SupportFile, next)
+	}
+}
+
+// TestBumpAnLTSLine: a patch of an older line the bus tests (the newer LTS line) moves that line's module and its
+// tested patch, and nothing of the default: not the default, not the end-to-end tests' pin, not the newest
+// supported; a Kubernetes range it raises goes into the table after the row in effect for it, in release order;
+// where Karpenter's repository has no template for it, the module's template policies are kept.
+func TestBumpAnLTSLine(t *testing.T) {
+	root := fixtureTree(t)
+	versionsBefore, testsBefore := read(t, filepath.Join(root, bump.VersionsFile)), read(t, filepath.Join(root, bump.TestsModule))
+	policy := filepath.Join(root, bump.ContractDir, "v1.14", "testdata", "controller-policy.json")
+	policyBefore := read(t, policy)
+	w := &world{source: karpenterSource(t, "1.26", "1.37"), noTemplate: true}
+	if err := bump.Run(context.Background(), w.options(root, "1.14.4")); err != nil {
+		t.Fatal(err)
+	}
+	versions := read(t, filepath.Join(root, bump.VersionsFile))
+	if strings.Replace(versions, "\t{Version{Major: 1, Minor: 14, Patch: 4}, KubernetesRange{26, 37}},\n", "", 1) != versionsBefore {
+		t.Errorf("%s: want only a Kubernetes row for 1.14.4; now:\n%s", bump.VersionsFile, versions)
+	}
+	if i, j := strings.Index(versions, "Minor: 14, Patch: 4}"), strings.Index(versions, "{Version{Major: 1, Minor: 15}"); i < 0 || j < i {
+		t.Errorf("the row for 1.14.4 is not before 1.15's:\n%s", versions)
+	}
+	if read(t, filepath.Join(root, bump.TestsModule)) != testsBefore {
+		t.Errorf("%s changed: the end-to-end tests pin the default", bump.TestsModule)
+	}
+	if got := requires(t, read(t, filepath.Join(root, bump.ContractDir, "v1.14", "go.mod")))[bump.Module]; got != "v1.14.4" {
+		t.Errorf("v1.14 pins %s", got)
+	}
+	if support := read(t, filepath.Join(root, bump.SupportFile)); !strings.Contains(support, "LTS: true, Tested: Version{Major: 1, Minor: 14, Patch: 4}},") {
+		t.Errorf("%s does not name 1.14.4 as the 1.14 line's tested patch", bump.SupportFile)
+	}
+	if read(t, policy) != policyBefore {
+		t.Error("the template policies changed though Karpenter's repository has no template for 1.14.4")
+	}
+	if !slices.Equal(w.tidied, []string{"tests/karpenter/v1.14"}) {
+		t.Errorf("tidied %v, want only the line's module", w.tidied)
+	}
+}
+
+// TestModulesAreTheTestedLines: the support table's tested patch of each line is exactly what a module under
+// tests/karpenter pins, and every module is a line's tested patch: what a warning tells users to move to is proven.
+func TestModulesAreTheTestedLines(t *testing.T) {
+	modules, err := filepath.Glob(filepath.Join(repoRoot(t), bump.ContractDir, "v*", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := map[string]bool{}
+	for _, m := range modules {
+		pinned[strings.TrimPrefix(requires(t, read(t, m))[bump.Module], "v")] = true
+	}
+	tested := map[string]bool{}
+	for _, l := range karpenter.Lines() {
+		if l.Tested != (karpenter.Version{}) {
+			tested[l.Tested.String()] = true
+		}
+	}
+	if !maps.Equal(pinned, tested) {
+		t.Errorf("modules pin %v; the support table's tested patches are %v", slices.Sorted(maps.Keys(pinned)), slices.Sorted(maps.Keys(tested)))
+	}
 }
 
 // TestBumpRefuses: a version older than the default, a pre-release, or a failing fetch changes nothing.
 func TestBumpRefuses(t *testing.T) {
-	for _, v := range []string{"1.6.0", "1.16.0-rc.1", "latest"} {
+	// Older than the oldest line's tested patch; a pre-release; not a version; a line the bus tests no release of;
+	// an LTS line's tested patch itself; the default itself.
+	for _, v := range []string{"1.6.0", "1.16.0-rc.1", "latest", "1.12.3", "1.14.3", karpenter.Default} {
 		root := fixtureTree(t)
 		was := read(t, filepath.Join(root, bump.VersionsFile))
 		w := &world{source: karpenterSource(t, "1.26", "1.37")}
