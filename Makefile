@@ -52,8 +52,11 @@ test:
 test-pulumi:
 	@$(MAKE) --no-print-directory test-infra test-provider package test-engine
 
+# The IAM matrix (tests/iam, in test-e2e) builds the program's offline render, which compiles the Pulumi and AWS
+# provider SDKs; run after the Karpenter modules, it finds them compiled by test-infra, which the Pulumi chain
+# runs first, instead of compiling them a second time alongside it.
 test-events:
-	@$(MAKE) --no-print-directory test-router test-e2e test-karpenter test-workflows
+	@$(MAKE) --no-print-directory test-router test-karpenter test-workflows test-e2e
 
 test-router:
 	cd router && $(TEST) ./...
