@@ -132,8 +132,12 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	kubeconfig := t.kubeconfig.ApplyT(func(k string) pulumi.StringOutput {
 		return pulumi.ToSecret(pulumi.String(k)).(pulumi.StringOutput)
 	}).(pulumi.StringOutput)
+	// The provider hangs from the stack, not from the component (its parent before shards, which the alias keeps, so
+	// an existing stack sees the same provider): pulumi state move copies a moved resource's providers into the
+	// destination ahead of the resources, so a provider under the moved component would come before its parent
+	// there, which the CLI refuses as a broken snapshot (docs/deploying.md, "One stack or shards").
 	k8s, err := kubernetes.NewProvider(s.ctx, s.name("k8s"), &kubernetes.ProviderArgs{Kubeconfig: kubeconfig},
-		s.parent, pulumi.DependsOn(t.ready))
+		pulumi.Aliases([]pulumi.Alias{{Parent: s.self}}), pulumi.DependsOn(t.ready))
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
 	}
