@@ -86,6 +86,20 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
+	var hub hubJoin
+	if cfg.IsShard() {
+		if cfg, hub, err = joinHub(ctx, cfg, env); err != nil {
+			return nil, err
+		}
+	}
+	if err := movedIn(ctx, cfg, hub, &before); err != nil {
+		return nil, err
+	}
+	if w := sizeWarning(cfg); w != "" {
+		if err := ctx.Log.Warn(w, nil); err != nil {
+			return nil, err
+		}
+	}
 	// The accounts' providers come first: the preflight lookups in a member account go through its provider.
 	accounts, err := declareAccounts(ctx, cfg, env)
 	if err != nil {
@@ -103,20 +117,31 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), nil)
-	if err != nil {
-		return nil, err
-	}
-	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, sh.router, opts.Today)
-	if err != nil {
-		return nil, err
-	}
-	outputs := sh.outputs(cfg, env)
-	maps.Copy(outputs, map[string]pulumi.Input{
+	var outputs map[string]pulumi.Input
+	var routerRole pulumi.StringInput
+	if cfg.IsShard() {
+		// The hub declares the bus; a shard only joins its clusters to it, and says where they went.
+		shardBeats(cfg, accounts)
+		routerRole = pulumi.String(routerRoleARN(cfg, env))
+		outputs = hub.outputs(cfg, env)
+	} else {
+		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), nil)
+		if err != nil {
+			return nil, err
+		}
+		routerRole = sh.router.RoleARN
+		outputs = sh.outputs(cfg, env)
+		maps.Copy(outputs, hubOutputs(cfg, env))
 		// verify puts a canary the router held back again once this has passed.
-		"canaryIntervalSeconds": pulumi.Int(cfg.Router.CanaryIntervalSeconds),
-		"clusterQueueNames":     queueNames,
-		"clusters":              clusters,
+		outputs["canaryIntervalSeconds"] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
+	}
+	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(outputs, map[string]pulumi.Input{
+		"clusterQueueNames": queueNames,
+		"clusters":          clusters,
 
 		OutputSpotServiceLinkedRoles: spot.origins,
 		OutputRetainedClusters:       stillRetained(cfg, before),
@@ -196,11 +221,13 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 		return fail(fmt.Errorf("stack %s is marked example: true, the documented example whose IDs are placeholders: it is never "+
 			"deployed. Copy its file to Pulumi.<your stack>.yaml, keep only your clusters, and remove the example key", ctx.Stack()))
 	}
-	if err := checkMemberQuotas(cfg, env); err != nil {
-		return fail(err)
-	}
-	if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
-		return fail(err)
+	if !cfg.IsShard() { // a shard declares neither the hub's policies nor its router
+		if err := checkMemberQuotas(cfg, env); err != nil {
+			return fail(err)
+		}
+		if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
+			return fail(err)
+		}
 	}
 	if err := checkCommands(cfg, opts.LookPath); err != nil {
 		return fail(err)
@@ -347,7 +374,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 // declareClusters declares each cluster's component in its account, and returns the outputs clusterQueueNames
 // and clusters.
 func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
-	spot spotRoles, r *routerfn.Router, today time.Time,
+	spot spotRoles, routerRole pulumi.StringInput, today time.Time,
 ) (pulumi.StringMap, pulumi.Map, error) {
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
 	for _, cl := range cfg.Clusters {
@@ -360,7 +387,7 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 		if role := spot.roles[cl.Account]; role != nil && cl.Mode.InstallsKarpenter() {
 			prerequisites = []pulumi.Resource{role} // Karpenter cannot launch Spot before it exists
 		}
-		args := clusterArgs(cfg, cl, acc, hub, r.RoleARN, found, prerequisites)
+		args := clusterArgs(cfg, cl, acc, hub, routerRole, found, prerequisites)
 		args.Today = today
 		if assoc, ok := found.Retained[cl.Name]; ok {
 			args.Adopt = &cluster.Adopt{PodIdentityAssociationID: assoc, InCluster: cl.Mode == config.ModeInstall}

@@ -127,6 +127,12 @@ func TestLoadErrors(t *testing.T) {
 		{"heartbeat rate too slow", map[string]string{"heartbeat": `{"rate":"2h"}`}, []string{`heartbeat.rate: "2h" is not`}},
 		{"heartbeat rate a number", map[string]string{"heartbeat": `{"rate":5}`}, []string{`heartbeat.rate: must be a string, not a JSON number`}},
 		{"heartbeat key", map[string]string{"heartbeat": `{"enable":true}`}, []string{`heartbeat: unknown key "enable"`}},
+		{"a shard sets what only the hub declares", map[string]string{"hub": "prod", "router": `{"batchSize":5}`, "dashboard": "true", "heartbeat": `{"rate":"5m"}`},
+			[]string{"router: applies to the hub only: this stack is a shard of prod (hub)", "dashboard: applies to the hub only", "heartbeat: applies to the hub only"}},
+		{"a shard of itself", map[string]string{"hub": "acme/kib/dev"}, []string{`hub: "acme/kib/dev" is this stack`}},
+		{"a hub that is no stack name", map[string]string{"hub": "prod stack"}, []string{`hub: "prod stack" is not a stack name`}},
+		{"a shard with the StackSet", map[string]string{"hub": "prod", "organization": `{"id":"o-a1b2c3d4e5","memberOUs":["ou-ab12-cd34ef56"]}`},
+			[]string{"organization.memberOUs: applies to the hub only"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ func (p *problems) addf(path, format string, args ...any) {
 
 // keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
 var (
-	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard", "example", "organization"}
+	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard", "example", "organization", "hub"}
 	removed = map[string]string{
 		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
 	}
@@ -39,6 +39,13 @@ func decode(c *Config, values map[string]string, p *problems) {
 	}
 	get := func(k string) string { return values[k] }
 	c.NamePrefix = get("namePrefix")
+	if c.Hub = get("hub"); c.Hub != "" {
+		for _, k := range HubOnlyKeys {
+			if _, set := values[k]; set {
+				p.addf(k, "applies to the hub only: this stack is a shard of %s (hub), which declares only its clusters; set it in the hub's stack", c.Hub)
+			}
+		}
+	}
 	if text := get("clusters"); text != "" {
 		var raw []json.RawMessage
 		if p.decode("clusters", text, &raw) {
@@ -171,7 +178,7 @@ func KeyTypes() map[string]reflect.Type {
 		"namePrefix": reflect.TypeOf(c.NamePrefix), "clusters": reflect.TypeOf(c.Clusters), "accounts": reflect.TypeOf(c.Accounts),
 		"organization": reflect.TypeOf(Organization{}), "router": reflect.TypeOf(c.Router), "centralQueue": reflect.TypeOf(c.CentralQueue),
 		"alarms": reflect.TypeOf(c.Alarms), "heartbeat": reflect.TypeOf(c.Heartbeat), "tags": reflect.TypeOf(c.Tags),
-		"dashboard": reflect.TypeOf(c.Dashboard), "example": reflect.TypeOf(c.Example),
+		"dashboard": reflect.TypeOf(c.Dashboard), "example": reflect.TypeOf(c.Example), "hub": reflect.TypeOf(c.Hub),
 	}
 }
 

@@ -45,7 +45,18 @@ type Config struct {
 	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
 	// and deploy no stack so marked (key example).
 	Example bool
+	// Hub, when set, makes the stack a shard of the bus that stack deploys (key hub: the hub stack's name, as
+	// pulumi stack ls -a names it): the shard declares only its clusters, joined to the hub's bus, whose name,
+	// account, region and heartbeat it reads from the hub's outputs (docs/deploying.md, "One stack or shards").
+	Hub string
 }
+
+// IsShard reports whether the stack is a shard of a hub (key hub).
+func (c Config) IsShard() bool { return c.Hub != "" }
+
+// HubOnlyKeys are the keys of what only the hub declares (the bus, the router, its alarms and dashboard, the
+// heartbeat's rate): a shard sets none of them, and takes the heartbeat from the hub.
+var HubOnlyKeys = []string{"router", "centralQueue", "alarms", "dashboard", "heartbeat"}
 
 // Mode is how a cluster's Karpenter is wired to the bus.
 type Mode string
@@ -141,6 +152,11 @@ type Cluster struct {
 	Karpenter          Karpenter `json:"karpenter"`
 	Create             *Create   `json:"create"`
 	FIS                FIS       `json:"fis"`
+	// MovedFrom names the stack the cluster's state was moved from by pulumi state move (docs/deploying.md, "One
+	// stack or shards"): its last outputs say how the cluster was deployed, which this stack's own do not yet. A
+	// shard needs none for a cluster moved from its hub, whose outputs it reads anyway. Remove it after the first
+	// update.
+	MovedFrom string `json:"movedFrom"`
 }
 
 // Karpenter configures the Helm release (install and create modes).

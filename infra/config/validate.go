@@ -46,6 +46,22 @@ func validate(c Config, clustersJoin bool, p *problems) {
 	validateAlarms(c.Alarms, p)
 	validateHeartbeat(c.Heartbeat, c.Router, p)
 	validateTags(c.Tags, p)
+	validateHub(c, p)
+}
+
+// stackNameRE is a stack's name as a stack reference takes it: stack, project/stack or organization/project/stack.
+var stackNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+){0,2}$`)
+
+func validateHub(c Config, p *problems) {
+	switch {
+	case !c.IsShard():
+	case !stackNameRE.MatchString(c.Hub):
+		p.addf("hub", "%q is not a stack name such as prod, or acme/karpenter-interruption-bus/prod", c.Hub)
+	case c.Hub == c.Stack || strings.HasSuffix(c.Hub, "/"+c.Stack):
+		p.addf("hub", "%q is this stack: a shard names its hub, another stack", c.Hub)
+	case c.Organization != nil && len(c.Organization.MemberOUs) > 0:
+		p.addf("organization.memberOUs", "applies to the hub only: the hub's StackSet gives every member its baseline")
+	}
 }
 
 // oneOf formats the allowed values of a string type.
@@ -157,6 +173,9 @@ func validateClusters(clusters []Cluster, p *problems) {
 		} else {
 			first[cl.Name] = i
 			folded[strings.ToLower(cl.Name)] = i
+		}
+		if cl.MovedFrom != "" && !stackNameRE.MatchString(cl.MovedFrom) {
+			p.addf(at("movedFrom"), "%q is not a stack name such as prod, or acme/karpenter-interruption-bus/prod", cl.MovedFrom)
 		}
 		if id := cl.Karpenter.PodIdentityAssociationID; id != "" && !associationRE.MatchString(id) {
 			p.addf(at("karpenter.podIdentityAssociationId"), "%q is not a pod identity association ID such as a-abcdefghijklmnop1", id)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	clustercomp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
@@ -119,6 +121,8 @@ func (s *stack) configure(keys map[string]any) {
 type step struct {
 	Op  apitype.OpType
 	URN string
+	// Diffs are the properties an update changes.
+	Diffs []string
 }
 
 func (st step) String() string { return string(st.Op) + " " + st.URN }
@@ -151,7 +155,7 @@ func collectAll() (chan events.EngineEvent, func() ([]step, []warning)) {
 		defer wg.Done()
 		for ev := range ch {
 			if pre := ev.ResourcePreEvent; pre != nil && pre.Metadata.Op != apitype.OpSame {
-				if st := (step{pre.Metadata.Op, pre.Metadata.URN}); !bookkeeping(st) {
+				if st := (step{pre.Metadata.Op, pre.Metadata.URN, pre.Metadata.Diffs}); !bookkeeping(st) {
 					steps = append(steps, st)
 				}
 			}
@@ -685,5 +689,99 @@ func TestKarpenterSupportAtPreview(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no support warning on cluster old's component; warnings: %v", warnings)
+	}
+}
+
+// TestAClusterMovesToAShard: a hub with two clusters; one moves to a shard (docs/deploying.md, "One stack or
+// shards") the documented way: the shard stack is created, pulumi state move (the real CLI's) takes the cluster's
+// component and everything under it, then each stack's configuration says where the cluster now is. Neither
+// preview creates, replaces or deletes anything of the cluster's: the hub's changes only its dashboard (a row
+// fewer) and drops the copy of the provider the move left behind; the shard's shows no change at all; after both
+// updates every resource the hub created is still there, with its ID, the cluster's queue among them, and nothing
+// was created twice.
+func TestAClusterMovesToAShard(t *testing.T) {
+	t.Parallel()
+	alpha, beta := cluster("alpha", nil), cluster("beta", nil)
+	b, _ := json.Marshal([]any{alpha, beta})
+	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
+		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
+	h := newStack(t, e, "hub")
+	h.configure(map[string]any{"namePrefix": "kib-fleet", "clusters": []any{alpha, beta}, "dashboard": true})
+	h.up()
+	before := map[string]string{}
+	for _, r := range e.Records(t) {
+		before[r.Type+" "+r.ID] = r.URN
+	}
+
+	shard := newStack(t, e, "shard-1")
+	shard.configure(map[string]any{"namePrefix": "kib-fleet", "hub": "organization/" + project + "/hub", "clusters": []any{beta}})
+	component := "urn:pulumi:hub::" + project + "::" + clustercomp.Type + "::beta"
+	cli, err := filepath.Abs(filepath.Join(binDir, "pulumi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	move := exec.Command(cli, "state", "move", "--source", "organization/"+project+"/hub",
+		"--dest", "organization/"+project+"/shard-1", "--yes", component)
+	move.Dir = shard.stack.Workspace().WorkDir()
+	for k, v := range e.Vars() {
+		move.Env = append(move.Env, k+"="+v)
+	}
+	if out, err := move.CombinedOutput(); err != nil {
+		t.Fatalf("pulumi state move: %v\n%s", err, out)
+	} else if !strings.Contains(string(out), "::beta") {
+		t.Fatalf("pulumi state move moved nothing of beta:\n%s", out)
+	}
+
+	h.configure(map[string]any{"namePrefix": "kib-fleet", "clusters": []any{alpha}, "dashboard": true})
+	steps, err := h.preview()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		dashboard := st.Op == apitype.OpUpdate && strings.Contains(st.URN, "aws:cloudwatch/dashboard:Dashboard")
+		leftProvider := st.Op == apitype.OpDelete && strings.Contains(st.URN, "::pulumi:providers:")
+		if !dashboard && !leftProvider {
+			t.Errorf("the hub's preview after the move: %s, want only its dashboard updated and a provider left behind deleted", st)
+		}
+	}
+	steps, err = shard.preview()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The moved resources say which stack manages them: that tag, and nothing else, changes, in place.
+	for _, st := range steps {
+		if st.Op != apitype.OpUpdate || !strings.Contains(st.URN, "::beta") || len(st.Diffs) == 0 ||
+			slices.ContainsFunc(st.Diffs, func(d string) bool { return d != "tags" && d != "tagsAll" }) {
+			t.Errorf("the shard's preview after the move: %s %v, want only the moved resources' stack tag updated", st, st.Diffs)
+		}
+	}
+
+	shard.up()
+	h.up()
+	steps, err = shard.preview()
+	if err != nil {
+		t.Fatal(err)
+	}
+	none(t, "the shard's preview after its update", steps)
+	after := map[string]string{}
+	for _, r := range e.Records(t) {
+		after[r.Type+" "+r.ID] = r.URN
+	}
+	queues := 0
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			t.Errorf("%s, created by the hub, is gone after the move", k)
+		}
+		if strings.HasPrefix(k, "aws:sqs/queue:Queue ") && strings.Contains(k, "beta") {
+			queues++
+		}
+	}
+	if queues != 1 {
+		t.Errorf("beta's queue: %d before the move, want 1", queues)
+	}
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("%s was created by the move", k)
+		}
 	}
 }

@@ -78,6 +78,8 @@ type Stack struct {
 	// Example marks the documented example (key example: true), which is rendered but never previewed against
 	// AWS nor deployed.
 	Example bool `json:"example"`
+	// Hub is the hub a shard names (key hub), "" for a hub or a stack of its own.
+	Hub string `json:"hub,omitempty"`
 }
 
 // Stacks lists the stack files of the project in dir, by name, each read for its example key in the namespace of
@@ -98,18 +100,21 @@ func Stacks(dir, project string) ([]Stack, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s:example: %w", p, project, err)
 		}
-		out = append(out, Stack{Name: name, Example: example})
+		out = append(out, Stack{Name: name, Example: example, Hub: cfg[project+":hub"]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 
-// Deployable are the stacks that are not examples.
+// Deployable are the stacks that are not examples, every hub before the shards: a shard reads its hub's outputs,
+// so the deploy workflow, which updates them one at a time in this order, updates a hub first.
 func Deployable(stacks []Stack) []string {
 	out := []string{}
-	for _, s := range stacks {
-		if !s.Example {
-			out = append(out, s.Name)
+	for _, shards := range []bool{false, true} {
+		for _, s := range stacks {
+			if !s.Example && (s.Hub != "") == shards {
+				out = append(out, s.Name)
+			}
 		}
 	}
 	return out

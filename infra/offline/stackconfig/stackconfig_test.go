@@ -61,6 +61,7 @@ func TestStacksAndDeployable(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"Pulumi.dev.yaml":     "config:\n  proj:example: true\n  proj:clusters: [{name: a}]\n",
+		"Pulumi.a-shard.yaml": "config:\n  proj:hub: prod\n  proj:clusters: [{name: c}]\n", // sorts first, deploys after its hub
 		"Pulumi.prod.yaml":    "config:\n  proj:clusters: [{name: b}]\n",
 		"Pulumi.staging.yaml": "config:\n  example: false\n",
 		"Pulumi.yaml":         "name: proj\n", // the project file, not a stack
@@ -74,12 +75,12 @@ func TestStacksAndDeployable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Stack{{Name: "dev", Example: true}, {Name: "prod"}, {Name: "staging"}}
+	want := []Stack{{Name: "a-shard", Hub: "prod"}, {Name: "dev", Example: true}, {Name: "prod"}, {Name: "staging"}}
 	if fmt.Sprint(stacks) != fmt.Sprint(want) {
 		t.Errorf("stacks = %+v, want %+v", stacks, want)
 	}
-	if got := Deployable(stacks); !slices.Equal(got, []string{"prod", "staging"}) {
-		t.Errorf("deployable = %v, want prod and staging", got)
+	if got := Deployable(stacks); !slices.Equal(got, []string{"prod", "staging", "a-shard"}) {
+		t.Errorf("deployable = %v, want prod and staging, then the shard", got)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "Pulumi.odd.yaml"), []byte("config:\n  proj:example: maybe\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,237 @@
+package infra
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+)
+
+// A fleet too large for one stack is split into shards (docs/deploying.md, "One stack or shards"): the hub, a stack
+// of this program that declares the bus and its own clusters, and shards, stacks of this same program whose key
+// hub names the hub, each declaring only its clusters. A shard declares a cluster exactly as the hub would, by the
+// same names under the same parents, so a cluster moves between them by pulumi state move, changing nothing in AWS.
+
+// The hub's outputs a shard reads: what joining its bus takes.
+const (
+	OutputAccount        = "account"
+	OutputHeartbeatRate  = "heartbeatRate"
+	OutputMemberBaseline = "memberBaseline"
+	OutputAlarmTopic     = "alarmTopicArn"
+)
+
+// Where member accounts get their baseline (OutputMemberBaseline): the hub's StackSet, or the hub itself,
+// through each listed account's provider.
+const (
+	BaselineStackSet  = "stackset"
+	BaselineProviders = "providers"
+)
+
+// hubReferenceName is the logical name of a shard's stack reference to its hub.
+const hubReferenceName = "hub"
+
+// hubOutputs are the program's outputs a shard reads.
+func hubOutputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
+	baseline := BaselineProviders
+	if cfg.Baselined() {
+		baseline = BaselineStackSet
+	}
+	return map[string]pulumi.Input{
+		OutputAccount:        pulumi.String(env.Account),
+		OutputHeartbeatRate:  pulumi.String(heartbeatRate(cfg)),
+		OutputMemberBaseline: pulumi.String(baseline),
+		OutputAlarmTopic:     pulumi.String(cfg.Alarms.TopicARN),
+	}
+}
+
+// hubJoin is what a shard read of its hub: the outputs it exports again, so that make verify runs on a shard as
+// on the hub.
+type hubJoin struct {
+	ref            *pulumi.StackReference
+	routerLogGroup string
+	canaryInterval float64
+}
+
+func (h hubJoin) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
+	return map[string]pulumi.Input{
+		"hub": pulumi.String(cfg.Hub), "busName": pulumi.String(cfg.NamePrefix), "region": pulumi.String(env.Region),
+		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix), "routerLogGroupName": pulumi.String(h.routerLogGroup),
+		"canaryIntervalSeconds": pulumi.Int(int(h.canaryInterval)),
+	}
+}
+
+// joinHub reads the hub a shard names and checks the shard against it, before anything but the reference is
+// declared: the same bus name, region and account; clusters of member accounts only where the hub's StackSet
+// gives every member the baseline (a shard declares none: the hub's own list of accounts would have to name
+// them). It returns cfg with the hub's heartbeat.
+func joinHub(ctx *pulumi.Context, cfg config.Config, env awsenv.Env) (config.Config, hubJoin, error) {
+	ref, err := pulumi.NewStackReference(ctx, hubReferenceName, &pulumi.StackReferenceArgs{Name: pulumi.String(cfg.Hub)})
+	if err != nil {
+		return cfg, hubJoin{}, fmt.Errorf("hub: reading stack %s: %w", cfg.Hub, err)
+	}
+	out := map[string]string{}
+	h := hubJoin{ref: ref}
+	for _, k := range []string{"busName", "region", "routerLogGroupName", "canaryIntervalSeconds", OutputAccount, OutputHeartbeatRate, OutputMemberBaseline, OutputAlarmTopic} {
+		d, err := ref.GetOutputDetails(k)
+		if err != nil {
+			return cfg, hubJoin{}, fmt.Errorf("hub: reading output %s of stack %s: %w", k, cfg.Hub, err)
+		}
+		if k == "canaryIntervalSeconds" {
+			h.canaryInterval, _ = d.Value.(float64)
+			continue
+		}
+		s, ok := d.Value.(string)
+		if !ok {
+			return cfg, hubJoin{}, fmt.Errorf("hub: stack %s has no output %s: it is not a hub of this program, or was never updated "+
+				"with this version (run pulumi up in it first)", cfg.Hub, k)
+		}
+		out[k] = s
+	}
+	h.routerLogGroup = out["routerLogGroupName"]
+	var problems []string
+	if out["busName"] != cfg.NamePrefix {
+		problems = append(problems, fmt.Sprintf("namePrefix: %q, but the bus of hub %s is %q: a shard's namePrefix is its hub's", cfg.NamePrefix, cfg.Hub, out["busName"]))
+	}
+	if out["region"] != env.Region {
+		problems = append(problems, fmt.Sprintf("hub: %s is in %s, this stack in %s: a shard runs in its hub's region", cfg.Hub, out["region"], env.Region))
+	}
+	if out[OutputAccount] != env.Account {
+		problems = append(problems, fmt.Sprintf("hub: %s runs in account %s, this stack in %s: a shard runs in its hub's account", cfg.Hub, out[OutputAccount], env.Account))
+	}
+	if out[OutputMemberBaseline] != BaselineStackSet {
+		for i, cl := range cfg.Clusters {
+			if cfg.IsMember(cl.Account) {
+				problems = append(problems, fmt.Sprintf("clusters[%d].account: %s is a member account, and hub %s gives members their baseline "+
+					"through its own list of accounts, not organization.memberOUs: keep the account's clusters in the hub, or give the "+
+					"hub organization.memberOUs", i, cl.Account, cfg.Hub))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return cfg, hubJoin{}, &config.Error{Problems: problems}
+	}
+	// What the hub's configuration says of its clusters, a shard's say too: the heartbeat, and the topic the
+	// heartbeat alarms of the hub's account notify.
+	cfg.Heartbeat = config.Heartbeat{Enabled: out[OutputHeartbeatRate] != "", Rate: out[OutputHeartbeatRate]}
+	cfg.Alarms.TopicARN = out[OutputAlarmTopic]
+	return cfg, h, nil
+}
+
+// shardBeats gives each account of a shard the heartbeat's shared part the hub (or its StackSet) declares there,
+// by its fixed names.
+func shardBeats(cfg config.Config, accounts map[string]account) {
+	if !cfg.Heartbeat.Enabled {
+		return
+	}
+	for id, acc := range accounts {
+		acc.beat = &beat{group: pulumi.String(heartbeat.Name(cfg.NamePrefix)), role: pulumi.String(heartbeatRoleARN(cfg, acc.env))}
+		accounts[id] = acc
+	}
+}
+
+// Providers is how many provider processes one preview or update of cfg starts in the real engine, which starts
+// one per provider configuration (pulumi/pulumi#19534): the default AWS provider, one AWS provider per member
+// account, one Kubernetes provider per cluster whose Karpenter the stack installs, and pulumi-eks's when a
+// cluster is created.
+func Providers(cfg config.Config) int {
+	n := 1 + len(cfg.MemberAccounts())
+	create := false
+	for _, cl := range cfg.Clusters {
+		if cl.Mode.InstallsKarpenter() {
+			n++
+		}
+		create = create || cl.Mode == config.ModeCreate
+	}
+	if create {
+		n++
+	}
+	return n
+}
+
+// MaxProviders is the most provider processes one stack may start and still be previewed by the pull-request
+// workflow on a standard hosted runner (16 GB, docs/deploying.md, "One stack or shards"): 16 GB, less 2 GB for
+// the CLI and the program, over 430 MB, the most pulumi-aws's maintainers were shown a provider process take
+// (pulumi/pulumi-aws#5860), the larger of the two plugins the stack starts many of.
+const MaxProviders = 32
+
+// sizeWarning is what the preview of a stack starting more than MaxProviders provider processes says: its size,
+// the limit, and the command that plans the split.
+func sizeWarning(cfg config.Config) string {
+	n := Providers(cfg)
+	if n <= MaxProviders {
+		return ""
+	}
+	var what []string
+	if m := len(cfg.MemberAccounts()); m > 0 {
+		what = append(what, fmt.Sprintf("%d member accounts", m))
+	}
+	installs := 0
+	for _, cl := range cfg.Clusters {
+		if cl.Mode.InstallsKarpenter() {
+			installs++
+		}
+	}
+	if installs > 0 {
+		what = append(what, fmt.Sprintf("%d clusters with Karpenter installed", installs))
+	}
+	return fmt.Sprintf("this stack starts %d provider processes in one preview (%s, one provider each, and the stack's own): "+
+		"past %d, a preview needs more than the 16 GB of a standard CI runner (pulumi-aws takes up to 430 MB a process). "+
+		"Split it into shards: make shards STACK=%s prints the shards' configurations and the pulumi state move commands "+
+		"that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\")",
+		n, strings.Join(what, " and "), MaxProviders, cfg.Stack)
+}
+
+// movedIn completes what the last update says of the clusters this stack took from another by pulumi state move:
+// their state came along, their record in the outputs did not, and without it the preflight would take a moved
+// cluster's roles, which exist, for what a removed cluster left, and adopt them again. The record is the source
+// stack's (the cluster's movedFrom, or, in a shard, its hub), in the clusters it deployed or, once that stack was
+// updated without it, in those it retained. A cluster whose podIdentityAssociationId is set is adopted as the
+// configuration asks.
+func movedIn(ctx *pulumi.Context, cfg config.Config, hub hubJoin, before *preflight.Last) error {
+	refs := map[string]*pulumi.StackReference{}
+	if hub.ref != nil {
+		refs[cfg.Hub] = hub.ref
+	}
+	for _, cl := range cfg.Clusters {
+		if _, known := before.Deployed[cl.Name]; known || cl.Karpenter.PodIdentityAssociationID != "" {
+			continue
+		}
+		source := cmp.Or(cl.MovedFrom, cfg.Hub)
+		if source == "" {
+			continue
+		}
+		ref, ok := refs[source]
+		if !ok {
+			var err error
+			if ref, err = pulumi.NewStackReference(ctx, "moved-from-"+source, &pulumi.StackReferenceArgs{Name: pulumi.String(source)}); err != nil {
+				return fmt.Errorf("clusters %s: movedFrom: reading stack %s: %w", cl.Name, source, err)
+			}
+			refs[source] = ref
+		}
+		deployed, err := ref.GetOutputDetails("clusters")
+		if err != nil {
+			return fmt.Errorf("cluster %s: reading the clusters of stack %s: %w", cl.Name, source, err)
+		}
+		if d, ok := config.DeployedClusters(deployed.Value)[cl.Name]; ok {
+			before.Deployed[cl.Name] = d
+			continue
+		}
+		retained, err := ref.GetOutputDetails(OutputRetainedClusters)
+		if err != nil {
+			return fmt.Errorf("cluster %s: reading what stack %s retained: %w", cl.Name, source, err)
+		}
+		if id, ok := retainedAssociations(retained.Value)[cl.Name]; ok {
+			before.Deployed[cl.Name] = config.Deployed{Mode: cl.Mode, Namespace: cl.Karpenter.Namespace, PodIdentityAssociationID: id}
+		} else if cl.MovedFrom != "" {
+			return fmt.Errorf("clusters: %s has movedFrom %s, whose last update neither deployed nor retained it: is it the stack "+
+				"pulumi state move took it from?", cl.Name, source)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package shardplan_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
+)
+
+const hubAccount = "111111111111"
+
+func member(i int) string { return fmt.Sprintf("%012d", 200000000000+i) }
+
+// fleet is a hub's configuration: n clusters in its own account, and per member account m clusters.
+func fleet(t *testing.T, own, members, perMember int, ous bool) config.Config {
+	t.Helper()
+	var clusters []string
+	accounts := map[string]string{}
+	for i := range own {
+		clusters = append(clusters, fmt.Sprintf(`{"name":"own-%03d"}`, i))
+	}
+	for a := range members {
+		for i := range perMember {
+			clusters = append(clusters, fmt.Sprintf(`{"name":"m%d-%03d","account":"%s"}`, a, i, member(a)))
+		}
+		accounts[member(a)] = fmt.Sprintf(`{"deployRoleArn":"arn:aws:iam::%s:role/deploy"}`, member(a))
+	}
+	values := map[string]string{"clusters": "[" + strings.Join(clusters, ",") + "]"}
+	if members > 0 {
+		var entries []string
+		for id, v := range accounts {
+			entries = append(entries, fmt.Sprintf("%q:%s", id, v))
+		}
+		values["accounts"] = "{" + strings.Join(entries, ",") + "}"
+		org := `{"id":"o-a1b2c3d4e5"}`
+		if ous {
+			org = `{"id":"o-a1b2c3d4e5","memberOUs":["ou-ab12-cd34ef56"]}`
+		}
+		values["organization"] = org
+	}
+	cfg, err := config.Load("prod", hubAccount, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		name                    string
+		own, members, perMember int
+		ous                     bool
+		limit                   int
+		wantShards              int
+		wantHubKeepsEveryMember bool
+		wantErr                 string
+	}{
+		{"fits", 20, 0, 0, false, 32, 0, false, ""},
+		{"200 clusters of the hub's account", 200, 0, 0, false, 32, 6, false, ""},
+		{"500 member accounts by the StackSet", 0, 500, 1, true, 32, 33, false, ""},
+		{"members with many clusters each", 0, 3, 20, true, 32, 2, false, ""},
+		{"members the hub baselines stay", 40, 5, 2, false, 32, 1, true, ""},
+		{"too many members the hub baselines", 0, 20, 1, false, 32, 0, false, "organization.memberOUs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := fleet(t, tt.own, tt.members, tt.perMember, tt.ous)
+			hub, shards, err := shardplan.Plan(cfg, tt.limit)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one saying %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(shards) != tt.wantShards {
+				t.Errorf("%d shards, want %d", len(shards), tt.wantShards)
+			}
+			seen := map[string]string{}
+			for i, s := range append([]shardplan.Stack{hub}, shards...) {
+				if s.Providers() > tt.limit {
+					t.Errorf("%s starts %d provider processes, over %d", s.Name, s.Providers(), tt.limit)
+				}
+				if want := fmt.Sprintf("prod-shard-%d", i); i > 0 && s.Name != want {
+					t.Errorf("shard %d is named %s, want %s", i, s.Name, want)
+				}
+				for _, cl := range s.Clusters {
+					if other, dup := seen[cl.Name]; dup {
+						t.Errorf("%s is in %s and %s", cl.Name, other, s.Name)
+					}
+					seen[cl.Name] = s.Name
+					if cfg.IsMember(cl.Account) && s.Accounts[cl.Account].DeployRoleARN == "" {
+						t.Errorf("%s holds %s without its account's entry", s.Name, cl.Name)
+					}
+				}
+				for id := range s.Accounts {
+					found := false
+					for _, cl := range s.Clusters {
+						found = found || cl.Account == id
+					}
+					if !found {
+						t.Errorf("%s names account %s, with no cluster of it", s.Name, id)
+					}
+				}
+			}
+			if len(seen) != len(cfg.Clusters) {
+				t.Errorf("%d clusters placed, of %d", len(seen), len(cfg.Clusters))
+			}
+			if tt.wantHubKeepsEveryMember {
+				for _, cl := range cfg.Clusters {
+					if cfg.IsMember(cl.Account) && seen[cl.Name] != "prod" {
+						t.Errorf("%s, of a member the hub baselines, went to %s", cl.Name, seen[cl.Name])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAMembersClustersStayTogether: a member account's clusters land in one stack where they fit, so that its
+// provider is started once.
+func TestAMembersClustersStayTogether(t *testing.T) {
+	cfg := fleet(t, 0, 6, 4, true)
+	hub, shards, err := shardplan.Plan(cfg, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks := map[string]map[string]bool{}
+	for _, s := range append([]shardplan.Stack{hub}, shards...) {
+		for _, cl := range s.Clusters {
+			if stacks[cl.Account] == nil {
+				stacks[cl.Account] = map[string]bool{}
+			}
+			stacks[cl.Account][s.Name] = true
+		}
+	}
+	for id, in := range stacks {
+		if len(in) != 1 {
+			t.Errorf("account %s's clusters are in %d stacks", id, len(in))
+		}
+	}
+}
+
+func TestCommands(t *testing.T) {
+	cfg := fleet(t, 3, 0, 0, false)
+	hub, shards, err := shardplan.Plan(cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(shardplan.Commands(hub, shards, "kib", "passphrase", "kib:index:ClusterInterruption"), "\n")
+	want := "pulumi stack init prod-shard-1 --secrets-provider passphrase\n" +
+		"pulumi state move --source prod --dest prod-shard-1 --yes 'urn:pulumi:prod::kib::kib:index:ClusterInterruption::own-002'"
+	if got != want {
+		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
+	}
+}
