@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -714,6 +715,11 @@ func TestAClusterMovesToAShard(t *testing.T) {
 	}
 
 	shard := newStack(t, e, "shard-1")
+	// A shard is checked against its hub before anything is declared.
+	shard.configure(map[string]any{"namePrefix": "kib-other", "hub": "organization/" + project + "/hub", "clusters": []any{beta}})
+	if _, err := shard.preview(); err == nil || !strings.Contains(err.Error(), `namePrefix: "kib-other", but the bus of hub organization/`+project+`/hub is "kib-fleet"`) {
+		t.Errorf("a shard of another bus: %v", err)
+	}
 	shard.configure(map[string]any{"namePrefix": "kib-fleet", "hub": "organization/" + project + "/hub", "clusters": []any{beta}})
 	component := "urn:pulumi:hub::" + project + "::" + clustercomp.Type + "::beta"
 	cli, err := filepath.Abs(filepath.Join(binDir, "pulumi"))
@@ -783,5 +789,40 @@ func TestAClusterMovesToAShard(t *testing.T) {
 		if _, ok := before[k]; !ok {
 			t.Errorf("%s was created by the move", k)
 		}
+	}
+}
+
+// TestAStackPastTheLimitWarnsAtPreview: a stack of 32 clusters with Karpenter installed starts 33 provider processes,
+// one past infra.MaxProviders: its preview, through the real engine, warns with its size, the limit and the
+// command of the split, and still runs.
+func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
+	t.Parallel()
+	var clusters []any
+	for i := range infra.MaxProviders {
+		clusters = append(clusters, cluster(fmt.Sprintf("c%02d", i), nil))
+	}
+	b, _ := json.Marshal(clusters)
+	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
+		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
+	s := newStack(t, e, "big")
+	s.configure(map[string]any{"namePrefix": "kib-big", "clusters": clusters})
+	_, warnings, err := s.previewWarned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range warnings {
+		if strings.Contains(w.Message, "provider processes") {
+			found = true
+			for _, want := range []string{"this stack starts 33 provider processes", "32 clusters with Karpenter installed", "past 32",
+				"make shards STACK=big"} {
+				if !strings.Contains(w.Message, want) {
+					t.Errorf("the warning %q does not say %q", w.Message, want)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no warning of the stack's size: %v", warnings)
 	}
 }
