@@ -215,9 +215,9 @@ requeue:
 scale:
 	$(GO) test -run '^$$' -bench Render -benchmem -benchtime 3x ./infra/offline/fleet/
 
-## shards: plan the split of STACK into its hub and shards of at most LIMIT provider processes (default
-## infra.MaxProviders): each shard's stack file, the hub's clusters after, and the pulumi state move commands
-## (docs/deploying.md, "One stack or shards"); ACCOUNT is the hub's account, as for render
+## shards: plan the split of STACK into its hub and shards whose providers take at most LIMIT MB (default
+## shardplan.BudgetMB, 14 GB): each shard's stack file, the hub's clusters after, and the pulumi state move
+## commands (docs/deploying.md, "One stack or shards"); ACCOUNT is the hub's account, as for render
 shards:
 	@$(GO) run ./cmd/shards -stack $(STACK) $(if $(ACCOUNT),-account $(ACCOUNT)) $(if $(LIMIT),-limit $(LIMIT))
 
@@ -225,9 +225,9 @@ shards:
 ## provider processes, time and peak memory of the whole process tree for pulumi preview at FLEET_CLUSTERS install
 ## clusters and FLEET_ACCOUNTS member accounts with a cluster each, and pulumi up for the stacks FLEET_UP names
 ## (c<clusters>, a<accounts>); the table is written to build/fleet.md
-FLEET_CLUSTERS ?= 20,100,200
-FLEET_ACCOUNTS ?= 50,200
-FLEET_UP       ?= c20,a50
+FLEET_CLUSTERS ?= 20,77,100,200
+FLEET_ACCOUNTS ?= 22,50,200
+FLEET_UP       ?= c20,c77,a22
 fleet: engine-tools engine-modules
 	cd tests/engine && KIB_FLEET_CLUSTERS=$(FLEET_CLUSTERS) KIB_FLEET_ACCOUNTS=$(FLEET_ACCOUNTS) KIB_FLEET_UP=$(FLEET_UP) \
 	  KIB_FLEET_OUT=$(CURDIR)/build/fleet.md $(GO) test -count=1 -timeout 180m -run TestFleetFootprint -v .

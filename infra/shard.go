@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 )
 
 // A fleet too large for one stack is split into shards (docs/deploying.md, "One stack or shards"): the hub, a stack
@@ -135,36 +136,11 @@ func shardBeats(cfg config.Config, accounts map[string]account) {
 	}
 }
 
-// Providers is how many provider processes one preview or update of cfg starts in the real engine, which starts
-// one per provider configuration (pulumi/pulumi#19534): the default AWS provider, one AWS provider per member
-// account, one Kubernetes provider per cluster whose Karpenter the stack installs, and pulumi-eks's when a
-// cluster is created.
-func Providers(cfg config.Config) int {
-	n := 1 + len(cfg.MemberAccounts())
-	create := false
-	for _, cl := range cfg.Clusters {
-		if cl.Mode.InstallsKarpenter() {
-			n++
-		}
-		create = create || cl.Mode == config.ModeCreate
-	}
-	if create {
-		n++
-	}
-	return n
-}
-
-// MaxProviders is the most provider processes one stack may start and still be previewed by the pull-request
-// workflow on a standard hosted runner (16 GB, docs/deploying.md, "One stack or shards"): 16 GB, less 2 GB for
-// the CLI and the program, over 430 MB, the most pulumi-aws's maintainers were shown a provider process take
-// (pulumi/pulumi-aws#5860), the larger of the two plugins the stack starts many of.
-const MaxProviders = 32
-
-// sizeWarning is what the preview of a stack starting more than MaxProviders provider processes says: its size,
-// the limit, and the command that plans the split.
+// sizeWarning is what the preview of a stack whose provider processes would take more than a CI runner holds
+// (shardplan.BudgetMB) says: its size, the limit, and the command that plans the split.
 func sizeWarning(cfg config.Config) string {
-	n := Providers(cfg)
-	if n <= MaxProviders {
+	s := shardplan.Of(cfg)
+	if s.Fits() {
 		return ""
 	}
 	var what []string
@@ -180,11 +156,12 @@ func sizeWarning(cfg config.Config) string {
 	if installs > 0 {
 		what = append(what, fmt.Sprintf("%d clusters with Karpenter installed", installs))
 	}
-	return fmt.Sprintf("this stack starts %d provider processes in one preview (%s, one provider each, and the stack's own): "+
-		"past %d, a preview needs more than the 16 GB of a standard CI runner (pulumi-aws takes up to 430 MB a process). "+
-		"Split it into shards: make shards STACK=%s prints the shards' configurations and the pulumi state move commands "+
-		"that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\")",
-		n, strings.Join(what, " and "), MaxProviders, cfg.Stack)
+	return fmt.Sprintf("this stack starts %d provider processes in one preview (%s, one provider each, and the stack's own), "+
+		"about %.1f GB with pulumi-aws at %d MB and pulumi-kubernetes at %d MB a process: past %.0f GB, more than a standard CI "+
+		"runner's 16 GB holds. Split it into shards: make shards STACK=%s prints the shards' configurations and the pulumi state "+
+		"move commands that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\")",
+		s.Providers(), strings.Join(what, " and "), float64(s.MemoryMB())/1024, shardplan.AWSProviderMB, shardplan.KubernetesProviderMB,
+		float64(shardplan.BudgetMB)/1024, cfg.Stack)
 }
 
 // movedIn completes what the last update says of the clusters this stack took from another by pulumi state move:

@@ -1,10 +1,10 @@
 // Command shards plans the split of a stack too large for one preview into its hub and shards (package shardplan,
 // docs/deploying.md, "One stack or shards"):
 //
-//	make shards STACK=prod [ACCOUNT=123456789012] [LIMIT=32]
+//	make shards STACK=prod [ACCOUNT=123456789012] [LIMIT=14336]
 //
 // It prints each shard's stack file (Pulumi.<stack>-shard-<n>.yaml), the hub's clusters afterwards, and the
-// commands that create the shards and move each cluster's state; it changes nothing itself.
+// commands that create the shards and move each cluster's state; it changes nothing itself. LIMIT is in MB.
 package main
 
 import (
@@ -16,7 +16,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
@@ -27,7 +26,7 @@ import (
 func main() {
 	stack := flag.String("stack", "dev", "the hub's stack: reads Pulumi.<stack>.yaml")
 	account := flag.String("account", mocks.DefaultAccount, "the hub's AWS account (its clusters name no other)")
-	limit := flag.Int("limit", infra.MaxProviders, "the most provider processes one stack may start")
+	limit := flag.Int("limit", shardplan.BudgetMB, "the most memory, in MB, one stack's provider processes may take")
 	project := flag.String("project", "karpenter-interruption-bus", "the Pulumi project's name (Pulumi.yaml)")
 	secrets := flag.String("secrets-provider", "", "the hub's secrets provider, for the shards' stack init")
 	flag.Parse()
@@ -65,7 +64,8 @@ func run(stack, account, project, secrets string, limit int) error {
 			return fmt.Errorf("%s: accounts: %w", file, err)
 		}
 	}
-	fmt.Printf("# %s starts %d provider processes; the limit is %d.\n", stack, shardplan.Stack{Clusters: cfg.Clusters, Accounts: cfg.Accounts}.Providers(), limit)
+	whole := shardplan.Of(cfg)
+	fmt.Printf("# %s starts %d provider processes, about %d MB; the limit is %d MB.\n", stack, whole.Providers(), whole.MemoryMB(), limit)
 	if len(shards) == 0 {
 		fmt.Println("# It needs no shard.")
 		return nil
@@ -84,13 +84,14 @@ func run(stack, account, project, secrets string, limit int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("\n# Pulumi.%s.yaml: %d provider processes\n%s", s.Name, s.Providers(), b)
+		fmt.Printf("\n# Pulumi.%s.yaml: %d provider processes, about %d MB\n%s", s.Name, s.Providers(), s.MemoryMB(), b)
 	}
 	b, err := yaml.Marshal(map[string]any{config.Namespace + ":clusters": entries(rawClusters, hub.Clusters)})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n# Pulumi.%s.yaml keeps these clusters (%d provider processes), and, in accounts, only their accounts:\n%s", stack, hub.Providers(), b)
+	fmt.Printf("\n# Pulumi.%s.yaml keeps these clusters (%d provider processes, about %d MB), and, in accounts, only their accounts:\n%s",
+		stack, hub.Providers(), hub.MemoryMB(), b)
 	fmt.Println("\n# Then, from the project's directory, with the hub's backend:")
 	for _, c := range shardplan.Commands(hub, shards, project, secrets, cluster.Type) {
 		fmt.Println(c)

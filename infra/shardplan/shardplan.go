@@ -1,5 +1,5 @@
-// Package shardplan splits a stack whose one preview would start more provider processes than a CI runner holds
-// (infra.MaxProviders) into its hub and shards (docs/deploying.md, "One stack or shards"): which clusters each
+// Package shardplan sizes a stack by the provider processes one preview of it starts, and splits a stack that a CI
+// runner cannot preview into its hub and shards (docs/deploying.md, "One stack or shards"): which clusters each
 // stack keeps, and the commands that move them, state only, nothing in AWS.
 package shardplan
 
@@ -20,67 +20,128 @@ type Stack struct {
 	Accounts map[string]config.Account
 }
 
-// Providers is how many provider processes the stack starts: the default AWS provider, one per member account,
-// one Kubernetes provider per cluster whose Karpenter it installs, and pulumi-eks's when it creates one.
-func (s Stack) Providers() int {
-	n, create := 1+len(s.Accounts), false
-	for _, cl := range s.Clusters {
-		if cl.Mode.InstallsKarpenter() {
-			n++
-		}
-		create = create || cl.Mode == config.ModeCreate
-	}
-	if create {
-		n++
-	}
-	return n
+// Of Stack fills a Stack from a stack's configuration.
+func Of(cfg config.Config) Stack {
+	return Stack{Name: cfg.Stack, Clusters: cfg.Clusters, Accounts: cfg.Accounts}
 }
 
-// Plan splits cfg's clusters so that no stack starts more than limit provider processes. The hub keeps the
-// clusters it must (those of member accounts it gives the baseline itself, which a shard cannot join: infra's
-// joinHub), then as many as fit; the rest fill shards named <stack>-shard-<n>, the clusters of one member account
-// kept together where they fit (they share its provider), in the configuration's order otherwise.
-func Plan(cfg config.Config, limit int) (hub Stack, shards []Stack, err error) {
+// What one provider process takes, and what a preview may take in all (docs/performance.md, "One stack in the real
+// engine"):
+//   - pulumi-aws: "Each pulumi-resource process consumes ~300-430MB of memory" (pulumi/pulumi-aws#5860), the most
+//     of that range; pulumi-eks's, whose figure nobody published, is counted as much;
+//   - pulumi-kubernetes: 163 MB configured, 178 MB once it served its schema, measured here on the provider built
+//     from the Go module proxy (v4.0.0-20260115033456-f47bc2d6f199), rounded up;
+//   - the budget: a standard hosted runner's 16 GB, less 2 GB for the CLI, the program and the system.
+const (
+	AWSProviderMB        = 430
+	KubernetesProviderMB = 180
+	BudgetMB             = 14 * 1024
+)
+
+// counts are the stack's provider processes by plugin: AWS (the default and one per member account), Kubernetes
+// (one per cluster whose Karpenter it installs), and pulumi-eks's when it creates a cluster.
+func (s Stack) counts() (aws, kubernetes, eks int) {
+	aws = 1 + len(s.Accounts)
+	for _, cl := range s.Clusters {
+		if cl.Mode.InstallsKarpenter() {
+			kubernetes++
+		}
+		if cl.Mode == config.ModeCreate {
+			eks = 1
+		}
+	}
+	return aws, kubernetes, eks
+}
+
+// Providers is how many provider processes one preview or update of the stack starts in the real engine, which
+// starts one per provider configuration (pulumi/pulumi#19534).
+func (s Stack) Providers() int {
+	aws, kubernetes, eks := s.counts()
+	return aws + kubernetes + eks
+}
+
+// MemoryMB is what those processes take, by the figures above.
+func (s Stack) MemoryMB() int {
+	aws, kubernetes, eks := s.counts()
+	return (aws+eks)*AWSProviderMB + kubernetes*KubernetesProviderMB
+}
+
+// Fits reports whether a CI runner previews the stack: its providers within BudgetMB.
+func (s Stack) Fits() bool { return s.MemoryMB() <= BudgetMB }
+
+// Plan splits cfg's clusters so that no stack's providers take more than limitMB. The hub keeps the clusters it
+// must (those of member accounts it gives the baseline itself, which a shard cannot join: infra's joinHub; and
+// those it creates), then
+// as many as fit; the rest fill shards named <stack>-shard-<n>, in the configuration's order. A member account's
+// clusters go together, into the last stack or a new one, so that its provider is started once; only an account
+// too large for one stack is spread over several.
+func Plan(cfg config.Config, limitMB int) (hub Stack, shards []Stack, err error) {
 	hub = Stack{Name: cfg.Stack, Accounts: map[string]config.Account{}}
-	add := func(s *Stack, cl config.Cluster) {
-		s.Clusters = append(s.Clusters, cl)
-		if cfg.IsMember(cl.Account) {
-			s.Accounts[cl.Account] = cfg.Accounts[cl.Account]
-		}
-	}
-	fits := func(s Stack, cl config.Cluster) bool {
-		t := Stack{Clusters: slices.Clone(s.Clusters), Accounts: maps.Clone(s.Accounts)}
-		add(&t, cl)
-		return t.Providers() <= limit
-	}
-	// The members the hub baselines through its own list: their clusters stay in the hub.
-	var rest []config.Cluster
+	// Groups: a member account's clusters together, each cluster of the hub's own account on its own.
+	var groups [][]config.Cluster
+	at := map[string]int{}
 	for _, cl := range cfg.Clusters {
-		if cfg.IsMember(cl.Account) && !cfg.Baselined() {
-			add(&hub, cl)
+		if !cfg.IsMember(cl.Account) {
+			groups = append(groups, []config.Cluster{cl})
 			continue
 		}
-		rest = append(rest, cl)
+		i, ok := at[cl.Account]
+		if !ok {
+			i = len(groups)
+			at[cl.Account] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], cl)
 	}
-	if hub.Providers() > limit {
+	with := func(s Stack, cls ...config.Cluster) Stack {
+		t := Stack{Name: s.Name, Clusters: slices.Clone(s.Clusters), Accounts: maps.Clone(s.Accounts)}
+		for _, cl := range cls {
+			t.Clusters = append(t.Clusters, cl)
+			if cfg.IsMember(cl.Account) {
+				t.Accounts[cl.Account] = cfg.Accounts[cl.Account]
+			}
+		}
+		return t
+	}
+	// The members the hub baselines through its own list: their clusters stay in the hub. So do the clusters the
+	// hub creates: pulumi-eks's providers are children of its component, which pulumi state move cannot copy
+	// ahead of their parent.
+	var rest [][]config.Cluster
+	for _, g := range groups {
+		if cfg.IsMember(g[0].Account) && !cfg.Baselined() || slices.ContainsFunc(g, func(cl config.Cluster) bool { return cl.Mode == config.ModeCreate }) {
+			hub = with(hub, g...)
+			continue
+		}
+		rest = append(rest, g)
+	}
+	if hub.MemoryMB() > limitMB {
 		return Stack{}, nil, fmt.Errorf("the hub must keep the clusters of the %d member accounts it gives the baseline itself, %d provider "+
-			"processes, over %d: give the hub organization.memberOUs, so that its StackSet gives members their baseline and their "+
-			"clusters can move to shards (docs/organization.md)", len(hub.Accounts), hub.Providers(), limit)
+			"processes taking %d MB, over %d MB: give the hub organization.memberOUs, so that its StackSet gives members their "+
+			"baseline and their clusters can move to shards (docs/organization.md)", len(hub.Accounts), hub.Providers(), hub.MemoryMB(), limitMB)
 	}
-	// A member account's clusters side by side, so that they land in as few stacks as they can.
-	slices.SortStableFunc(rest, func(a, b config.Cluster) int { return strings.Compare(a.Account, b.Account) })
-	for _, cl := range rest {
-		if fits(hub, cl) {
-			add(&hub, cl)
+	newShard := func() *Stack {
+		shards = append(shards, Stack{Name: fmt.Sprintf("%s-shard-%d", cfg.Stack, len(shards)+1), Accounts: map[string]config.Account{}})
+		return &shards[len(shards)-1]
+	}
+	last := &hub
+	for _, g := range rest {
+		switch {
+		case with(*last, g...).MemoryMB() <= limitMB:
+		case with(Stack{Accounts: map[string]config.Account{}}, g...).MemoryMB() <= limitMB:
+			last = newShard()
+		default: // an account too large for one stack: cluster by cluster
+			for _, cl := range g {
+				if with(*last, cl).MemoryMB() > limitMB {
+					last = newShard()
+					if with(*last, cl).MemoryMB() > limitMB {
+						return Stack{}, nil, fmt.Errorf("%d MB is too little for one cluster with its account's provider and the stack's own", limitMB)
+					}
+				}
+				*last = with(*last, cl)
+			}
 			continue
 		}
-		if len(shards) == 0 || !fits(shards[len(shards)-1], cl) {
-			shards = append(shards, Stack{Name: fmt.Sprintf("%s-shard-%d", cfg.Stack, len(shards)+1), Accounts: map[string]config.Account{}})
-		}
-		if !fits(shards[len(shards)-1], cl) {
-			return Stack{}, nil, fmt.Errorf("limit %d is too small for one cluster with its account's provider and the stack's own", limit)
-		}
-		add(&shards[len(shards)-1], cl)
+		*last = with(*last, g...)
 	}
 	return hub, shards, nil
 }

@@ -2,6 +2,7 @@ package shardplan_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,12 +58,13 @@ func TestPlan(t *testing.T) {
 		wantHubKeepsEveryMember bool
 		wantErr                 string
 	}{
-		{"fits", 20, 0, 0, false, 32, 0, false, ""},
-		{"200 clusters of the hub's account", 200, 0, 0, false, 32, 6, false, ""},
-		{"500 member accounts by the StackSet", 0, 500, 1, true, 32, 33, false, ""},
-		{"members with many clusters each", 0, 3, 20, true, 32, 2, false, ""},
-		{"members the hub baselines stay", 40, 5, 2, false, 32, 1, true, ""},
-		{"too many members the hub baselines", 0, 20, 1, false, 32, 0, false, "organization.memberOUs"},
+		{"fits", 20, 0, 0, false, shardplan.BudgetMB, 0, false, ""},
+		{"200 clusters of the hub's account", 200, 0, 0, false, shardplan.BudgetMB, 2, false, ""},
+		{"500 member accounts by the StackSet", 0, 500, 1, true, shardplan.BudgetMB, 22, false, ""},
+		{"members with many clusters each", 0, 5, 20, true, shardplan.BudgetMB, 1, false, ""},
+		{"members the hub baselines stay", 100, 5, 2, false, shardplan.BudgetMB, 1, true, ""},
+		{"too many members the hub baselines", 0, 30, 1, false, shardplan.BudgetMB, 0, false, "organization.memberOUs"},
+		{"an account larger than a stack", 0, 1, 100, true, shardplan.BudgetMB, 1, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,8 +84,8 @@ func TestPlan(t *testing.T) {
 			}
 			seen := map[string]string{}
 			for i, s := range append([]shardplan.Stack{hub}, shards...) {
-				if s.Providers() > tt.limit {
-					t.Errorf("%s starts %d provider processes, over %d", s.Name, s.Providers(), tt.limit)
+				if s.MemoryMB() > tt.limit {
+					t.Errorf("%s's %d provider processes take %d MB, over %d", s.Name, s.Providers(), s.MemoryMB(), tt.limit)
 				}
 				if want := fmt.Sprintf("prod-shard-%d", i); i > 0 && s.Name != want {
 					t.Errorf("shard %d is named %s, want %s", i, s.Name, want)
@@ -125,7 +127,8 @@ func TestPlan(t *testing.T) {
 // provider is started once.
 func TestAMembersClustersStayTogether(t *testing.T) {
 	cfg := fleet(t, 0, 6, 4, true)
-	hub, shards, err := shardplan.Plan(cfg, 12)
+	// Room for the stack's own provider and three accounts of four clusters each, not four.
+	hub, shards, err := shardplan.Plan(cfg, 5000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +146,14 @@ func TestAMembersClustersStayTogether(t *testing.T) {
 			t.Errorf("account %s's clusters are in %d stacks", id, len(in))
 		}
 	}
+	if len(shards) != 1 {
+		t.Errorf("%d shards, want 1: three accounts in each stack", len(shards))
+	}
 }
 
 func TestCommands(t *testing.T) {
 	cfg := fleet(t, 3, 0, 0, false)
-	hub, shards, err := shardplan.Plan(cfg, 3)
+	hub, shards, err := shardplan.Plan(cfg, shardplan.AWSProviderMB+2*shardplan.KubernetesProviderMB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +162,37 @@ func TestCommands(t *testing.T) {
 		"pulumi state move --source prod --dest prod-shard-1 --yes 'urn:pulumi:prod::kib::kib:index:ClusterInterruption::own-002'"
 	if got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestMemory: the stack's providers by the figures the package cites.
+func TestMemory(t *testing.T) {
+	cfg := fleet(t, 3, 2, 1, true)
+	s := shardplan.Of(cfg)
+	if s.Providers() != 1+2+5 || s.MemoryMB() != 3*shardplan.AWSProviderMB+5*shardplan.KubernetesProviderMB {
+		t.Errorf("%d providers, %d MB; want 8 and %d", s.Providers(), s.MemoryMB(), 3*shardplan.AWSProviderMB+5*shardplan.KubernetesProviderMB)
+	}
+	if !s.Fits() || (shardplan.Stack{Accounts: map[string]config.Account{}, Clusters: make([]config.Cluster, 0)}).MemoryMB() != shardplan.AWSProviderMB {
+		t.Error("a small stack does not fit, or an empty one starts more than its own provider")
+	}
+}
+
+// TestCreatedClustersStay: a cluster the hub creates is never planned out of it.
+func TestCreatedClustersStay(t *testing.T) {
+	var entries []string
+	for i := range 100 {
+		entries = append(entries, fmt.Sprintf(`{"name":"own-%03d"}`, i))
+	}
+	entries = append(entries, `{"name":"made","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`)
+	cfg, err := config.Load("prod", hubAccount, map[string]string{"clusters": "[" + strings.Join(entries, ",") + "]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, shards, err := shardplan.Plan(cfg, shardplan.BudgetMB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(hub.Clusters, func(cl config.Cluster) bool { return cl.Name == "made" }) || len(shards) == 0 {
+		t.Errorf("the created cluster is not in the hub (%d shards)", len(shards))
 	}
 }

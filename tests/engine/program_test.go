@@ -29,6 +29,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
@@ -792,13 +793,14 @@ func TestAClusterMovesToAShard(t *testing.T) {
 	}
 }
 
-// TestAStackPastTheLimitWarnsAtPreview: a stack of 32 clusters with Karpenter installed starts 33 provider processes,
-// one past infra.MaxProviders: its preview, through the real engine, warns with its size, the limit and the
-// command of the split, and still runs.
+// TestAStackPastTheLimitWarnsAtPreview: a stack of 78 clusters with Karpenter installed starts 79 provider processes,
+// which would take more than a CI runner holds (shardplan.BudgetMB, by the figures it cites): its preview, through
+// the real engine, warns with its size, the limit and the command of the split, and still runs.
 func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
 	t.Parallel()
+	n := (shardplan.BudgetMB-shardplan.AWSProviderMB)/shardplan.KubernetesProviderMB + 1
 	var clusters []any
-	for i := range infra.MaxProviders {
+	for i := range n {
 		clusters = append(clusters, cluster(fmt.Sprintf("c%02d", i), nil))
 	}
 	b, _ := json.Marshal(clusters)
@@ -814,8 +816,8 @@ func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
 	for _, w := range warnings {
 		if strings.Contains(w.Message, "provider processes") {
 			found = true
-			for _, want := range []string{"this stack starts 33 provider processes", "32 clusters with Karpenter installed", "past 32",
-				"make shards STACK=big"} {
+			for _, want := range []string{fmt.Sprintf("this stack starts %d provider processes", n+1), fmt.Sprintf("%d clusters with Karpenter installed", n),
+				"past 14 GB", "make shards STACK=big"} {
 				if !strings.Contains(w.Message, want) {
 					t.Errorf("the warning %q does not say %q", w.Message, want)
 				}

@@ -86,7 +86,7 @@ func TestInventoryPerMode(t *testing.T) {
 			"aws:ec2/tag:Tag": 3, "aws:iam/role:Role": 4, "aws:iam/rolePolicyAttachment:RolePolicyAttachment": 7,
 			"aws:iam/rolePolicy:RolePolicy": 2, "aws:eks/addon:Addon": 1, "aws:eks/accessEntry:AccessEntry": 1,
 			"aws:eks/podIdentityAssociation:PodIdentityAssociation": 1,
-			"kubernetes:helm.sh/v3:Release": 1, "aws:fis/experimentTemplate:ExperimentTemplate": 1,
+			"kubernetes:helm.sh/v3:Release":                         1, "aws:fis/experimentTemplate:ExperimentTemplate": 1,
 		}},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,19 @@ func Stacks() []Stack {
 	}
 }
 
+// Fleet is the largest configuration the docs describe, as one stack: n clusters in the hub's account and m member
+// accounts of the organization with one cluster each, their baseline a StackSet.
+func Fleet(n, m int) map[string]string {
+	own := Clusters(n)
+	members := Members(m, true)
+	var a, b []map[string]any
+	_ = json.Unmarshal([]byte(own[config.Namespace+":clusters"]), &a)
+	_ = json.Unmarshal([]byte(members[config.Namespace+":clusters"]), &b)
+	out, _ := json.Marshal(append(a, b...))
+	members[config.Namespace+":clusters"] = string(out)
+	return members
+}
+
 // Clusters is a stack of n clusters in the hub's account, each installed with Pod Identity. Every stack has the
 // heartbeat (the default) and the dashboard, whose rows grow with the clusters.
 func Clusters(n int) map[string]string {

@@ -113,3 +113,25 @@ func TestExplicitAccountsRefusedPastTheQuotas(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderGrowsLinearly: declaring four times the fleet allocates four times as much per resource, within 5%:
+// nothing in the program (or the mocks it renders under) grows with the square of the clusters or the accounts,
+// as the mocks' reading of the configuration once did for every lookup of a cluster.
+func TestRenderGrowsLinearly(t *testing.T) {
+	perResource := func(clusters, members int) float64 {
+		s := fleet.Stack{Name: "fleet", Config: fleet.Fleet(clusters, members)}
+		var n int
+		allocs := testing.AllocsPerRun(1, func() {
+			rs, err := fleet.Render(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n = len(rs)
+		})
+		return allocs / float64(n)
+	}
+	small, large := perResource(25, 62), perResource(100, 250)
+	if large > small*1.05 {
+		t.Errorf("%.0f allocations per resource at 100 clusters and 250 members, %.0f at a quarter of that: more than linear", large, small)
+	}
+}

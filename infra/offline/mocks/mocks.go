@@ -58,6 +58,10 @@ type Resource struct {
 // Mocks records resources; it implements pulumi.MockResourceMonitor. Its zero value is account 123456789012 in
 // us-east-1, on a stack's first update.
 type Mocks struct {
+	configuredMu   sync.Mutex
+	configuredText string
+	configuredList []configuredCluster
+
 	// Region and Account are where the stack deploys; the partition, DNS suffix and service principals follow
 	// from the region, as AWS's would.
 	Region, Account string
@@ -516,13 +520,27 @@ func (c configuredCluster) account(stack string) string {
 // configured are the clusters of the stack's configuration (PULUMI_CONFIG, which the program reads too): the
 // world the mocks answer for unless told otherwise. A configuration the program will refuse yields none.
 func (m *Mocks) configured() []configuredCluster {
-	all := m.Config
-	if all == nil {
-		_ = json.Unmarshal([]byte(os.Getenv(pulumi.EnvConfig)), &all)
+	// Every lookup of a cluster asks: decoded once per configuration, not once per lookup, which made a render
+	// quadratic in the clusters (BenchmarkRenderFleet).
+	m.configuredMu.Lock()
+	defer m.configuredMu.Unlock()
+	key := os.Getenv(pulumi.EnvConfig)
+	if m.Config != nil {
+		key = m.Config[config.Namespace+":clusters"]
 	}
-	var out []configuredCluster
-	_ = json.Unmarshal([]byte(all[config.Namespace+":clusters"]), &out)
-	return out
+	if m.configuredList != nil && m.configuredText == key {
+		return m.configuredList
+	}
+	text := key
+	if m.Config == nil {
+		var all map[string]string
+		_ = json.Unmarshal([]byte(key), &all)
+		text = all[config.Namespace+":clusters"]
+	}
+	m.configuredList = []configuredCluster{}
+	_ = json.Unmarshal([]byte(text), &m.configuredList)
+	m.configuredText = key
+	return m.configuredList
 }
 
 // cluster is what getCluster answers for name: the overrides of Clusters over the defaults.
