@@ -70,8 +70,11 @@ func expectedAccount(t *testing.T, r result, x mocks.Resource) string {
 		}
 	}
 	start := x.Parent
-	if !x.Custom { // a component: its own name says
+	switch {
+	case !x.Custom: // a component: its own name says
 		start = x.Name
+	case x.Type == "pulumi:providers:kubernetes": // a cluster's, hanging from the stack: its cluster's account
+		start = strings.TrimSuffix(x.Name, "-k8s")
 	}
 	for name := start; name != ""; name = byName[name].Parent {
 		if id, ok := strings.CutPrefix(name, "account-"); ok {
@@ -230,7 +233,7 @@ func TestAddingAMemberChangesNoOtherAccount(t *testing.T) {
 	for id, x := range inputs(mustRun(t, "hub", cfg)) {
 		was, existed := before[id]
 		switch {
-		case !existed && x.Parent != "more-b" && x.Name != "more-b":
+		case !existed && x.Parent != "more-b" && x.Name != "more-b" && x.Name != cluster.KubernetesProviderName("more-b"):
 			t.Errorf("adding a cluster in %s added %s outside its component", accountB, id)
 		case existed && stacktest.InputsJSON(was) != stacktest.InputsJSON(x):
 			t.Errorf("adding a cluster in %s changed %s (%s)", accountB, id, x.Account)

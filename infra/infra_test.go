@@ -149,7 +149,10 @@ func (r result) shared() stacktest.Resources {
 			clusters[x.Name] = true
 		}
 	}
-	return r.resources.Where(func(x mocks.Resource) bool { return !clusters[x.Name] && !clusters[x.Parent] })
+	return r.resources.Where(func(x mocks.Resource) bool {
+		return !clusters[x.Name] && !clusters[x.Parent] &&
+			!(x.Type == "pulumi:providers:kubernetes" && clusters[strings.TrimSuffix(x.Name, "-k8s")])
+	})
 }
 
 func TestSharedInventory(t *testing.T) {

@@ -116,7 +116,7 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 		}
 		roles := slrAccounts(t, r)
 		for _, name := range []string{"hub-install", "hub-create", "a-install"} {
-			provider := r.resources.Under(name).One(t, "pulumi:providers:kubernetes")
+			provider := r.resources.OfCluster(name).One(t, "pulumi:providers:kubernetes")
 			account := r.outputs["clusters"].(map[string]any)[name].(map[string]any)["account"].(string)
 			role := roles[account]
 			component := r.resources.Named(t, spotrole.Type, role.Parent)
@@ -228,7 +228,7 @@ func TestPreflightPassesTheClusterOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := stacktest.Secret(t, r.resources.Under("c-"+accountA).One(t, "pulumi:providers:kubernetes"), "kubeconfig")
+	kubeconfig := stacktest.Secret(t, r.resources.OfCluster("c-"+accountA).One(t, "pulumi:providers:kubernetes"), "kubeconfig")
 	if !strings.Contains(kubeconfig, `"server":"https://FOUND.example"`) || !strings.Contains(kubeconfig, `"certificate-authority-data":"Q0E="`) {
 		t.Errorf("kubeconfig = %s, want the endpoint and CA the preflight found", kubeconfig)
 	}

@@ -130,11 +130,11 @@ type step struct {
 func (st step) String() string { return string(st.Op) + " " + st.URN }
 
 // bookkeeping are steps of the engine's own, not of a cloud resource: the stack itself, a default provider
-// (created when first used, deleted when no resource uses it any more), the read of the stack's reference to
-// itself, which every run makes.
+// (created when first used, deleted when no resource uses it any more), the reads of stack references (to
+// itself, which every run makes, and to a hub or a moved cluster's source), and the discard of one no longer read.
 func bookkeeping(st step) bool {
 	return strings.Contains(st.URN, "::pulumi:pulumi:Stack::") || strings.Contains(st.URN, "::pulumi:providers:") && strings.Contains(st.URN, "::default") ||
-		st.Op == apitype.OpRead && strings.Contains(st.URN, "::pulumi:pulumi:StackReference::")
+		(st.Op == apitype.OpRead || st.Op == apitype.OpReadDiscard) && strings.Contains(st.URN, "::pulumi:pulumi:StackReference::")
 }
 
 // collect gathers the engine's resource steps, but for unchanged ones and bookkeeping, from its events.
@@ -694,8 +694,8 @@ func TestKarpenterSupportAtPreview(t *testing.T) {
 	}
 }
 
-// TestAClusterMovesToAShard: a hub with two clusters; one moves to a shard (docs/deploying.md, "One stack or
-// shards") the documented way: the shard stack is created, pulumi state move (the real CLI's) takes the cluster's
+// TestAClusterMovesToAShard: a hub with two clusters; one moves to a shard, then back (docs/deploying.md, "One stack
+// or shards"), the documented way: the shard stack is created, pulumi state move (the real CLI's) takes the cluster's
 // component and everything under it, then each stack's configuration says where the cluster now is. Neither
 // preview creates, replaces or deletes anything of the cluster's: the hub's changes only its dashboard (a row
 // fewer) and drops the copy of the provider the move left behind; the shard's shows no change at all; after both
@@ -723,21 +723,7 @@ func TestAClusterMovesToAShard(t *testing.T) {
 	}
 	shard.configure(map[string]any{"namePrefix": "kib-fleet", "hub": "organization/" + project + "/hub", "clusters": []any{beta}})
 	component := "urn:pulumi:hub::" + project + "::" + clustercomp.Type + "::beta"
-	cli, err := filepath.Abs(filepath.Join(binDir, "pulumi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	move := exec.Command(cli, "state", "move", "--source", "organization/"+project+"/hub",
-		"--dest", "organization/"+project+"/shard-1", "--yes", component)
-	move.Dir = shard.stack.Workspace().WorkDir()
-	for k, v := range e.Vars() {
-		move.Env = append(move.Env, k+"="+v)
-	}
-	if out, err := move.CombinedOutput(); err != nil {
-		t.Fatalf("pulumi state move: %v\n%s", err, out)
-	} else if !strings.Contains(string(out), "::beta") {
-		t.Fatalf("pulumi state move moved nothing of beta:\n%s", out)
-	}
+	stateMove(t, e, shard, "hub", "shard-1", component)
 
 	h.configure(map[string]any{"namePrefix": "kib-fleet", "clusters": []any{alpha}, "dashboard": true})
 	steps, err := h.preview()
@@ -770,6 +756,32 @@ func TestAClusterMovesToAShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	none(t, "the shard's preview after its update", steps)
+	// Then back from the shard to the hub, which, no shard, reads no hub: the entry says where the cluster came
+	// from until its first update there. Without it, the hub would take beta's roles for what it retained when beta
+	// left, and adopt them again.
+	moved := cluster("beta", map[string]any{"movedFrom": "organization/" + project + "/shard-1"})
+	h.configure(map[string]any{"namePrefix": "kib-fleet", "clusters": []any{alpha, moved}, "dashboard": true})
+	stateMove(t, e, h, "shard-1", "hub", "urn:pulumi:shard-1::"+project+"::"+clustercomp.Type+"::beta")
+	shard.configure(map[string]any{"namePrefix": "kib-fleet", "hub": "organization/" + project + "/hub", "clusters": []any{}})
+	for _, st := range shard.up() {
+		if st.Op != apitype.OpDelete || !strings.Contains(st.URN, "::pulumi:providers:") {
+			t.Errorf("the shard's update after beta left: %s, want only a provider left behind deleted", st)
+		}
+	}
+	for _, st := range h.up() {
+		tagsOnly := st.Op == apitype.OpUpdate && strings.Contains(st.URN, "::beta") &&
+			!slices.ContainsFunc(st.Diffs, func(d string) bool { return d != "tags" && d != "tagsAll" })
+		if !tagsOnly && !(st.Op == apitype.OpUpdate && strings.Contains(st.URN, "aws:cloudwatch/dashboard:Dashboard")) {
+			t.Errorf("the hub's update after beta came back: %s %v, want only beta's stack tag and the dashboard updated", st, st.Diffs)
+		}
+	}
+	h.configure(map[string]any{"namePrefix": "kib-fleet", "clusters": []any{alpha, beta}, "dashboard": true})
+	steps, err = h.preview()
+	if err != nil {
+		t.Fatal(err)
+	}
+	none(t, "the hub's preview once movedFrom is gone", steps)
+
 	after := map[string]string{}
 	for _, r := range e.Records(t) {
 		after[r.Type+" "+r.ID] = r.URN
@@ -790,6 +802,29 @@ func TestAClusterMovesToAShard(t *testing.T) {
 		if _, ok := before[k]; !ok {
 			t.Errorf("%s was created by the move", k)
 		}
+	}
+}
+
+// stateMove runs the real CLI's pulumi state move of urn from the stack source to dest, from dest's project
+// directory, as docs/deploying.md says to.
+func stateMove(t *testing.T, e *env, dest *stack, source, destName, urn string) {
+	t.Helper()
+	cli, err := filepath.Abs(filepath.Join(binDir, "pulumi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	move := exec.Command(cli, "state", "move", "--source", "organization/"+project+"/"+source,
+		"--dest", "organization/"+project+"/"+destName, "--yes", urn)
+	move.Dir = dest.stack.Workspace().WorkDir()
+	for k, v := range e.Vars() {
+		move.Env = append(move.Env, k+"="+v)
+	}
+	out, err := move.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pulumi state move: %v\n%s", err, out)
+	}
+	if name := urn[strings.LastIndex(urn, "::"):]; !strings.Contains(string(out), name) {
+		t.Fatalf("pulumi state move moved nothing of %s:\n%s", urn, out)
 	}
 }
 

@@ -244,6 +244,10 @@ func (s scope) adoptingInCluster(id string) []pulumi.ResourceOption {
 // name is a child's logical name: the cluster's, then what it is.
 func (s scope) name(what string) string { return s.cluster + "-" + what }
 
+// KubernetesProviderName is the logical name of the Kubernetes provider of cluster, which hangs from the stack, not
+// from the cluster's component (install).
+func KubernetesProviderName(cluster string) string { return cluster + "-k8s" }
+
 // queue declares the cluster's interruption queue and its policy: only the router may send, only over TLS.
 func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput, hubAccount string) (*sqs.Queue, error) {
 	q, err := sqs.NewQueue(s.ctx, s.name("queue"), &sqs.QueueArgs{

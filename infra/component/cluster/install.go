@@ -136,7 +136,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	// an existing stack sees the same provider): pulumi state move copies a moved resource's providers into the
 	// destination ahead of the resources, so a provider under the moved component would come before its parent
 	// there, which the CLI refuses as a broken snapshot (docs/deploying.md, "One stack or shards").
-	k8s, err := kubernetes.NewProvider(s.ctx, s.name("k8s"), &kubernetes.ProviderArgs{Kubeconfig: kubeconfig},
+	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(cl.Name), &kubernetes.ProviderArgs{Kubeconfig: kubeconfig},
 		pulumi.Aliases([]pulumi.Alias{{Parent: s.self}}), pulumi.DependsOn(t.ready))
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
@@ -36,6 +37,14 @@ func (rs Resources) OfType(typ string) Resources {
 // Under returns the children of the component named parent.
 func (rs Resources) Under(parent string) Resources {
 	return rs.Where(func(r mocks.Resource) bool { return r.Parent == parent })
+}
+
+// OfCluster returns the resources of the cluster named name: its component's children, and its Kubernetes
+// provider, which hangs from the stack.
+func (rs Resources) OfCluster(name string) Resources {
+	return rs.Where(func(r mocks.Resource) bool {
+		return r.Parent == name || r.Type == "pulumi:providers:kubernetes" && r.Name == cluster.KubernetesProviderName(name)
+	})
 }
 
 // Named returns the resource of type typ named name.
