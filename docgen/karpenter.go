@@ -97,7 +97,7 @@ func KarpenterSupport() string {
 	ls := karpenter.Lines()
 	for i := len(ls) - 1; i >= 0; i-- {
 		l := ls[i]
-		kind, until := "regular", ""
+		kind, until := "regular", fmt.Sprintf("%d.%d.0 is published", l.Major, l.Minor+1)
 		if l.LTS {
 			kind = "**LTS**"
 		}
@@ -106,8 +106,6 @@ func KarpenterSupport() string {
 			if !l.LTS {
 				until += " (" + fmt.Sprintf("%d.%d.0", ls[i+1].Major, ls[i+1].Minor) + " published)"
 			}
-		} else {
-			until = fmt.Sprintf("%d.%d.0 is published", l.Major, l.Minor+1)
 		}
 		tested := "–"
 		if l.Tested != (karpenter.Version{}) {

@@ -150,8 +150,8 @@ func (r result) shared() stacktest.Resources {
 		}
 	}
 	return r.resources.Where(func(x mocks.Resource) bool {
-		return !clusters[x.Name] && !clusters[x.Parent] &&
-			!(x.Type == "pulumi:providers:kubernetes" && clusters[strings.TrimSuffix(x.Name, "-k8s")])
+		clusterProvider := x.Type == "pulumi:providers:kubernetes" && clusters[strings.TrimSuffix(x.Name, "-k8s")]
+		return !clusters[x.Name] && !clusters[x.Parent] && !clusterProvider
 	})
 }
 

@@ -11,7 +11,9 @@ import (
 
 func TestPlan(t *testing.T) {
 	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
-	v := func(major, minor, patch int) karpenter.Version { return karpenter.Version{Major: major, Minor: minor, Patch: patch} }
+	v := func(major, minor, patch int) karpenter.Version {
+		return karpenter.Version{Major: major, Minor: minor, Patch: patch}
+	}
 	lines := []karpenter.Line{
 		{Major: 1, Minor: 6, Released: day("2025-07-14"), LTS: true, Tested: v(1, 6, 3)},
 		{Major: 1, Minor: 8, Released: day("2025-10-08")},
