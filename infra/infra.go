@@ -4,6 +4,7 @@
 package infra
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -51,6 +53,9 @@ type Options struct {
 	ReadConcurrency func(ctx context.Context, region, profile, function string) (concurrency.Account, error)
 	// Today is the day Karpenter's support policy is judged on (cluster.Args.Today); zero means now.
 	Today time.Time
+	// ProviderBudgetMB is the most a preview's provider processes may take before it warns (shardplan.BudgetMB
+	// when zero); tests lower it to reach it with a few clusters.
+	ProviderBudgetMB int
 }
 
 // DefaultOptions build the router from its embedded source, look commands up in PATH and read Lambda's account
@@ -95,7 +100,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err := movedIn(ctx, cfg, hub, &before); err != nil {
 		return nil, err
 	}
-	if w := sizeWarning(cfg); w != "" {
+	if w := sizeWarning(cfg, cmp.Or(opts.ProviderBudgetMB, shardplan.BudgetMB)); w != "" {
 		if err := ctx.Log.Warn(w, nil); err != nil {
 			return nil, err
 		}

@@ -138,9 +138,9 @@ func shardBeats(cfg config.Config, accounts map[string]account) {
 
 // sizeWarning is what the preview of a stack whose provider processes would take more than a CI runner holds
 // (shardplan.BudgetMB) says: its size, the limit, and the command that plans the split.
-func sizeWarning(cfg config.Config) string {
+func sizeWarning(cfg config.Config, budgetMB int) string {
 	s := shardplan.Of(cfg)
-	if s.Fits() {
+	if s.MemoryMB() <= budgetMB {
 		return ""
 	}
 	var what []string
@@ -161,7 +161,7 @@ func sizeWarning(cfg config.Config) string {
 		"runner's 16 GB holds. Split it into shards: make shards STACK=%s prints the shards' configurations and the pulumi state "+
 		"move commands that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\")",
 		s.Providers(), strings.Join(what, " and "), float64(s.MemoryMB())/1024, shardplan.AWSProviderMB, shardplan.KubernetesProviderMB,
-		float64(shardplan.BudgetMB)/1024, cfg.Stack)
+		float64(budgetMB)/1024, cfg.Stack)
 }
 
 // movedIn completes what the last update says of the clusters this stack took from another by pulumi state move:

@@ -196,3 +196,16 @@ func TestCreatedClustersStay(t *testing.T) {
 		t.Errorf("the created cluster is not in the hub (%d shards)", len(shards))
 	}
 }
+
+// TestTheBudgetsEdge: 77 clusters with Karpenter installed fit a runner, 78 do not; so do 22 member accounts with
+// a cluster each, and 23 do not (docs/deploying.md, "One stack or shards").
+func TestTheBudgetsEdge(t *testing.T) {
+	for _, tt := range []struct {
+		own, members int
+		fits         bool
+	}{{77, 0, true}, {78, 0, false}, {0, 22, true}, {0, 23, false}} {
+		if got := shardplan.Of(fleet(t, tt.own, tt.members, 1, true)).Fits(); got != tt.fits {
+			t.Errorf("%d clusters and %d member accounts fit: %t, want %t", tt.own, tt.members, got, tt.fits)
+		}
+	}
+}

@@ -829,12 +829,12 @@ func stateMove(t *testing.T, e *env, dest *stack, source, destName, urn string) 
 	}
 }
 
-// TestAStackPastTheLimitWarnsAtPreview: a stack of 78 clusters with Karpenter installed starts 79 provider processes,
-// which would take more than a CI runner holds (shardplan.BudgetMB, by the figures it cites): its preview, through
-// the real engine, warns with its size, the limit and the command of the split, and still runs.
+// TestAStackPastTheLimitWarnsAtPreview: a stack whose provider processes would take more than the budget (lowered
+// here, so that four clusters reach it rather than 78: shardplan's tests judge the figures) warns at preview,
+// through the real engine, with its size, the limit and the command of the split, and still runs.
 func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
 	t.Parallel()
-	n := (shardplan.BudgetMB-shardplan.AWSProviderMB)/shardplan.KubernetesProviderMB + 1
+	n := 4
 	var clusters []any
 	for i := range n {
 		clusters = append(clusters, cluster(fmt.Sprintf("c%02d", i), nil))
@@ -842,7 +842,9 @@ func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
 	b, _ := json.Marshal(clusters)
 	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
 		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
-	s := newStack(t, e, "big")
+	opts := programOptions()
+	opts.ProviderBudgetMB = shardplan.AWSProviderMB + (n-1)*shardplan.KubernetesProviderMB // one cluster too many
+	s := newStackWith(t, e, "big", opts)
 	s.configure(map[string]any{"namePrefix": "kib-big", "clusters": clusters})
 	_, warnings, err := s.previewWarned()
 	if err != nil {
@@ -853,7 +855,7 @@ func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
 		if strings.Contains(w.Message, "provider processes") {
 			found = true
 			for _, want := range []string{fmt.Sprintf("this stack starts %d provider processes", n+1), fmt.Sprintf("%d clusters with Karpenter installed", n),
-				"past 14 GB", "make shards STACK=big"} {
+				"make shards STACK=big"} {
 				if !strings.Contains(w.Message, want) {
 					t.Errorf("the warning %q does not say %q", w.Message, want)
 				}
