@@ -140,21 +140,16 @@ func shardBeats(cfg config.Config, accounts map[string]account) {
 // (shardplan.BudgetMB) says: its size, the limit, and the command that plans the split.
 func sizeWarning(cfg config.Config, budgetMB int) string {
 	s := shardplan.Of(cfg)
-	if s.MemoryMB() <= budgetMB {
+	if s.Fits(budgetMB) {
 		return ""
 	}
+	aws, kubernetes, _ := s.Counts()
 	var what []string
-	if m := len(cfg.MemberAccounts()); m > 0 {
-		what = append(what, fmt.Sprintf("%d member accounts", m))
+	if members := aws - 1; members > 0 {
+		what = append(what, fmt.Sprintf("%d member accounts", members))
 	}
-	installs := 0
-	for _, cl := range cfg.Clusters {
-		if cl.Mode.InstallsKarpenter() {
-			installs++
-		}
-	}
-	if installs > 0 {
-		what = append(what, fmt.Sprintf("%d clusters with Karpenter installed", installs))
+	if kubernetes > 0 {
+		what = append(what, fmt.Sprintf("%d clusters with Karpenter installed", kubernetes))
 	}
 	return fmt.Sprintf("this stack starts %d provider processes in one preview (%s, one provider each, and the stack's own), "+
 		"about %.1f GB with pulumi-aws at %d MB and pulumi-kubernetes at %d MB a process: past %.0f GB, more than a standard CI "+
@@ -171,9 +166,34 @@ func sizeWarning(cfg config.Config, budgetMB int) string {
 // updated without it, in those it retained. A cluster whose podIdentityAssociationId is set is adopted as the
 // configuration asks.
 func movedIn(ctx *pulumi.Context, cfg config.Config, hub hubJoin, before *preflight.Last) error {
-	refs := map[string]*pulumi.StackReference{}
-	if hub.ref != nil {
-		refs[cfg.Hub] = hub.ref
+	// What each source stack deployed and retained, read once per source, not once per cluster.
+	type record struct {
+		deployed map[string]config.Deployed
+		retained map[string]string
+	}
+	records := map[string]record{}
+	read := func(source string) (record, error) {
+		if r, ok := records[source]; ok {
+			return r, nil
+		}
+		ref := hub.ref
+		if ref == nil || source != cfg.Hub {
+			var err error
+			if ref, err = pulumi.NewStackReference(ctx, "moved-from-"+source, &pulumi.StackReferenceArgs{Name: pulumi.String(source)}); err != nil {
+				return record{}, fmt.Errorf("movedFrom: reading stack %s: %w", source, err)
+			}
+		}
+		deployed, err := ref.GetOutputDetails("clusters")
+		if err != nil {
+			return record{}, fmt.Errorf("reading the clusters of stack %s: %w", source, err)
+		}
+		retained, err := ref.GetOutputDetails(OutputRetainedClusters)
+		if err != nil {
+			return record{}, fmt.Errorf("reading what stack %s retained: %w", source, err)
+		}
+		r := record{deployed: config.DeployedClusters(deployed.Value), retained: retainedAssociations(retained.Value)}
+		records[source] = r
+		return r, nil
 	}
 	for _, cl := range cfg.Clusters {
 		if _, known := before.Deployed[cl.Name]; known || cl.Karpenter.PodIdentityAssociationID != "" {
@@ -183,27 +203,13 @@ func movedIn(ctx *pulumi.Context, cfg config.Config, hub hubJoin, before *prefli
 		if source == "" {
 			continue
 		}
-		ref, ok := refs[source]
-		if !ok {
-			var err error
-			if ref, err = pulumi.NewStackReference(ctx, "moved-from-"+source, &pulumi.StackReferenceArgs{Name: pulumi.String(source)}); err != nil {
-				return fmt.Errorf("clusters %s: movedFrom: reading stack %s: %w", cl.Name, source, err)
-			}
-			refs[source] = ref
-		}
-		deployed, err := ref.GetOutputDetails("clusters")
+		r, err := read(source)
 		if err != nil {
-			return fmt.Errorf("cluster %s: reading the clusters of stack %s: %w", cl.Name, source, err)
+			return fmt.Errorf("cluster %s: %w", cl.Name, err)
 		}
-		if d, ok := config.DeployedClusters(deployed.Value)[cl.Name]; ok {
+		if d, ok := r.deployed[cl.Name]; ok {
 			before.Deployed[cl.Name] = d
-			continue
-		}
-		retained, err := ref.GetOutputDetails(OutputRetainedClusters)
-		if err != nil {
-			return fmt.Errorf("cluster %s: reading what stack %s retained: %w", cl.Name, source, err)
-		}
-		if id, ok := retainedAssociations(retained.Value)[cl.Name]; ok {
+		} else if id, ok := r.retained[cl.Name]; ok {
 			before.Deployed[cl.Name] = config.Deployed{Mode: cl.Mode, Namespace: cl.Karpenter.Namespace, PodIdentityAssociationID: id}
 		} else if cl.MovedFrom != "" {
 			return fmt.Errorf("clusters: %s has movedFrom %s, whose last update neither deployed nor retained it: is it the stack "+

@@ -38,9 +38,9 @@ const (
 	BudgetMB             = 14 * 1024
 )
 
-// counts are the stack's provider processes by plugin: AWS (the default and one per member account), Kubernetes
+// Counts are the stack's provider processes by plugin: AWS (the default and one per member account), Kubernetes
 // (one per cluster whose Karpenter it installs), and pulumi-eks's when it creates a cluster.
-func (s Stack) counts() (aws, kubernetes, eks int) {
+func (s Stack) Counts() (aws, kubernetes, eks int) {
 	aws = 1 + len(s.Accounts)
 	for _, cl := range s.Clusters {
 		if cl.Mode.InstallsKarpenter() {
@@ -56,18 +56,18 @@ func (s Stack) counts() (aws, kubernetes, eks int) {
 // Providers is how many provider processes one preview or update of the stack starts in the real engine, which
 // starts one per provider configuration (pulumi/pulumi#19534).
 func (s Stack) Providers() int {
-	aws, kubernetes, eks := s.counts()
+	aws, kubernetes, eks := s.Counts()
 	return aws + kubernetes + eks
 }
 
 // MemoryMB is what those processes take, by the figures above.
 func (s Stack) MemoryMB() int {
-	aws, kubernetes, eks := s.counts()
+	aws, kubernetes, eks := s.Counts()
 	return (aws+eks)*AWSProviderMB + kubernetes*KubernetesProviderMB
 }
 
-// Fits reports whether a CI runner previews the stack: its providers within BudgetMB.
-func (s Stack) Fits() bool { return s.MemoryMB() <= BudgetMB }
+// Fits reports whether the stack's providers take at most budgetMB (BudgetMB: what a CI runner holds).
+func (s Stack) Fits(budgetMB int) bool { return s.MemoryMB() <= budgetMB }
 
 // Plan splits cfg's clusters so that no stack's providers take more than limitMB. The hub keeps the clusters it
 // must (those of member accounts it gives the baseline itself, which a shard cannot join: infra's joinHub; and
@@ -114,7 +114,7 @@ func Plan(cfg config.Config, limitMB int) (hub Stack, shards []Stack, err error)
 		}
 		rest = append(rest, g)
 	}
-	if hub.MemoryMB() > limitMB {
+	if !hub.Fits(limitMB) {
 		return Stack{}, nil, fmt.Errorf("the hub must keep the clusters of the %d member accounts it gives the baseline itself, %d provider "+
 			"processes taking %d MB, over %d MB: give the hub organization.memberOUs, so that its StackSet gives members their "+
 			"baseline and their clusters can move to shards (docs/organization.md)", len(hub.Accounts), hub.Providers(), hub.MemoryMB(), limitMB)
@@ -126,14 +126,14 @@ func Plan(cfg config.Config, limitMB int) (hub Stack, shards []Stack, err error)
 	last := &hub
 	for _, g := range rest {
 		switch {
-		case with(*last, g...).MemoryMB() <= limitMB:
-		case with(Stack{Accounts: map[string]config.Account{}}, g...).MemoryMB() <= limitMB:
+		case with(*last, g...).Fits(limitMB):
+		case with(Stack{Accounts: map[string]config.Account{}}, g...).Fits(limitMB):
 			last = newShard()
 		default: // an account too large for one stack: cluster by cluster
 			for _, cl := range g {
-				if with(*last, cl).MemoryMB() > limitMB {
+				if !with(*last, cl).Fits(limitMB) {
 					last = newShard()
-					if with(*last, cl).MemoryMB() > limitMB {
+					if !with(*last, cl).Fits(limitMB) {
 						return Stack{}, nil, fmt.Errorf("%d MB is too little for one cluster with its account's provider and the stack's own", limitMB)
 					}
 				}

@@ -172,7 +172,7 @@ func TestMemory(t *testing.T) {
 	if s.Providers() != 1+2+5 || s.MemoryMB() != 3*shardplan.AWSProviderMB+5*shardplan.KubernetesProviderMB {
 		t.Errorf("%d providers, %d MB; want 8 and %d", s.Providers(), s.MemoryMB(), 3*shardplan.AWSProviderMB+5*shardplan.KubernetesProviderMB)
 	}
-	if !s.Fits() || (shardplan.Stack{Accounts: map[string]config.Account{}, Clusters: make([]config.Cluster, 0)}).MemoryMB() != shardplan.AWSProviderMB {
+	if !s.Fits(shardplan.BudgetMB) || (shardplan.Stack{Accounts: map[string]config.Account{}, Clusters: make([]config.Cluster, 0)}).MemoryMB() != shardplan.AWSProviderMB {
 		t.Error("a small stack does not fit, or an empty one starts more than its own provider")
 	}
 }
@@ -204,7 +204,7 @@ func TestTheBudgetsEdge(t *testing.T) {
 		own, members int
 		fits         bool
 	}{{77, 0, true}, {78, 0, false}, {0, 22, true}, {0, 23, false}} {
-		if got := shardplan.Of(fleet(t, tt.own, tt.members, 1, true)).Fits(); got != tt.fits {
+		if got := shardplan.Of(fleet(t, tt.own, tt.members, 1, true)).Fits(shardplan.BudgetMB); got != tt.fits {
 			t.Errorf("%d clusters and %d member accounts fit: %t, want %t", tt.own, tt.members, got, tt.fits)
 		}
 	}
