@@ -215,22 +215,25 @@ requeue:
 scale:
 	$(GO) test -run '^$$' -bench Render -benchmem -benchtime 3x ./infra/offline/fleet/
 
-## shards: plan the split of STACK into its hub and shards whose providers take at most LIMIT MB (default
-## shardplan.BudgetMB, 14 GB): each shard's stack file, the hub's clusters after, and the pulumi state move
+## shards: plan the split of STACK into its hub and shards whose providers take at most LIMIT MB (default: the
+## stack's `providerBudgetMB`, 14 GB unless it sets it): each shard's stack file, the hub's clusters after, and the pulumi state move
 ## commands (docs/deploying.md, "One stack or shards"); ACCOUNT is the hub's account, as for render
 shards:
 	@$(GO) run ./cmd/shards -stack $(STACK) $(if $(ACCOUNT),-account $(ACCOUNT)) $(if $(LIMIT),-limit $(LIMIT))
 
 ## fleet: one stack of a fleet through the real engine (docs/performance.md, "One stack in the real engine"): the
-## provider processes, time and peak memory of the whole process tree for pulumi preview at FLEET_CLUSTERS install
+## provider processes, time and peak memory (resident and proportional) of the whole process tree for pulumi
+## preview (and, past the default providerBudgetMB, for its refusal) at FLEET_CLUSTERS install
 ## clusters and FLEET_ACCOUNTS member accounts with a cluster each, and pulumi up for the stacks FLEET_UP names
-## (c<clusters>, a<accounts>); the table is written to build/fleet.md
+## (c<clusters>, a<accounts>); the table is written to build/fleet.md. A stack is stopped, and its row says so,
+## when the machine has less than FLEET_FLOOR_MB available
 FLEET_CLUSTERS ?= 20,77,100,200
-FLEET_ACCOUNTS ?= 22,50,200
+FLEET_ACCOUNTS ?= 22,50,200,500
 FLEET_UP       ?= c20,c77,a22
+FLEET_FLOOR_MB ?= 1024
 fleet: engine-tools engine-modules
 	cd tests/engine && KIB_FLEET_CLUSTERS=$(FLEET_CLUSTERS) KIB_FLEET_ACCOUNTS=$(FLEET_ACCOUNTS) KIB_FLEET_UP=$(FLEET_UP) \
-	  KIB_FLEET_OUT=$(CURDIR)/build/fleet.md $(GO) test -count=1 -timeout 180m -run TestFleetFootprint -v .
+	  KIB_FLEET_FLOOR_MB=$(FLEET_FLOOR_MB) KIB_FLEET_OUT=$(CURDIR)/build/fleet.md $(GO) test -count=1 -timeout 180m -run TestFleetFootprint -v .
 
 ## docs: rewrite the generated blocks of README.md and docs/ from the code (a test fails when they differ)
 docs:

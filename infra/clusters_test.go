@@ -160,7 +160,8 @@ func TestSharedResourcesIndependentOfClusterCount(t *testing.T) {
 		for i := range n {
 			entries = append(entries, fmt.Sprintf(`{"name":"cluster-%03d"}`, i))
 		}
-		r := mustRun(t, "dev", clusters(entries...))
+		// As one stack, on a machine with the memory for its providers (TestAStackPastItsBudgetComesBeforeAnyResource).
+		r := mustRun(t, "dev", with(clusters(entries...), "providerBudgetMB", "1048576"))
 		if got := len(r.resources.OfType(cluster.Type)); got != n {
 			t.Fatalf("%d cluster components for %d clusters", got, n)
 		}
@@ -262,4 +263,38 @@ func TestMissingCommandsComeBeforeAnyResource(t *testing.T) {
 			refusedBeforeDeclaring(t, r, err, tt.want)
 		})
 	}
+}
+
+// TestAStackPastItsBudgetComesBeforeAnyResource: at the default providerBudgetMB, 77 clusters with Karpenter
+// installed fit one stack and 78 do not (shardplan's figures); the refusal names the size, the limit, the split's
+// command and the key, and a raised key lets the stack through.
+func TestAStackPastItsBudgetComesBeforeAnyResource(t *testing.T) {
+	entries := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf(`{"name":"c%03d"}`, i))
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		kv   map[string]string
+		want []string
+	}{
+		{"77 clusters fit", clusters(entries(77)...), nil},
+		{"78 clusters do not", clusters(entries(78)...), []string{"clusters: this stack starts 79 provider processes", "78 clusters with Karpenter installed",
+			"past providerBudgetMB, 14336 MB (the default", "make shards STACK=dev", "raise providerBudgetMB"}},
+		{"78 clusters within a raised budget", with(clusters(entries(78)...), "providerBudgetMB", "16384"), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := run(t, "dev", tt.kv)
+			refusedBeforeDeclaring(t, r, err, tt.want)
+		})
+	}
+}
+
+func with(kv map[string]string, key, value string) map[string]string {
+	kv[key] = value
+	return kv
 }

@@ -4,7 +4,6 @@
 package infra
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,7 +32,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -53,9 +51,6 @@ type Options struct {
 	ReadConcurrency func(ctx context.Context, region, profile, function string) (concurrency.Account, error)
 	// Today is the day Karpenter's support policy is judged on (cluster.Args.Today); zero means now.
 	Today time.Time
-	// ProviderBudgetMB is the most a preview's provider processes may take before it warns (shardplan.BudgetMB
-	// when zero); tests lower it to reach it with a few clusters.
-	ProviderBudgetMB int
 }
 
 // DefaultOptions build the router from its embedded source, look commands up in PATH and read Lambda's account
@@ -99,11 +94,6 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	}
 	if err := movedIn(ctx, cfg, hub, &before); err != nil {
 		return nil, err
-	}
-	if w := sizeWarning(cfg, cmp.Or(opts.ProviderBudgetMB, shardplan.BudgetMB)); w != "" {
-		if err := ctx.Log.Warn(w, nil); err != nil {
-			return nil, err
-		}
 	}
 	// The accounts' providers come first: the preflight lookups in a member account go through its provider.
 	accounts, err := declareAccounts(ctx, cfg, env)
@@ -233,6 +223,9 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 		if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
 			return fail(err)
 		}
+	}
+	if err := checkSize(cfg); err != nil {
+		return fail(err)
 	}
 	if err := checkCommands(cfg, opts.LookPath); err != nil {
 		return fail(err)

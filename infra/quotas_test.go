@@ -30,6 +30,7 @@ func TestMemberQuotaFiguresCoverWhatIsDeclared(t *testing.T) {
 				kv := hubStack(members...)
 				kv["namePrefix"] = prefix
 				kv["aws:region"] = region
+				kv["providerBudgetMB"] = "1048576" // one stack's figures, past the default budget (checkSize)
 				r, err := run(t, "dev", kv)
 				if err != nil {
 					t.Fatal(err)

@@ -136,12 +136,13 @@ func shardBeats(cfg config.Config, accounts map[string]account) {
 	}
 }
 
-// sizeWarning is what the preview of a stack whose provider processes would take more than a CI runner holds
-// (shardplan.BudgetMB) says: its size, the limit, and the command that plans the split.
-func sizeWarning(cfg config.Config, budgetMB int) string {
+// checkSize refuses, before anything is declared, a stack whose provider processes would take more than its
+// budget (providerBudgetMB, by default what a standard CI runner holds): the preview would not finish there. The
+// refusal names the stack's size, the limit, the command that plans the split and the key a larger machine raises.
+func checkSize(cfg config.Config) error {
 	s := shardplan.Of(cfg)
-	if s.Fits(budgetMB) {
-		return ""
+	if s.Fits(cfg.ProviderBudgetMB) {
+		return nil
 	}
 	aws, kubernetes, _ := s.Counts()
 	var what []string
@@ -151,12 +152,20 @@ func sizeWarning(cfg config.Config, budgetMB int) string {
 	if kubernetes > 0 {
 		what = append(what, fmt.Sprintf("%d clusters with Karpenter installed", kubernetes))
 	}
-	return fmt.Sprintf("this stack starts %d provider processes in one preview (%s, one provider each, and the stack's own), "+
-		"about %.1f GB with pulumi-aws at %d MB and pulumi-kubernetes at %d MB a process: past %.0f GB, more than a standard CI "+
-		"runner's 16 GB holds. Split it into shards: make shards STACK=%s prints the shards' configurations and the pulumi state "+
-		"move commands that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\")",
+	return &config.Error{Problems: []string{fmt.Sprintf("clusters: this stack starts %d provider processes in one preview (%s, one "+
+		"provider each, and the stack's own), about %.1f GB with pulumi-aws at %d MB and pulumi-kubernetes at %d MB a process: "+
+		"past providerBudgetMB, %d MB (%s). Split it into shards: make shards STACK=%s prints the shards' configurations and the "+
+		"pulumi state move commands that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\"); "+
+		"where previews and updates run on a machine with more memory, raise providerBudgetMB instead",
 		s.Providers(), strings.Join(what, " and "), float64(s.MemoryMB())/1024, shardplan.AWSProviderMB, shardplan.KubernetesProviderMB,
-		float64(budgetMB)/1024, cfg.Stack)
+		cfg.ProviderBudgetMB, budgetWhy(cfg.ProviderBudgetMB), cfg.Stack)}}
+}
+
+func budgetWhy(mb int) string {
+	if mb == config.DefaultProviderBudgetMB {
+		return "the default: a standard CI runner's 16 GB, less 2 GB for the CLI and the program"
+	}
+	return "this stack's"
 }
 
 // movedIn completes what the last update says of the clusters this stack took from another by pulumi state move:

@@ -4,7 +4,8 @@
 //	make shards STACK=prod [ACCOUNT=123456789012] [LIMIT=14336]
 //
 // It prints each shard's stack file (Pulumi.<stack>-shard-<n>.yaml), the hub's clusters afterwards, and the
-// commands that create the shards and move each cluster's state; it changes nothing itself. LIMIT is in MB.
+// commands that create the shards and move each cluster's state; it changes nothing itself. LIMIT is in MB: by
+// default the stack's providerBudgetMB, which the shards' stack files carry when the stack sets it.
 package main
 
 import (
@@ -26,7 +27,7 @@ import (
 func main() {
 	stack := flag.String("stack", "dev", "the hub's stack: reads Pulumi.<stack>.yaml")
 	account := flag.String("account", mocks.DefaultAccount, "the hub's AWS account (its clusters name no other)")
-	limit := flag.Int("limit", shardplan.BudgetMB, "the most memory, in MB, one stack's provider processes may take")
+	limit := flag.Int("limit", 0, "the most memory, in MB, one stack's provider processes may take (default: the stack's providerBudgetMB)")
 	project := flag.String("project", "karpenter-interruption-bus", "the Pulumi project's name (Pulumi.yaml)")
 	secrets := flag.String("secrets-provider", "", "the hub's secrets provider, for the shards' stack init")
 	flag.Parse()
@@ -49,6 +50,9 @@ func run(stack, account, project, secrets string, limit int) error {
 	cfg, err := config.Load(stack, account, config.Values(values, config.Namespace))
 	if err != nil {
 		return err
+	}
+	if limit == 0 {
+		limit = cfg.ProviderBudgetMB
 	}
 	hub, shards, err := shardplan.Plan(cfg, limit)
 	if err != nil {
@@ -80,13 +84,20 @@ func run(stack, account, project, secrets string, limit int) error {
 		if len(s.Accounts) > 0 {
 			keys[config.Namespace+":accounts"] = accountsOf(rawAccounts, s)
 		}
+		if limit != config.DefaultProviderBudgetMB { // else each shard would refuse what it was cut for
+			keys[config.Namespace+":providerBudgetMB"] = limit
+		}
 		b, err := yaml.Marshal(map[string]any{"config": keys})
 		if err != nil {
 			return err
 		}
 		fmt.Printf("\n# Pulumi.%s.yaml: %d provider processes, about %d MB\n%s", s.Name, s.Providers(), s.MemoryMB(), b)
 	}
-	b, err := yaml.Marshal(map[string]any{config.Namespace + ":clusters": entries(rawClusters, hub.Clusters)})
+	hubKeys := map[string]any{config.Namespace + ":clusters": entries(rawClusters, hub.Clusters)}
+	if limit != cfg.ProviderBudgetMB {
+		hubKeys[config.Namespace+":providerBudgetMB"] = limit
+	}
+	b, err := yaml.Marshal(hubKeys)
 	if err != nil {
 		return err
 	}

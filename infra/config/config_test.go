@@ -20,7 +20,7 @@ func TestLoadDefaults(t *testing.T) {
 		t.Errorf("defaults = %+v", c)
 	}
 	if !reflect.DeepEqual(c.Router, DefaultRouter) || c.CentralQueue != DefaultCentralQueue || c.Alarms != DefaultAlarms ||
-		!c.Heartbeat.Enabled || c.Heartbeat.Interval() != 5*time.Minute {
+		!c.Heartbeat.Enabled || c.Heartbeat.Interval() != 5*time.Minute || c.ProviderBudgetMB != DefaultProviderBudgetMB {
 		t.Errorf("defaults = %+v", c)
 	}
 	if got := c.Router.VisibilityTimeout(); got != 181 || c.CentralQueue.MaxReceiveCount != 10 {
@@ -30,20 +30,21 @@ func TestLoadDefaults(t *testing.T) {
 
 func TestLoadValues(t *testing.T) {
 	c, err := Load("prod", testAccount, map[string]string{
-		"clusters":     `[{"name":"alpha"},{"name":"beta"}]`,
-		"router":       `{"batchSize":10,"maximumBatchingWindowSeconds":0,"maximumConcurrency":2,"memoryMb":512,"timeoutSeconds":60,"logRetentionDays":90,"logLevel":"debug","ownerTagKeys":["team/cluster"]}`,
-		"centralQueue": `{"messageRetentionSeconds":600,"maxReceiveCount":3,"eventMaxAgeSeconds":120}`,
-		"alarms":       `{"topicArn":"arn:aws:sns:eu-west-1:123456789012:oncall","oldestMessageAgeSeconds":30}`,
-		"heartbeat":    `{"enabled":false,"rate":"15m"}`,
-		"tags":         `{"team":"platform"}`,
-		"dashboard":    "true",
+		"clusters":         `[{"name":"alpha"},{"name":"beta"}]`,
+		"router":           `{"batchSize":10,"maximumBatchingWindowSeconds":0,"maximumConcurrency":2,"memoryMb":512,"timeoutSeconds":60,"logRetentionDays":90,"logLevel":"debug","ownerTagKeys":["team/cluster"]}`,
+		"centralQueue":     `{"messageRetentionSeconds":600,"maxReceiveCount":3,"eventMaxAgeSeconds":120}`,
+		"alarms":           `{"topicArn":"arn:aws:sns:eu-west-1:123456789012:oncall","oldestMessageAgeSeconds":30}`,
+		"heartbeat":        `{"enabled":false,"rate":"15m"}`,
+		"tags":             `{"team":"platform"}`,
+		"dashboard":        "true",
+		"providerBudgetMB": "61440",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Clusters) != 2 || c.Clusters[1].Name != "beta" || c.Router.BatchSize != 10 || c.Router.OwnerTagKeys[0] != "team/cluster" ||
 		c.CentralQueue.MaxReceiveCount != 3 || c.Alarms.TopicARN == "" || c.Tags["team"] != "platform" ||
-		c.QueuePrefix != "kib-prod_" || !c.Dashboard || c.Heartbeat.Enabled || c.Heartbeat.Interval() != 15*time.Minute {
+		c.QueuePrefix != "kib-prod_" || !c.Dashboard || c.Heartbeat.Enabled || c.Heartbeat.Interval() != 15*time.Minute || c.ProviderBudgetMB != 61440 {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -133,6 +134,8 @@ func TestLoadErrors(t *testing.T) {
 		{"a hub that is no stack name", map[string]string{"hub": "prod stack"}, []string{`hub: "prod stack" is not a stack name`}},
 		{"a shard with the StackSet", map[string]string{"hub": "prod", "organization": `{"id":"o-a1b2c3d4e5","memberOUs":["ou-ab12-cd34ef56"]}`},
 			[]string{"organization.memberOUs: applies to the hub only"}},
+		{"a budget below one provider's", map[string]string{"providerBudgetMB": "256"}, []string{"providerBudgetMB: 256 MB is less than one preview's providers can run in: at least 512"}},
+		{"a budget that is no number", map[string]string{"providerBudgetMB": `"16GB"`}, []string{"providerBudgetMB: must be"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,7 +49,19 @@ type Config struct {
 	// pulumi stack ls -a names it): the shard declares only its clusters, joined to the hub's bus, whose name,
 	// account, region and heartbeat it reads from the hub's outputs (docs/deploying.md, "One stack or shards").
 	Hub string
+	// ProviderBudgetMB is the most memory, in MB, the provider processes of one preview or update of the stack
+	// may take (key providerBudgetMB; docs/deploying.md, "One stack or shards"): a stack past it is refused before
+	// anything is declared, naming the split.
+	ProviderBudgetMB int
 }
+
+// DefaultProviderBudgetMB is what a standard hosted CI runner's 16 GB leaves the providers once the CLI, the
+// program and the system have 2 GB; MinProviderBudgetMB is the least the key takes: the stack's own AWS provider
+// alone takes up to 430 MB (infra/shardplan).
+const (
+	DefaultProviderBudgetMB = 14 * 1024
+	MinProviderBudgetMB     = 512
+)
 
 // IsShard reports whether the stack is a shard of a hub (key hub).
 func (c Config) IsShard() bool { return c.Hub != "" }
@@ -329,7 +341,7 @@ const (
 
 // defaults returns a new configuration of stack with every default.
 func defaults(stack, account string) Config {
-	return Config{Stack: stack, Account: account, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat}
+	return Config{Stack: stack, Account: account, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat, ProviderBudgetMB: DefaultProviderBudgetMB}
 }
 
 // applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's

@@ -47,6 +47,9 @@ func validate(c Config, clustersJoin bool, p *problems) {
 	validateHeartbeat(c.Heartbeat, c.Router, p)
 	validateTags(c.Tags, p)
 	validateHub(c, p)
+	if c.ProviderBudgetMB < MinProviderBudgetMB {
+		p.addf("providerBudgetMB", "%d MB is less than one preview's providers can run in: at least %d", c.ProviderBudgetMB, MinProviderBudgetMB)
+	}
 }
 
 // stackNameRE is a stack's name as a stack reference takes it: stack, project/stack or organization/project/stack.

@@ -31,11 +31,12 @@ func Of(cfg config.Config) Stack {
 //     of that range; pulumi-eks's, whose figure nobody published, is counted as much;
 //   - pulumi-kubernetes: 163 MB configured, 178 MB once it served its schema, measured here on the provider built
 //     from the Go module proxy (v4.0.0-20260115033456-f47bc2d6f199), rounded up;
-//   - the budget: a standard hosted runner's 16 GB, less 2 GB for the CLI, the program and the system.
+//   - the budget, unless the stack's providerBudgetMB says otherwise: a standard hosted runner's 16 GB, less 2 GB for
+//     the CLI, the program and the system (config.DefaultProviderBudgetMB).
 const (
 	AWSProviderMB        = 430
 	KubernetesProviderMB = 180
-	BudgetMB             = 14 * 1024
+	BudgetMB             = config.DefaultProviderBudgetMB
 )
 
 // Counts are the stack's provider processes by plugin: AWS (the default and one per member account), Kubernetes

@@ -175,6 +175,10 @@ func TestMemory(t *testing.T) {
 	if !s.Fits(shardplan.BudgetMB) || (shardplan.Stack{Accounts: map[string]config.Account{}, Clusters: make([]config.Cluster, 0)}).MemoryMB() != shardplan.AWSProviderMB {
 		t.Error("a small stack does not fit, or an empty one starts more than its own provider")
 	}
+	// The least providerBudgetMB a stack may set still holds a stack of no cluster, which the program never refuses.
+	if empty := (shardplan.Stack{}); !empty.Fits(config.MinProviderBudgetMB) {
+		t.Errorf("a stack with no cluster takes %d MB, past the least providerBudgetMB, %d", empty.MemoryMB(), config.MinProviderBudgetMB)
+	}
 }
 
 // TestCreatedClustersStay: a cluster the hub creates is never planned out of it.

@@ -7,18 +7,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
 // TestFleetFootprint measures what one stack of a fleet costs the real engine (make fleet, docs/performance.md,
 // "One stack in the real engine"): for each size, the wall time of pulumi preview (and of pulumi up, for the sizes
-// KIB_FLEET_UP names), the peak resident memory of the whole process tree (this process, which serves the
-// program inline as the Go host would run it, the CLI and every plugin it starts) and the number of provider
+// KIB_FLEET_UP names), the peak resident and proportional memory of the whole process tree (this process, which
+// serves the program inline as the Go host would run it, the CLI and every plugin it starts) and the number of provider
 // processes. Sizes: KIB_FLEET_CLUSTERS install clusters in the hub's account, KIB_FLEET_ACCOUNTS member accounts
 // with one install cluster each (organization.id), comma-separated. The providers are the project's stand-ins,
 // far smaller than pulumi-aws or pulumi-kubernetes: the memory is a lower bound, the process count exact, since
@@ -32,8 +34,19 @@ func TestFleetFootprint(t *testing.T) {
 	for _, s := range strings.Split(os.Getenv("KIB_FLEET_UP"), ",") {
 		up[strings.TrimSpace(s)] = true
 	}
+	// The guard: a stack too large for this machine is stopped before the kernel's OOM killer picks a victim
+	// (which may be anything on the machine), and its row says so.
+	floor := int64(1 << 30)
+	if v := os.Getenv("KIB_FLEET_FLOOR_MB"); v != "" {
+		mb, err := strconv.Atoi(v)
+		if err != nil || mb < 1 {
+			t.Fatalf("KIB_FLEET_FLOOR_MB: %q is not a size in MB", v)
+		}
+		floor = int64(mb) << 20
+	}
 	var rows []string
 	run := func(name, what string, cfg map[string]string) {
+		delete(cfg, config.Namespace+":providerBudgetMB") // the default's, as a team's stack would have
 		keys := map[string]any{}
 		world := map[string]string{}
 		for k, v := range cfg {
@@ -46,21 +59,47 @@ func TestFleetFootprint(t *testing.T) {
 		e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: accountsOf(cfg), Config: world, Versions: versions(t)})
 		s := newStack(t, e, name)
 		s.configure(keys)
-		measure := func(op string, f func() error) {
-			w := watch(os.Getpid())
+		// measure runs op and adds its row; refused, a preview the program refuses (its size past providerBudgetMB),
+		// which then has its own row.
+		measure := func(op string, f func() error, refused bool) bool {
+			w := watch(os.Getpid(), floor)
 			start := time.Now()
 			err := f()
 			elapsed := time.Since(start)
-			peak, providers := w.stop()
+			m := w.stop()
+			if m.guarded {
+				rows = append(rows, fmt.Sprintf("| %s | `pulumi %s` | %d when stopped | stopped after %.1f s | over this machine: %.2f GB resident, %.2f GB proportional when fewer than %d MB were left |",
+					what, op, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss), floor>>20))
+				t.Log(rows[len(rows)-1])
+				return false
+			}
+			if refused {
+				if err == nil || !strings.Contains(err.Error(), "past providerBudgetMB") {
+					t.Fatalf("%s %s, past the default providerBudgetMB by shardplan: not refused for its size: %v", what, op, err)
+				}
+				rows = append(rows, fmt.Sprintf("| %s | `pulumi %s`, refused (default providerBudgetMB) | %d | %.1f s | %.2f GB | %.2f GB |", what, op, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss)))
+				t.Log(rows[len(rows)-1])
+				return true
+			}
 			if err != nil {
 				t.Fatalf("%s %s: %v", what, op, err)
 			}
-			rows = append(rows, fmt.Sprintf("| %s | `pulumi %s` | %d | %.1f s | %.2f GB |", what, op, providers, elapsed.Seconds(), float64(peak)/(1<<30)))
+			rows = append(rows, fmt.Sprintf("| %s | `pulumi %s` | %d | %.1f s | %.2f GB | %.2f GB |", what, op, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss)))
 			t.Log(rows[len(rows)-1])
+			return true
 		}
-		measure("preview", func() error { _, err := s.preview(); return err })
-		if up[name] {
-			measure("up", func() error { s.up(); return nil })
+		preview := func() error { _, err := s.preview(); return err }
+		if c, err := config.Load(name, hub, config.Values(cfg, config.Namespace)); err != nil {
+			t.Fatal(err)
+		} else if !shardplan.Of(c).Fits(c.ProviderBudgetMB) {
+			// Past the limit the program refuses the stack; what the refusal costs, then the stack itself, as a
+			// machine with the memory for it would run it.
+			measure("preview", preview, true)
+			keys["providerBudgetMB"] = 1 << 20
+			s.configure(keys)
+		}
+		if measure("preview", preview, false) && up[name] {
+			measure("up", func() error { s.up(); return nil }, false)
 		}
 	}
 	for _, n := range clusters {
@@ -69,7 +108,7 @@ func TestFleetFootprint(t *testing.T) {
 	for _, n := range accounts {
 		run(fmt.Sprintf("a%d", n), fmt.Sprintf("%d member accounts, a cluster each", n), fleet.Members(n, false))
 	}
-	table := "| stack | command | provider processes | time | peak memory, whole tree |\n|---|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	table := "| stack | command | provider processes | time | peak resident memory (RSS), whole tree | peak proportional memory (PSS), whole tree |\n|---|---|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
 	fmt.Print(table)
 	if out := os.Getenv("KIB_FLEET_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
@@ -107,25 +146,42 @@ func accountsOf(cfg map[string]string) []string {
 	}
 }
 
-// watcher samples a process tree every 100 ms: the peak of its summed resident memory, and the most provider
-// processes (pulumi-resource-*) alive at once.
+func gb(b int64) float64 { return float64(b) / (1 << 30) }
+
+// watcher samples a process tree every 100 ms: the peaks of its summed resident memory (RSS) and of its summed
+// proportional memory (PSS), and the most provider processes (pulumi-resource-*) alive at once. RSS counts the
+// pages processes share (the text of a plugin binary that a thousand processes run) once per process; PSS shares
+// them out, so it sums to what the tree takes of the machine. When the machine has less than floor bytes
+// available, the watcher kills the tree's processes (not the test itself) and says so.
 type watcher struct {
-	done      chan struct{}
-	wg        sync.WaitGroup
-	peak      int64
-	providers int
+	done  chan struct{}
+	wg    sync.WaitGroup
+	floor int64
+	peak  measured
 }
 
-func watch(root int) *watcher {
-	w := &watcher{done: make(chan struct{})}
+type measured struct {
+	rss, pss  int64
+	providers int
+	guarded   bool
+}
+
+func watch(root int, floor int64) *watcher {
+	w := &watcher{done: make(chan struct{}), floor: floor}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			rss, providers := sample(root)
-			w.peak, w.providers = max(w.peak, rss), max(w.providers, providers)
+			m, pids := sample(root)
+			w.peak.rss, w.peak.pss, w.peak.providers = max(w.peak.rss, m.rss), max(w.peak.pss, m.pss), max(w.peak.providers, m.providers)
+			if avail := available(); avail >= 0 && avail < w.floor && !w.peak.guarded {
+				w.peak.guarded = true
+				for _, pid := range pids {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
 			select {
 			case <-w.done:
 				return
@@ -136,14 +192,35 @@ func watch(root int) *watcher {
 	return w
 }
 
-func (w *watcher) stop() (peak int64, providers int) {
+func (w *watcher) stop() measured {
 	close(w.done)
 	w.wg.Wait()
-	return w.peak, w.providers
+	return w.peak
 }
 
-// sample reads /proc: the resident memory of root and all its descendants, and how many of them are providers.
-func sample(root int) (rss int64, providers int) {
+// available is the kernel's estimate of the memory a new process could take without swapping (MemAvailable in
+// /proc/meminfo), in bytes; -1 when it cannot be read.
+func available() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				kb, err := strconv.ParseInt(f[0], 10, 64)
+				if err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// sample reads /proc: the resident and proportional memory of root and all its descendants, how many of them
+// are providers, and the descendants' pids.
+func sample(root int) (m measured, pids []int) {
 	entries, _ := os.ReadDir("/proc")
 	parent := map[int]int{}
 	for _, e := range entries {
@@ -175,17 +252,36 @@ func sample(root int) (rss int64, providers int) {
 		if !inTree(pid) {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
-		if err != nil {
-			continue
+		if pid != root {
+			pids = append(pids, pid)
 		}
-		if f := strings.Fields(string(b)); len(f) > 1 {
-			n, _ := strconv.ParseInt(f[1], 10, 64)
-			rss += n * page
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid)); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 1 {
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				m.rss += n * page
+			}
 		}
+		m.pss += pss(pid)
 		if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(filepath.Base(strings.SplitN(string(cmd), "\x00", 2)[0]), "pulumi-resource-") {
-			providers++
+			m.providers++
 		}
 	}
-	return rss, providers
+	return m, pids
+}
+
+// pss is a process's proportional set size (Pss in /proc/<pid>/smaps_rollup, Linux 4.14 and later), in bytes.
+func pss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }

@@ -829,10 +829,11 @@ func stateMove(t *testing.T, e *env, dest *stack, source, destName, urn string) 
 	}
 }
 
-// TestAStackPastTheLimitWarnsAtPreview: a stack whose provider processes would take more than the budget (lowered
-// here, so that four clusters reach it rather than 78: shardplan's tests judge the figures) warns at preview,
-// through the real engine, with its size, the limit and the command of the split, and still runs.
-func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
+// TestAStackPastTheLimitIsRefusedAtPreview: a stack whose provider processes would take more than its budget
+// (providerBudgetMB, lowered here so that four clusters pass it rather than 78: shardplan's tests judge the
+// figures) is refused at preview, through the real engine, before anything is declared, with its size, the limit,
+// the command of the split and the key a larger machine raises; raised by one cluster's provider, it previews.
+func TestAStackPastTheLimitIsRefusedAtPreview(t *testing.T) {
 	t.Parallel()
 	n := 4
 	var clusters []any
@@ -842,27 +843,22 @@ func TestAStackPastTheLimitWarnsAtPreview(t *testing.T) {
 	b, _ := json.Marshal(clusters)
 	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
 		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
-	opts := programOptions()
-	opts.ProviderBudgetMB = shardplan.AWSProviderMB + (n-1)*shardplan.KubernetesProviderMB // one cluster too many
-	s := newStackWith(t, e, "big", opts)
-	s.configure(map[string]any{"namePrefix": "kib-big", "clusters": clusters})
-	_, warnings, err := s.previewWarned()
-	if err != nil {
-		t.Fatal(err)
+	s := newStack(t, e, "big")
+	budget := shardplan.AWSProviderMB + (n-1)*shardplan.KubernetesProviderMB // one cluster too many
+	s.configure(map[string]any{"namePrefix": "kib-big", "clusters": clusters, "providerBudgetMB": budget})
+	steps, err := s.preview()
+	if err == nil {
+		t.Fatal("a stack past its providerBudgetMB previewed")
 	}
-	found := false
-	for _, w := range warnings {
-		if strings.Contains(w.Message, "provider processes") {
-			found = true
-			for _, want := range []string{fmt.Sprintf("this stack starts %d provider processes", n+1), fmt.Sprintf("%d clusters with Karpenter installed", n),
-				"make shards STACK=big"} {
-				if !strings.Contains(w.Message, want) {
-					t.Errorf("the warning %q does not say %q", w.Message, want)
-				}
-			}
+	for _, want := range []string{fmt.Sprintf("this stack starts %d provider processes", n+1), fmt.Sprintf("%d clusters with Karpenter installed", n),
+		fmt.Sprintf("past providerBudgetMB, %d MB", budget), "make shards STACK=big", "raise providerBudgetMB"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q:\n%v", want, err)
 		}
 	}
-	if !found {
-		t.Errorf("no warning of the stack's size: %v", warnings)
+	none(t, "the refused preview", steps)
+	s.configure(map[string]any{"namePrefix": "kib-big", "clusters": clusters, "providerBudgetMB": budget + shardplan.KubernetesProviderMB})
+	if _, err := s.preview(); err != nil {
+		t.Fatalf("a stack within its raised providerBudgetMB: %v", err)
 	}
 }

@@ -27,6 +27,9 @@ const (
 	OU           = "ou-ab12-cd34ef56"
 )
 
+// OneStackBudgetMB is the sized stacks' providerBudgetMB (configOf).
+const OneStackBudgetMB = "1048576"
+
 // Stacks are the sized stacks, smallest first.
 func Stacks() []Stack {
 	return []Stack{
@@ -80,8 +83,11 @@ func Members(n int, ous bool) map[string]string {
 // Account is the i-th member account's ID.
 func Account(i int) string { return fmt.Sprintf("%012d", 200000000000+i) }
 
+// configOf is a stack's configuration of keys. Its providerBudgetMB is as large as the key takes a number: the
+// sized stacks are judged as one stack each, as on a machine with the memory for their providers, past which
+// the default budget refuses them (docs/deploying.md, "One stack or shards").
 func configOf(keys map[string]any) map[string]string {
-	cfg := map[string]string{"aws:region": Region, config.Namespace + ":dashboard": "true"}
+	cfg := map[string]string{"aws:region": Region, config.Namespace + ":dashboard": "true", config.Namespace + ":providerBudgetMB": OneStackBudgetMB}
 	for k, v := range keys {
 		b, _ := json.Marshal(v)
 		cfg[config.Namespace+":"+k] = string(b)
