@@ -71,6 +71,11 @@ func run(stack, account, project, secrets string, limit int) error {
 	whole := shardplan.Of(cfg)
 	fmt.Printf("# %s starts %d provider processes, about %d MB; the limit is %d MB.\n", stack, whole.Providers(), whole.MemoryMB(), limit)
 	if len(shards) == 0 {
+		if !whole.Fits(cfg.ProviderBudgetMB) {
+			fmt.Printf("# It needs no shard at this limit, past its providerBudgetMB (%d MB), which refuses it: set\n"+
+				"# %s:providerBudgetMB: %d in %s.\n", cfg.ProviderBudgetMB, config.Namespace, limit, file)
+			return nil
+		}
 		fmt.Println("# It needs no shard.")
 		return nil
 	}
