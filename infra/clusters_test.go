@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
@@ -161,7 +162,7 @@ func TestSharedResourcesIndependentOfClusterCount(t *testing.T) {
 			entries = append(entries, fmt.Sprintf(`{"name":"cluster-%03d"}`, i))
 		}
 		// As one stack, on a machine with the memory for its providers (TestAStackPastItsBudgetComesBeforeAnyResource).
-		r := mustRun(t, "dev", with(clusters(entries...), "providerBudgetMB", "1048576"))
+		r := mustRun(t, "dev", with(clusters(entries...), "providerBudgetMB", fleet.OneStackBudgetMB))
 		if got := len(r.resources.OfType(cluster.Type)); got != n {
 			t.Fatalf("%d cluster components for %d clusters", got, n)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
@@ -30,7 +31,7 @@ func TestMemberQuotaFiguresCoverWhatIsDeclared(t *testing.T) {
 				kv := hubStack(members...)
 				kv["namePrefix"] = prefix
 				kv["aws:region"] = region
-				kv["providerBudgetMB"] = "1048576" // one stack's figures, past the default budget (checkSize)
+				kv["providerBudgetMB"] = fleet.OneStackBudgetMB // one stack's figures, past the default budget (checkSize)
 				r, err := run(t, "dev", kv)
 				if err != nil {
 					t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,7 +47,9 @@ func TestFleetFootprint(t *testing.T) {
 	}
 	var rows []string
 	run := func(name, what string, cfg map[string]string) {
-		delete(cfg, config.Namespace+":providerBudgetMB") // the default's, as a team's stack would have
+		// The default budget, as a team's stack would have; the sized stack's own once it has been refused.
+		oneStack := cfg[config.Namespace+":providerBudgetMB"]
+		delete(cfg, config.Namespace+":providerBudgetMB")
 		keys := map[string]any{}
 		world := map[string]string{}
 		for k, v := range cfg {
@@ -62,29 +65,28 @@ func TestFleetFootprint(t *testing.T) {
 		// measure runs op and adds its row; refused, a preview the program refuses (its size past providerBudgetMB),
 		// which then has its own row.
 		measure := func(op string, f func() error, refused bool) bool {
+			command := "`pulumi " + op + "`"
+			if refused {
+				command += ", refused (default providerBudgetMB)"
+			}
 			w := watch(os.Getpid(), floor)
 			start := time.Now()
 			err := f()
 			elapsed := time.Since(start)
 			m := w.stop()
 			if m.guarded {
-				rows = append(rows, fmt.Sprintf("| %s | `pulumi %s` | %d when stopped | stopped after %.1f s | over this machine: %.2f GB resident, %.2f GB proportional when fewer than %d MB were left |",
-					what, op, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss), floor>>20))
+				rows = append(rows, fmt.Sprintf("| %s | %s | %d when stopped | stopped after %.1f s | over this machine: %.2f GB resident, %.2f GB proportional when fewer than %d MB were left |",
+					what, command, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss), floor>>20))
 				t.Log(rows[len(rows)-1])
 				return false
 			}
-			if refused {
-				if err == nil || !strings.Contains(err.Error(), "past providerBudgetMB") {
-					t.Fatalf("%s %s, past the default providerBudgetMB by shardplan: not refused for its size: %v", what, op, err)
-				}
-				rows = append(rows, fmt.Sprintf("| %s | `pulumi %s`, refused (default providerBudgetMB) | %d | %.1f s | %.2f GB | %.2f GB |", what, op, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss)))
-				t.Log(rows[len(rows)-1])
-				return true
-			}
-			if err != nil {
+			switch {
+			case refused && (err == nil || !strings.Contains(err.Error(), "past providerBudgetMB")):
+				t.Fatalf("%s %s, past the default providerBudgetMB by shardplan: not refused for its size: %v", what, op, err)
+			case !refused && err != nil:
 				t.Fatalf("%s %s: %v", what, op, err)
 			}
-			rows = append(rows, fmt.Sprintf("| %s | `pulumi %s` | %d | %.1f s | %.2f GB | %.2f GB |", what, op, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss)))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %.1f s | %.2f GB | %.2f GB |", what, command, m.providers, elapsed.Seconds(), gb(m.rss), gb(m.pss)))
 			t.Log(rows[len(rows)-1])
 			return true
 		}
@@ -95,7 +97,7 @@ func TestFleetFootprint(t *testing.T) {
 			// Past the limit the program refuses the stack; what the refusal costs, then the stack itself, as a
 			// machine with the memory for it would run it.
 			measure("preview", preview, true)
-			keys["providerBudgetMB"] = 1 << 20
+			keys["providerBudgetMB"] = oneStack
 			s.configure(keys)
 		}
 		if measure("preview", preview, false) && up[name] {
@@ -200,23 +202,7 @@ func (w *watcher) stop() measured {
 
 // available is the kernel's estimate of the memory a new process could take without swapping (MemAvailable in
 // /proc/meminfo), in bytes; -1 when it cannot be read.
-func available() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			if f := strings.Fields(rest); len(f) > 0 {
-				kb, err := strconv.ParseInt(f[0], 10, 64)
-				if err == nil {
-					return kb << 10
-				}
-			}
-		}
-	}
-	return -1
-}
+func available() int64 { return kB("/proc/meminfo", "MemAvailable")[0] }
 
 // sample reads /proc: the resident and proportional memory of root and all its descendants, how many of them
 // are providers, and the descendants' pids.
@@ -247,7 +233,6 @@ func sample(root int) (m measured, pids []int) {
 		}
 		return false
 	}
-	page := int64(os.Getpagesize())
 	for pid := range parent {
 		if !inTree(pid) {
 			continue
@@ -255,13 +240,10 @@ func sample(root int) (m measured, pids []int) {
 		if pid != root {
 			pids = append(pids, pid)
 		}
-		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid)); err == nil {
-			if f := strings.Fields(string(b)); len(f) > 1 {
-				n, _ := strconv.ParseInt(f[1], 10, 64)
-				m.rss += n * page
-			}
+		// Rss and Pss of smaps_rollup (Linux 4.14 and later): one read for both.
+		if v := kB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Rss", "Pss"); v[0] >= 0 && v[1] >= 0 {
+			m.rss, m.pss = m.rss+v[0], m.pss+v[1]
 		}
-		m.pss += pss(pid)
 		if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(filepath.Base(strings.SplitN(string(cmd), "\x00", 2)[0]), "pulumi-resource-") {
 			m.providers++
 		}
@@ -269,19 +251,26 @@ func sample(root int) (m measured, pids []int) {
 	return m, pids
 }
 
-// pss is a process's proportional set size (Pss in /proc/<pid>/smaps_rollup, Linux 4.14 and later), in bytes.
-func pss(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+// kB reads the values of keys in a /proc file of "Key: N kB" lines (meminfo, smaps_rollup), in bytes, in the
+// order of keys: -1 for a key the file does not hold, or for all of them when it cannot be read.
+func kB(path string, keys ...string) []int64 {
+	out := make([]int64, len(keys))
+	for i := range out {
+		out[i] = -1
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0
+		return out
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+		key, rest, ok := strings.Cut(line, ":")
+		if i := slices.Index(keys, key); ok && i >= 0 {
 			if f := strings.Fields(rest); len(f) > 0 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10
+				if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+					out[i] = n << 10
+				}
 			}
 		}
 	}
-	return 0
+	return out
 }
