@@ -154,7 +154,9 @@ func gb(b int64) float64 { return float64(b) / (1 << 30) }
 // proportional memory (PSS), and the most provider processes (pulumi-resource-*) alive at once. RSS counts the
 // pages processes share (the text of a plugin binary that a thousand processes run) once per process; PSS shares
 // them out, so it sums to what the tree takes of the machine. When the machine has less than floor bytes
-// available, the watcher kills the tree's processes (not the test itself) and says so.
+// available, the watcher kills the tree's provider processes and says so: the CLI then fails the operation as
+// it fails on a provider that died, and ends its event stream (killed itself, it would leave the Automation API
+// waiting on that stream for good).
 type watcher struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
@@ -176,11 +178,11 @@ func watch(root int, floor int64) *watcher {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			m, pids := sample(root)
+			m, providers := sample(root)
 			w.peak.rss, w.peak.pss, w.peak.providers = max(w.peak.rss, m.rss), max(w.peak.pss, m.pss), max(w.peak.providers, m.providers)
 			if avail := available(); avail >= 0 && avail < w.floor && !w.peak.guarded {
 				w.peak.guarded = true
-				for _, pid := range pids {
+				for _, pid := range providers {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
@@ -205,8 +207,8 @@ func (w *watcher) stop() measured {
 func available() int64 { return kB("/proc/meminfo", "MemAvailable")[0] }
 
 // sample reads /proc: the resident and proportional memory of root and all its descendants, how many of them
-// are providers, and the descendants' pids.
-func sample(root int) (m measured, pids []int) {
+// are providers, and the providers' pids.
+func sample(root int) (m measured, providers []int) {
 	entries, _ := os.ReadDir("/proc")
 	parent := map[int]int{}
 	for _, e := range entries {
@@ -237,18 +239,16 @@ func sample(root int) (m measured, pids []int) {
 		if !inTree(pid) {
 			continue
 		}
-		if pid != root {
-			pids = append(pids, pid)
-		}
 		// Rss and Pss of smaps_rollup (Linux 4.14 and later): one read for both.
 		if v := kB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Rss", "Pss"); v[0] >= 0 && v[1] >= 0 {
 			m.rss, m.pss = m.rss+v[0], m.pss+v[1]
 		}
 		if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(filepath.Base(strings.SplitN(string(cmd), "\x00", 2)[0]), "pulumi-resource-") {
 			m.providers++
+			providers = append(providers, pid)
 		}
 	}
-	return m, pids
+	return m, providers
 }
 
 // kB reads the values of keys in a /proc file of "Key: N kB" lines (meminfo, smaps_rollup), in bytes, in the
