@@ -180,7 +180,7 @@ func TestHubAcceptsItsMembers(t *testing.T) {
 	if allow.Principal != "*" || fmt.Sprint(allow.Condition) != fmt.Sprint(map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": []any{forwarders[0], forwarders[1], forwarders[2]}}}) {
 		t.Errorf("central queue admits %v if %v, want the members' forwarder roles", allow.Principal, allow.Condition)
 	}
-	deny := stacktest.Statement(t, central, "OnlyTheForwardersAndTheRedriveRoleSend")
+	deny := stacktest.Statement(t, central, "OnlyTheBusSends")
 	if got := fmt.Sprint(deny.Condition["ArnNotLike"]["aws:PrincipalArn"]); !strings.Contains(got, forwarders[2]) {
 		t.Errorf("the central queue's Deny spares %s, not the members' forwarders", got)
 	}

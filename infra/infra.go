@@ -45,10 +45,11 @@ type Options struct {
 	// LookPath finds a command where the program runs (exec.LookPath by default): installing Karpenter needs
 	// the AWS CLI, creating a cluster kubectl too. The offline render, which runs neither, passes a stub.
 	LookPath func(file string) (string, error)
-	// ReadConcurrency reads what Lambda says of the account's concurrency and of the router's function's reservation
-	// (concurrency.FromEnvironment by default: the environment's credentials, in the stack's region and aws:profile);
-	// the offline render and the tests pass their own.
-	ReadConcurrency func(ctx context.Context, region, profile, function string) (concurrency.Account, error)
+	// ReadConcurrency reads what Lambda says of the account's concurrency and of the router's function's reservation,
+	// as the identity the stack's AWS provider uses, and in which account it read (concurrency.FromEnvironment by
+	// default: the provider's identity keys over the environment's credentials, in the stack's region); the offline
+	// render and the tests pass their own.
+	ReadConcurrency func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error)
 	// Today is the day Karpenter's support policy is judged on (cluster.Args.Today); zero means now.
 	Today time.Time
 }
@@ -127,8 +128,9 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		routerRole = sh.router.RoleARN
 		outputs = sh.outputs(cfg, env)
 		maps.Copy(outputs, hubOutputs(cfg, env))
-		// verify puts a canary the router held back again once this has passed.
+		// verify puts a canary the router held back again once this has passed, and says which hub delivery to switch to.
 		outputs["canaryIntervalSeconds"] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
+		outputs["hubDelivery"] = pulumi.String(cfg.CentralQueue.HubDelivery)
 	}
 	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today)
 	if err != nil {
@@ -217,7 +219,7 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 			"deployed. Copy its file to Pulumi.<your stack>.yaml, keep only your clusters, and remove the example key", ctx.Stack()))
 	}
 	if !cfg.IsShard() { // a shard declares neither the hub's policies nor its router
-		if err := checkMemberQuotas(cfg, env); err != nil {
+		if err := checkHubQuotas(cfg, env); err != nil {
 			return fail(err)
 		}
 		if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
@@ -309,6 +311,8 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		EventMaxAgeSeconds:       cfg.CentralQueue.EventMaxAgeSeconds,
 		Forwarders:               forwarders(cfg, env),
 		RouterRoleARN:            routerRoleARN(cfg, env),
+		HubByPolicy:              cfg.CentralQueue.ByPolicy(),
+		RedrivePrincipals:        cfg.Redrive.Principals,
 		Env:                      env,
 		Tags:                     tags,
 	})
@@ -655,10 +659,14 @@ func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
 		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix), bus.QuarantineName(cfg.NamePrefix)},
 		CanaryInterval:     time.Duration(cfg.Router.CanaryIntervalSeconds) * time.Second,
 		SenderCheck:        cfg.Router.SenderCheck,
-		RedriveRoleName:    bus.RedriveRoleName(cfg.NamePrefix, env.Region),
-		// Every account's rules deliver as its forwarder, the hub's own included: the name is the same in each.
+		// Every account's rules deliver as its forwarder, the hub's own included unless they deliver through the
+		// central queue's policy: the name is the same in each.
 		ForwarderRoleName: bus.ForwarderRoleName(cfg.NamePrefix, env.Region),
 		Partition:         env.Partition,
+		HubDelivery:       cfg.CentralQueue.HubDelivery,
+	}
+	if len(cfg.Redrive.Principals) > 0 {
+		s.RedriveRoleName = bus.RedriveRoleName(cfg.NamePrefix, env.Region)
 	}
 	if cfg.IsOrganization() {
 		// Every account of the organization, by the reader role's fixed name: no list.

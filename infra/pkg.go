@@ -49,7 +49,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 	if err != nil {
 		return Bus{}, err
 	}
-	if err := checkMemberQuotas(cfg, env); err != nil {
+	if err := checkHubQuotas(cfg, env); err != nil {
 		return Bus{}, err
 	}
 	if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {

@@ -16,6 +16,20 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
+// checkHubQuotas refuses, before anything is declared, what the hub's configuration makes too large for a quota AWS
+// enforces at create time: a list of member accounts (checkMemberQuotas), and the redrive role's trust, which names
+// every principal of redrive.principals.
+func checkHubQuotas(cfg config.Config, env awsenv.Env) error {
+	if n := len(cfg.Redrive.Principals); n > 0 {
+		f := quota.Figure{Quota: quota.IAMTrustPolicy, Value: quota.IAMSize(bus.RedriveTrust(cfg.Redrive.Principals).JSON())}
+		if f.Over() {
+			return &config.Error{Problems: []string{fmt.Sprintf("redrive.principals: %d principals make the redrive role's trust policy %d "+
+				"characters, over IAM's %d (%s): name fewer, such as one role the others may assume", n, f.Value, f.Quota.Limit, f.Quota.Doc)}}
+		}
+	}
+	return checkMemberQuotas(cfg, env)
+}
+
 // checkMemberQuotas refuses, before anything is declared, a list of member accounts (accounts, without
 // organization) that makes a hub document pass a quota AWS enforces at create time (MemberQuotaFigures). With
 // organization.id the documents name the organization instead, and grow with nothing.
@@ -49,7 +63,7 @@ func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
 	settings.QuarantineQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.QuarantineName(cfg.NamePrefix))
 	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
 		env.ARN("sqs", bus.QuarantineName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
-	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env)).JSON())
+	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env), cfg.CentralQueue.ByPolicy(), len(cfg.Redrive.Principals) > 0).JSON())
 	return append(figures,
 		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},
 		quota.Figure{Quota: quota.IAMInlinePolicies, Value: quota.IAMSize(routerPolicy)},
@@ -59,15 +73,25 @@ func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
 // checkConcurrency refuses, before anything is declared, a reservation of the router's function that the account
 // cannot give, as Lambda counts it now (infra/concurrency), naming both figures and the fix.
 func checkConcurrency(ctx *pulumi.Context, cfg config.Config, env awsenv.Env,
-	read func(ctx context.Context, region, profile, function string) (concurrency.Account, error),
+	read func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error),
 ) error {
 	fn := routerName(cfg)
-	profile, _ := ctx.GetConfig("aws:profile")
-	a, err := read(ctx.Context(), env.Region, profile, fn)
+	id, err := concurrency.IdentityOf(ctx.GetConfig)
+	if err != nil {
+		return fmt.Errorf("reading the AWS provider's identity from the stack's configuration: %w", err)
+	}
+	a, err := read(ctx.Context(), env.Region, id, fn)
 	if err != nil {
 		return fmt.Errorf("router.reservedConcurrency: reading what account %s can reserve for the router's function failed: %w. Fix: "+
-			"let the identity that runs pulumi call lambda:GetAccountSettings, and lambda:GetFunctionConcurrency on %s "+
-			"(docs/deploying.md, \"Permissions\")", env.Account, err, env.ARN("lambda", "function:"+fn))
+			"let the identity that runs pulumi (%s) call lambda:GetAccountSettings, and lambda:GetFunctionConcurrency on %s "+
+			"(docs/deploying.md, \"Permissions\")", env.Account, err, id, env.ARN("lambda", "function:"+fn))
+	}
+	if a.Caller != "" && a.Caller != env.Account {
+		return fmt.Errorf("router.reservedConcurrency: the account's Lambda concurrency was read as %s, an identity of account %s, but the "+
+			"stack deploys into account %s (its AWS provider's): the check would judge another account's concurrency. Fix: give the "+
+			"stack's provider its identity through the keys the check reads too (aws:profile, aws:assumeRole, aws:accessKey, "+
+			"aws:sharedConfigFiles), or run pulumi with credentials of account %s (docs/deploying.md, \"Permissions\")",
+			id, a.Caller, env.Account, env.Account)
 	}
 	r := cfg.Router
 	asked := fmt.Sprintf("router.reservedConcurrency %d", r.ReservedConcurrency)

@@ -1,23 +1,32 @@
 // Package requeue lists the messages of the bus's quarantine or dead-letter queue and sends them back to the central
 // queue (make requeue, docs/operations.md, "Refused messages: the quarantine" and "DLQ not empty"), as the identity
-// it runs as: the redrive role, the one role of the hub the central queue takes messages of for any account.
+// it runs as: the redrive role, the one role of the hub that may read the quarantine and send to the central queue
+// besides the forwarders, which only the principals the stack names (redrive.principals) may assume.
+//
+// Sending back launders nothing: each message carries who first sent it and when (contract.AttrFirstSender,
+// AttrFirstSent; the sender the router judged, kept in the quarantine's attributes, which only the router may
+// write; or the dead-letter queue's SenderId, marked as such), and the router judges it by that first sender, never
+// by the redrive role (docs/security.md, "What is sent back"). Of what is selected:
+//   - a proven forgery (and a canary one account put naming another's clusters) is evidence: listed, never sent;
+//   - an unattributable message is sent only when the operator vouches for its event or its sender by name (-vouch
+//     with -event or -sender), which the message carries (contract.AttrVouched, AttrVouchedBy: the caller's ARN);
+//   - the rest is sent, and the router delivers each only if its first sender speaks for its account now; what it
+//     refuses comes back to the quarantine with its new reason.
 //
 // Why not StartMessageMoveTask: AWS does not document what SenderId and SentTimestamp a moved message keeps (a
 // redrive makes "new messages with a new messageid, enqueueTime, and retention period", SQS developer guide,
-// "Configure a dead-letter queue redrive"). SendMessage stamps its caller's ("ReceiveMessage", SenderId: "for an IAM
-// role, the IAM role ID", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html),
-// so a message sent back by this command is the redrive role's, whatever its first sender was: the router never
-// refuses it for its sender, even when the forwarder that first sent it was created anew since.
+// "Configure a dead-letter queue redrive"); the redrive role may not start one.
 //
-// A message is deleted from its queue only once the central queue took its copy; one not selected, or not taken,
-// is made visible again at once. Nothing is lost if the command stops halfway: what it had not deleted comes back
-// after the receive's visibility timeout.
+// A message is deleted from its queue only once the central queue took its copy; one not selected, not sent or not
+// taken is made visible again at once. Nothing is lost if the command stops halfway: what it had not deleted comes
+// back after the receive's visibility timeout.
 package requeue
 
 import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -29,11 +38,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
-// SQS is what the command calls.
+// SQS is what the command calls of SQS.
 type SQS interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
@@ -41,7 +51,21 @@ type SQS interface {
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 }
 
-var _ SQS = (*sqs.Client)(nil)
+// STS is what the command asks STS: who it runs as.
+type STS interface {
+	GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
+}
+
+var (
+	_ SQS = (*sqs.Client)(nil)
+	_ STS = (*sts.Client)(nil)
+)
+
+// Clients are the AWS APIs the command calls.
+type Clients struct {
+	SQS SQS
+	STS STS
+}
 
 // Outputs are what the command reads of the stack's outputs (pulumi stack output --json).
 type Outputs struct {
@@ -49,6 +73,8 @@ type Outputs struct {
 	CentralQueueURL    string `json:"centralQueueUrl"`
 	DeadLetterQueueURL string `json:"deadLetterQueueUrl"`
 	QuarantineQueueURL string `json:"quarantineQueueUrl"`
+	// RedriveRoleARN is the bus's redrive role; "" when the stack names no one who may assume it.
+	RedriveRoleARN string `json:"redriveRoleArn"`
 }
 
 // ReadOutputs decodes the stack's outputs.
@@ -65,19 +91,22 @@ func ReadOutputs(r io.Reader) (Outputs, error) {
 
 // The queues the command reads.
 const (
-	Quarantine = "quarantine"
-	DLQ        = "dlq"
+	Quarantine = contract.RequeuedFromQuarantine
+	DLQ        = contract.RequeuedFromDLQ
 )
 
 // Options choose what the command does.
 type Options struct {
 	// From is Quarantine or DLQ.
 	From string
-	// Reasons, Accounts and EventIDs select messages (all, when empty): by the reason the router refused them for
-	// (the quarantine's), the account their event names, their event's id.
-	Reasons, Accounts, EventIDs []string
+	// Reasons, Accounts, EventIDs and Senders select messages (all, when empty): by the reason the router refused
+	// them for (the quarantine's), the account their event names, their event's id, their first sender.
+	Reasons, Accounts, EventIDs, Senders []string
 	// Send sends the selected messages back to the central queue; otherwise they are only listed.
 	Send bool
+	// Vouch vouches for the events of EventIDs and the senders of Senders: the selected unattributable messages
+	// they name are sent too, and the router delivers them on that word, which each message and its log record.
+	Vouch bool
 	// Visibility hides each received message from other readers while the command runs (1 minute unless set);
 	// every message not sent back is made visible again when it ends.
 	Visibility time.Duration
@@ -85,19 +114,36 @@ type Options struct {
 
 // Message is one message read, as listed.
 type Message struct {
-	ID, Reason, Account, Sender, EventID, Error, Body string
-	receipt                                           string
+	ID, Reason, Account, EventID, Error, Body string
+	// Sender and Sent are who first sent it and when (epoch milliseconds), which it carries when sent back;
+	// FromDLQ, that sender is the dead-letter queue's.
+	Sender, Sent string
+	FromDLQ      bool
+	// Status is what became of it: StatusEvidence, StatusNeedsVouch, StatusSent, StatusVouched, or "" (listed only).
+	Status string
+	// vouch is what was vouched for, "" nothing.
+	vouch   string
+	receipt string
 }
+
+// What becomes of a selected message.
+const (
+	StatusEvidence   = "evidence: never sent back"
+	StatusNeedsVouch = "unattributable: sent back only with VOUCH=1 and its EVENT= or SENDER="
+	StatusSent       = "sent back"
+	StatusVouched    = "sent back, vouched for"
+	StatusNotTaken   = "not taken by the central queue: left where it was"
+)
 
 // Report is what a run did.
 type Report struct {
-	Read, Selected, Sent int
-	Messages             []Message
+	Read, Selected, Sent, Evidence, NeedVouch int
+	Messages                                  []Message
 }
 
 // Run reads every message of the queue opts.From names, lists it to w, and, with opts.Send, sends the selected ones
-// back to the central queue.
-func Run(ctx context.Context, client SQS, out Outputs, opts Options, w io.Writer) (Report, error) {
+// that may go back to the central queue, each with its first sender.
+func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer) (Report, error) {
 	from := out.QuarantineQueueURL
 	switch opts.From {
 	case Quarantine:
@@ -106,18 +152,25 @@ func Run(ctx context.Context, client SQS, out Outputs, opts Options, w io.Writer
 	default:
 		return Report{}, fmt.Errorf("-from %q: want %s or %s", opts.From, Quarantine, DLQ)
 	}
+	if opts.Vouch && len(opts.EventIDs) == 0 && len(opts.Senders) == 0 {
+		return Report{}, errors.New("VOUCH=1 (-vouch) vouches for the events or the senders named: set EVENT= or SENDER= (-event, -sender) too")
+	}
+	me, err := runAs(ctx, c.STS, out, opts)
+	if err != nil {
+		return Report{}, err
+	}
 	if opts.Visibility == 0 {
 		opts.Visibility = time.Minute
 	}
 	var rep Report
 	var keep []Message // received, not sent: made visible again at the end
-	defer func() { release(context.WithoutCancel(ctx), client, from, keep) }()
+	defer func() { release(context.WithoutCancel(ctx), c.SQS, from, keep) }()
 	// A short poll first, then, when it finds nothing, a long one: a short poll samples some of SQS's servers and
 	// may answer empty while messages wait ("Amazon SQS short and long polling"), a long poll asks them all. Only an
 	// empty long poll ends the reading.
 	wait := int32(0)
 	for {
-		got, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		got, err := c.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(from), MaxNumberOfMessages: 10, WaitTimeSeconds: wait, VisibilityTimeout: int32(opts.Visibility.Seconds()),
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSenderId, types.MessageSystemAttributeNameSentTimestamp},
@@ -133,29 +186,41 @@ func Run(ctx context.Context, client SQS, out Outputs, opts Options, w io.Writer
 			continue
 		}
 		wait = 0
-		var selected []Message
+		var sending []Message
 		for _, m := range got.Messages {
-			msg := read(m)
+			msg := read(m, opts.From, me.roleID)
 			rep.Read++
-			rep.Messages = append(rep.Messages, msg)
 			if opts.selects(msg) {
 				rep.Selected++
-				selected = append(selected, msg)
+				opts.decide(&msg)
+				switch msg.Status {
+				case StatusEvidence:
+					rep.Evidence++
+				case StatusNeedsVouch:
+					rep.NeedVouch++
+				}
+			}
+			if msg.Status == StatusSent || msg.Status == StatusVouched {
+				sending = append(sending, msg)
 			} else {
 				keep = append(keep, msg)
 			}
+			rep.Messages = append(rep.Messages, msg)
 		}
-		if !opts.Send {
-			keep = append(keep, selected...)
-			continue
-		}
-		sent, unsent, err := send(ctx, client, out.CentralQueueURL, from, selected)
+		sent, unsent, err := send(ctx, c.SQS, out.CentralQueueURL, opts.From, me.arn, sending)
 		keep = append(keep, unsent...)
-		if err != nil {
-			return rep, err
+		for i := range rep.Messages {
+			if slices.ContainsFunc(unsent, func(u Message) bool { return u.ID == rep.Messages[i].ID }) {
+				rep.Messages[i].Status = StatusNotTaken
+			}
 		}
 		rep.Sent += len(sent)
-		if err := remove(ctx, client, from, sent); err != nil {
+		// What the central queue took is deleted here even when it refused others: kept, it would be sent twice.
+		if rerr := remove(ctx, c.SQS, from, sent); rerr != nil {
+			return rep, errors.Join(err, rerr)
+		}
+		if err != nil {
+			list(w, rep, opts)
 			return rep, err
 		}
 	}
@@ -163,22 +228,83 @@ func Run(ctx context.Context, client SQS, out Outputs, opts Options, w io.Writer
 	return rep, nil
 }
 
-func (o Options) selects(m Message) bool {
-	in := func(set []string, v string) bool { return len(set) == 0 || slices.Contains(set, v) }
-	return in(o.Reasons, m.Reason) && in(o.Accounts, m.Account) && in(o.EventIDs, m.EventID)
+// caller is who the command runs as: its ARN, and its role's unique ID when it is a role's session.
+type caller struct{ arn, roleID string }
+
+// runAs checks the command runs as what it needs: the stack's redrive role to read the quarantine or send anything
+// back (nobody else may), any identity to list the dead-letter queue.
+func runAs(ctx context.Context, client STS, out Outputs, opts Options) (caller, error) {
+	needsRedrive := opts.Send || opts.From == Quarantine
+	if out.RedriveRoleARN == "" {
+		if needsRedrive {
+			return caller{}, errors.New("the stack has no redrive role, so nobody may read the quarantine or send anything back: set " +
+				"redrive.principals to the ARNs of the roles or users who may (pulumi config set --path 'redrive.principals[0]' <arn>), " +
+				"pulumi up, then assume the role of its output redriveRoleArn (docs/operations.md, \"Refused messages: the quarantine\")")
+		}
+		return caller{}, nil
+	}
+	who, err := client.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return caller{}, fmt.Errorf("learning who runs the command (sts:GetCallerIdentity): %w", err)
+	}
+	me := caller{arn: aws.ToString(who.Arn)}
+	if id, _, ok := strings.Cut(aws.ToString(who.UserId), ":"); ok && strings.HasPrefix(id, "AROA") {
+		me.roleID = id
+	}
+	role := out.RedriveRoleARN[strings.LastIndex(out.RedriveRoleARN, "/")+1:]
+	if needsRedrive && !strings.Contains(me.arn, ":assumed-role/"+role+"/") {
+		return caller{}, fmt.Errorf("the command runs as %s, not the stack's redrive role: only it may read the quarantine and send "+
+			"messages back. Assume it first (aws sts assume-role --role-arn %s --role-session-name <you>, then export the credentials "+
+			"it returns); redrive.principals says who may", me.arn, out.RedriveRoleARN)
+	}
+	return me, nil
 }
 
-// read takes what the router wrote of why (the quarantine's attributes), and for a message of the DLQ what its body
-// says.
-func read(m types.Message) Message {
+func (o Options) selects(m Message) bool {
+	in := func(set []string, v string) bool { return len(set) == 0 || slices.Contains(set, v) }
+	return in(o.Reasons, m.Reason) && in(o.Accounts, m.Account) && in(o.EventIDs, m.EventID) && in(o.Senders, m.Sender)
+}
+
+// decide says what becomes of a selected message m: listed only, or sent, the proven forgeries never, the
+// unattributable ones only when vouched for by name.
+func (o Options) decide(m *Message) {
+	switch {
+	case o.Vouch && slices.Contains(o.EventIDs, m.EventID):
+		m.vouch = contract.VouchEvent
+	case o.Vouch && slices.Contains(o.Senders, m.Sender):
+		m.vouch = contract.VouchSender
+	}
+	switch {
+	case slices.Contains(contract.Evidence, contract.Reason(m.Reason)):
+		m.Status = StatusEvidence
+	case m.Reason == string(contract.ReasonUnattributable) && m.vouch == "":
+		m.Status = StatusNeedsVouch
+	case !o.Send:
+	case m.vouch != "":
+		m.Status = StatusVouched
+	default:
+		m.Status = StatusSent
+	}
+}
+
+// read takes what the router wrote of why (the quarantine's attributes, which only it may write), and for a message
+// of the DLQ what its body says and who sent it there, or, when the redrive role (roleID) sent it and it carries a
+// first sender, that first sender.
+func read(m types.Message, from, roleID string) Message {
 	attr := func(k string) string { return aws.ToString(m.MessageAttributes[k].StringValue) }
 	msg := Message{
 		ID: aws.ToString(m.MessageId), Reason: attr(contract.AttrReason), Account: attr(contract.AttrAccount),
-		Sender: attr(contract.AttrSender), EventID: attr(contract.AttrEventID), Error: attr(contract.AttrError),
-		Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle),
+		EventID: attr(contract.AttrEventID), Error: attr(contract.AttrError), Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle),
 	}
-	if msg.Sender == "" {
-		msg.Sender = m.Attributes[string(types.MessageSystemAttributeNameSenderId)]
+	sender, sent := m.Attributes[string(types.MessageSystemAttributeNameSenderId)], m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)]
+	redriven := roleID != "" && strings.HasPrefix(sender, roleID+":") && attr(contract.AttrFirstSender) != ""
+	switch {
+	case from == Quarantine:
+		msg.Sender, msg.Sent, msg.FromDLQ = attr(contract.AttrSender), attr(contract.AttrSent), attr(contract.AttrOrigin) == contract.OriginDLQ
+	case redriven: // sent back before, then dead-lettered: its first sender still
+		msg.Sender, msg.Sent, msg.FromDLQ = attr(contract.AttrFirstSender), attr(contract.AttrFirstSent), attr(contract.AttrOrigin) == contract.OriginDLQ
+	default:
+		msg.Sender, msg.Sent, msg.FromDLQ = sender, sent, true
 	}
 	if msg.Account == "" || msg.EventID == "" {
 		var ev struct{ ID, Account string }
@@ -186,7 +312,7 @@ func read(m types.Message) Message {
 			msg.Account, msg.EventID = cmp.Or(msg.Account, ev.Account), cmp.Or(msg.EventID, ev.ID)
 		}
 	}
-	if msg.Reason == "" {
+	if msg.Reason == "" && from == DLQ {
 		msg.Reason = cmp.Or(attr("ERROR_CODE"), "retries exhausted") // EventBridge's own delivery failures carry ERROR_CODE
 	}
 	return msg
@@ -194,20 +320,39 @@ func read(m types.Message) Message {
 
 var ids = [10]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
+// attributes are what a message sent back carries: where it came from, its first sender and time, and the vouch.
+func attributes(m Message, from, by string) map[string]types.MessageAttributeValue {
+	str := func(v string) types.MessageAttributeValue {
+		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	a := map[string]types.MessageAttributeValue{contract.AttrRequeuedFrom: str(from)}
+	if m.Sender != "" {
+		a[contract.AttrFirstSender] = str(m.Sender)
+	}
+	if _, err := strconv.ParseInt(m.Sent, 10, 64); err == nil {
+		a[contract.AttrFirstSent] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(m.Sent)}
+	}
+	if m.FromDLQ {
+		a[contract.AttrOrigin] = str(contract.OriginDLQ)
+	}
+	if m.vouch != "" {
+		a[contract.AttrVouched] = str(m.vouch)
+		if by != "" {
+			a[contract.AttrVouchedBy] = str(by)
+		}
+	}
+	return a
+}
+
 // send sends msgs to the central queue in one batch, each in its account's message group as the rules send them;
 // it returns those SQS took and those it did not.
-func send(ctx context.Context, client SQS, central, from string, msgs []Message) (sent, unsent []Message, err error) {
+func send(ctx context.Context, client SQS, central, from, by string, msgs []Message) (sent, unsent []Message, err error) {
 	if len(msgs) == 0 {
 		return nil, nil, nil
 	}
 	entries := make([]types.SendMessageBatchRequestEntry, len(msgs))
 	for i, m := range msgs {
-		entries[i] = types.SendMessageBatchRequestEntry{
-			Id: aws.String(ids[i]), MessageBody: aws.String(m.Body),
-			MessageAttributes: map[string]types.MessageAttributeValue{
-				contract.AttrRequeuedFrom: {DataType: aws.String("String"), StringValue: aws.String(from[strings.LastIndex(from, "/")+1:])},
-			},
-		}
+		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(ids[i]), MessageBody: aws.String(m.Body), MessageAttributes: attributes(m, from, by)}
 		if contract.IsAccount(m.Account) {
 			entries[i].MessageGroupId = aws.String(m.Account)
 		}
@@ -227,12 +372,14 @@ func send(ctx context.Context, client SQS, central, from string, msgs []Message)
 			unsent = append(unsent, m)
 		}
 	}
-	if len(out.Failed) > 0 {
-		f := out.Failed[0]
-		return sent, unsent, fmt.Errorf("the central queue refused %d of %d messages (%s: %s); they stay where they were",
-			len(out.Failed), len(msgs), aws.ToString(f.Code), aws.ToString(f.Message))
+	if len(unsent) > 0 {
+		why := "SQS answered nothing for them"
+		if len(out.Failed) > 0 {
+			why = aws.ToString(out.Failed[0].Code) + ": " + aws.ToString(out.Failed[0].Message)
+		}
+		return sent, unsent, fmt.Errorf("the central queue refused %d of %d messages (%s); they stay where they were", len(unsent), len(msgs), why)
 	}
-	return sent, unsent, nil
+	return sent, nil, nil
 }
 
 func remove(ctx context.Context, client SQS, from string, msgs []Message) error {
@@ -259,13 +406,13 @@ func release(ctx context.Context, client SQS, from string, msgs []Message) {
 // list writes one line per message read, and what was done.
 func list(w io.Writer, rep Report, opts Options) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MESSAGE\tREASON\tACCOUNT\tSENDER\tEVENT\tERROR")
+	fmt.Fprintln(tw, "MESSAGE\tREASON\tACCOUNT\tSENDER\tEVENT\tERROR\tSTATUS")
 	for _, m := range rep.Messages {
 		why := m.Error
 		if len(why) > 120 {
-			why = why[:120] + "…"
+			why = contract.TruncateUTF8(why, 120) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Reason, m.Account, m.Sender, m.EventID, why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Reason, m.Account, m.Sender, m.EventID, why, m.Status)
 	}
 	_ = tw.Flush()
 	verb := "listed; -send sends the selected ones back"
@@ -273,4 +420,13 @@ func list(w io.Writer, rep Report, opts Options) {
 		verb = "sent back to the central queue: " + strconv.Itoa(rep.Sent)
 	}
 	fmt.Fprintf(w, "%d read from the %s, %d selected, %s\n", rep.Read, opts.From, rep.Selected, verb)
+	if rep.Evidence > 0 {
+		fmt.Fprintf(w, "%d proven forgeries or forbidden canaries kept as evidence: never sent back (docs/operations.md)\n", rep.Evidence)
+	}
+	if rep.NeedVouch > 0 {
+		fmt.Fprintf(w, "%d unattributable: sent back only when you vouch for each, by EVENT= or SENDER= with VOUCH=1\n", rep.NeedVouch)
+	}
+	if opts.Send && rep.Sent > 0 {
+		fmt.Fprintln(w, "the router judges each by its first sender: what may not speak for its account now comes back to the quarantine")
+	}
 }

@@ -6,6 +6,7 @@
 package verify
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,9 +38,11 @@ type Logs interface {
 	FilterLogEvents(ctx context.Context, in *cloudwatchlogs.FilterLogEventsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.FilterLogEventsOutput, error)
 }
 
-// Queues reads a cluster queue's message counts.
+// Queues reads a cluster queue's message counts, and looks into the dead-letter queue for canaries EventBridge could
+// not deliver.
 type Queues interface {
 	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 }
 
 var (
@@ -64,6 +67,10 @@ type Outputs struct {
 	// CanaryIntervalSeconds is the router's canary interval (the router's default when absent): a canary the
 	// router held back is put again once it has passed.
 	CanaryIntervalSeconds int `json:"canaryIntervalSeconds"`
+	// DeadLetterQueueURL is where EventBridge puts what it could not deliver to the central queue; HubDelivery how the
+	// hub's rules deliver (contract.HubDeliveries; the default when absent).
+	DeadLetterQueueURL string `json:"deadLetterQueueUrl"`
+	HubDelivery        string `json:"hubDelivery"`
 }
 
 // Cluster is what verify reads of a cluster's outputs: its queue, and its account (the hub's or a member's).
@@ -120,6 +127,10 @@ type Result struct {
 	HeldBack int
 	// Err says what did not happen within the timeout; nil when the canary was consumed.
 	Err error
+	// Refused is why the router refused the canary for its sender (its log line's reason, sender and error), and
+	// DeadLettered why EventBridge could not deliver it (the dead-letter queue's ERROR_CODE and ERROR_MESSAGE): the
+	// hub's own rules do not deliver as the router takes them.
+	Refused, DeadLettered string
 
 	putAgainAt time.Time // when a held-back canary is put again
 }
@@ -171,8 +182,9 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 	if out.CanaryIntervalSeconds > 0 {
 		interval = time.Duration(out.CanaryIntervalSeconds) * time.Second
 	}
+	refused := map[string]string{}
 	for {
-		if err := forwarded(ctx, c.Logs, out.RouterLogGroupName, start, byEvent, forwardedAt, heldBack); err != nil {
+		if err := forwarded(ctx, c.Logs, out.RouterLogGroupName, start, byEvent, forwardedAt, heldBack, refused); err != nil {
 			return nil, err
 		}
 		pending := 0
@@ -182,6 +194,9 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 			held, isHeld := heldBack[r.EventID]
 			switch {
 			case r.Consumed > 0 || r.Err != nil:
+			case !ok && refused[r.EventID] != "":
+				r.Refused = refused[r.EventID]
+				r.Err = fmt.Errorf("%w: the router refused it for its sender (%s)", ErrNotForwarded, r.Refused)
 			case !ok && isHeld && r.putAgainAt.IsZero():
 				// The router held it back: put another once the interval has passed, if it fits in the timeout.
 				r.HeldBack++
@@ -225,10 +240,15 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options) ([]Result, e
 		case <-time.After(opts.Poll):
 		}
 	}
+	if err := deadLettered(ctx, c.Queues, out.DeadLetterQueueURL, results); err != nil {
+		return nil, err
+	}
 	for i := range results {
 		r := &results[i]
 		switch {
 		case r.Consumed > 0, r.Err != nil:
+		case r.DeadLettered != "":
+			r.Err = fmt.Errorf("%w: EventBridge could not deliver it to the central queue (%s)", ErrNotForwarded, r.DeadLettered)
 		case r.Forwarded == 0:
 			r.Err = fmt.Errorf("%w within %s: no \"%s\" line in %s (check the canary rule, the central queue and the router)",
 				ErrNotForwarded, seconds(opts.Timeout), contract.LogCanaryForwarded, out.RouterLogGroupName)
@@ -269,10 +289,80 @@ func put(ctx context.Context, events Events, out Outputs, clusters []string) ([]
 	return results, nil
 }
 
+// deadLettered looks, for every canary not forwarded, into the dead-letter queue (when the outputs name it), where
+// EventBridge puts an event it could not deliver to the central queue with why in the ERROR_CODE and ERROR_MESSAGE
+// attributes ("Using dead-letter queues to process undelivered events in EventBridge",
+// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html). It receives with no visibility
+// timeout, so what it reads stays where it is, for the redrive.
+func deadLettered(ctx context.Context, queues Queues, dlq string, results []Result) error {
+	pending := map[string]*Result{}
+	for i := range results {
+		if r := &results[i]; r.Forwarded == 0 && r.Err == nil {
+			pending[r.EventID] = r
+		}
+	}
+	if dlq == "" || len(pending) == 0 {
+		return nil
+	}
+	for range 10 { // at most 100 messages: the canaries of one run are among the newest
+		out, err := queues.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(dlq), MaxNumberOfMessages: 10, VisibilityTimeout: 0, MessageAttributeNames: []string{"All"},
+		})
+		if err != nil {
+			return fmt.Errorf("looking into the dead-letter queue for the canaries not forwarded: %w", err)
+		}
+		if len(out.Messages) == 0 {
+			return nil
+		}
+		for _, m := range out.Messages {
+			var ev struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal([]byte(aws.ToString(m.Body)), &ev) != nil || pending[ev.ID] == nil {
+				continue
+			}
+			attr := func(k string) string { return aws.ToString(m.MessageAttributes[k].StringValue) }
+			pending[ev.ID].DeadLettered = strings.TrimSpace(attr("ERROR_CODE") + ": " + attr("ERROR_MESSAGE"))
+		}
+	}
+	return nil
+}
+
+// Hub says whether the hub's own rules deliver to the central queue as the router takes them, from what the run's
+// canaries (all put on the hub's default bus, all through its canary rule) became: one forwarded proves they do;
+// one the router refused for its sender, or that EventBridge dead-lettered, proves they do not, and says which
+// setting to switch (mode is the stack's centralQueue.hubDelivery, "" its default). ok is false when the run
+// proves neither.
+func Hub(results []Result, mode string) (line string, delivers, ok bool) {
+	mode = cmp.Or(mode, contract.HubDeliveryExecutionRole)
+	other := contract.HubDeliveryQueuePolicy
+	if mode == contract.HubDeliveryQueuePolicy {
+		other = contract.HubDeliveryExecutionRole
+	}
+	switch_ := fmt.Sprintf("switch the hub's delivery: pulumi config set --path centralQueue.hubDelivery %s, then pulumi up and make verify again "+
+		"(docs/security.md, \"How the hub's rules deliver\")", other)
+	for _, r := range results {
+		if r.Forwarded > 0 {
+			return fmt.Sprintf("the hub's own rules deliver to the central queue (%s): its canaries reached the router", mode), true, true
+		}
+	}
+	for _, r := range results {
+		switch {
+		case r.DeadLettered != "":
+			return fmt.Sprintf("the hub's own rules do NOT deliver (%s): EventBridge dead-lettered its canaries (%s); %s", mode, r.DeadLettered, switch_), false, true
+		case r.Refused != "":
+			return fmt.Sprintf("the hub's own rules do NOT deliver as the router takes them (%s): it refused its canaries for their sender (%s); %s", mode, r.Refused, switch_), false, true
+		}
+	}
+	return "", false, false
+}
+
 // forwarded reads the router's lines since start and records when each of the run's canaries was forwarded to
-// the cluster it is for ("canary forwarded"), or held back by the canary interval (a drop of reason
-// canary_rate_limited).
-func forwarded(ctx context.Context, logs Logs, group string, start time.Time, byEvent map[string]*Result, at, held map[string]time.Time) error {
+// the cluster it is for ("canary forwarded"), held back by the canary interval (a drop of reason
+// canary_rate_limited), or refused for its sender (a drop of reason forged_sender or unattributable_sender).
+func forwarded(ctx context.Context, logs Logs, group string, start time.Time, byEvent map[string]*Result, at, held map[string]time.Time,
+	refused map[string]string,
+) error {
 	read := func(pattern string, record func(line map[string]any, ts time.Time)) error {
 		in := &cloudwatchlogs.FilterLogEventsInput{
 			LogGroupName:  aws.String(group),
@@ -305,13 +395,22 @@ func forwarded(ctx context.Context, logs Logs, group string, start time.Time, by
 	if err != nil {
 		return err
 	}
-	return read(fmt.Sprintf(`{ $.%s = %q }`, contract.LogReason, contract.ReasonCanaryRateLimited), func(line map[string]any, ts time.Time) {
+	err = read(fmt.Sprintf(`{ $.%s = %q }`, contract.LogReason, contract.ReasonCanaryRateLimited), func(line map[string]any, ts time.Time) {
 		if id, _ := line[contract.LogEventID].(string); byEvent[id] != nil && line["msg"] == contract.LogMessageDropped {
 			if _, seen := held[id]; !seen {
 				held[id] = ts
 			}
 		}
 	})
+	if err != nil {
+		return err
+	}
+	return read(fmt.Sprintf(`{ $.%s = %q || $.%s = %q }`, contract.LogReason, contract.ReasonForgedSender, contract.LogReason, contract.ReasonUnattributable),
+		func(line map[string]any, _ time.Time) {
+			if id, _ := line[contract.LogEventID].(string); byEvent[id] != nil && line["msg"] == contract.LogMessageDropped {
+				refused[id] = fmt.Sprintf("%v, sender %v: %v", line[contract.LogReason], line[contract.LogSender], line["error"])
+			}
+		})
 }
 
 // emptyQueue reports whether the queue holds no message, visible, in flight or delayed: once the canary was

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
@@ -33,6 +34,9 @@ type fakeAWS struct {
 	put      map[string]string // event id -> cluster
 	order    []string          // event ids in the order put
 	patterns []string          // filter patterns asked, once each
+	// refused are clusters whose canaries the router refuses for their sender; deadLettered, clusters whose canaries
+	// EventBridge could not deliver, in the dead-letter queue.
+	refused, deadLettered map[string]bool
 }
 
 func (f *fakeAWS) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
@@ -74,6 +78,9 @@ func (f *fakeAWS) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLo
 		case heldBack && pattern == `{ $.reason = "canary_rate_limited" }`:
 			msg := fmt.Sprintf(`{"msg":"message dropped","reason":"canary_rate_limited","eventId":%q}`, id)
 			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
+		case f.refused[cluster] && pattern == `{ $.reason = "forged_sender" || $.reason = "unattributable_sender" }`:
+			msg := fmt.Sprintf(`{"msg":"message dropped","reason":"forged_sender","senderId":"AROAEVENTBRIDGE:s","eventId":%q,"error":"not the forwarder"}`, id)
+			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
 		case !heldBack && f.forwards[cluster] && pattern == `{ $.msg = "canary forwarded" }`:
 			msg := fmt.Sprintf(`{"msg":%q,"eventId":%q,"cluster":%q}`, contract.LogCanaryForwarded, id, cluster)
 			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
@@ -90,8 +97,29 @@ func (f *fakeAWS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttribut
 	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": n}}, nil
 }
 
+// ReceiveMessage answers the dead-letter queue: the canaries of the clusters in deadLettered, with the attributes
+// EventBridge gives an event it could not deliver.
+func (f *fakeAWS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if aws.ToString(in.QueueUrl) != "https://sqs/dlq" || in.VisibilityTimeout != 0 {
+		return nil, fmt.Errorf("received from %s with visibility %d", aws.ToString(in.QueueUrl), in.VisibilityTimeout)
+	}
+	out := &sqs.ReceiveMessageOutput{}
+	for _, id := range f.order {
+		if f.deadLettered[f.put[id]] {
+			out.Messages = append(out.Messages, sqstypes.Message{Body: aws.String(fmt.Sprintf(`{"id":%q}`, id)), MessageAttributes: map[string]sqstypes.MessageAttributeValue{
+				"ERROR_CODE":    {DataType: aws.String("String"), StringValue: aws.String("NO_PERMISSIONS")},
+				"ERROR_MESSAGE": {DataType: aws.String("String"), StringValue: aws.String("role arn:aws:iam::111111111111:role/kib-test-forward is not authorized")},
+			}})
+		}
+	}
+	return out, nil
+}
+
 func outputs(clusters ...string) Outputs {
-	o := Outputs{BusName: "kib-test", Region: "us-east-1", RouterLogGroupName: "/aws/lambda/kib-test-router", Clusters: map[string]Cluster{}}
+	o := Outputs{BusName: "kib-test", Region: "us-east-1", RouterLogGroupName: "/aws/lambda/kib-test-router", Clusters: map[string]Cluster{},
+		DeadLetterQueueURL: "https://sqs/dlq"}
 	for _, c := range clusters {
 		o.Clusters[c] = Cluster{QueueURL: "https://sqs/" + c}
 	}
@@ -153,7 +181,8 @@ func TestRun(t *testing.T) {
 			if !strings.Contains(out.String(), "a  forwarded in 0.50 s, consumed by Karpenter in ") {
 				t.Errorf("report:\n%s", out.String())
 			}
-			if want := []string{`{ $.msg = "canary forwarded" }`, `{ $.reason = "canary_rate_limited" }`}; !slices.Equal(f.patterns, want) {
+			if want := []string{`{ $.msg = "canary forwarded" }`, `{ $.reason = "canary_rate_limited" }`,
+				`{ $.reason = "forged_sender" || $.reason = "unattributable_sender" }`}; !slices.Equal(f.patterns, want) {
 				t.Errorf("filter patterns = %q, want %q", f.patterns, want)
 			}
 		})
@@ -268,6 +297,60 @@ func TestRunPutsAHeldBackCanaryAgain(t *testing.T) {
 			Report(&out, results)
 			if !strings.Contains(out.String(), "put again: the router held back 1") {
 				t.Errorf("report:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// TestTheHubsOwnDelivery: verify says whether the hub's own rules deliver as the router takes them, and if not, the
+// one setting to switch: a canary forwarded proves they do; canaries the router refused for their sender (EventBridge
+// stamping another ID than the forwarder's), or that EventBridge dead-lettered (it refused the execution role), prove
+// they do not, and the report names centralQueue.hubDelivery and the mode to switch to.
+func TestTheHubsOwnDelivery(t *testing.T) {
+	for _, tt := range []struct {
+		name                   string
+		forwards, refused, dlq []string
+		mode                   string
+		want                   []string // in the hub's line; none: no line
+		delivers               bool
+	}{
+		{"delivers", []string{"a", "b"}, nil, nil, "", []string{"the hub's own rules deliver to the central queue (executionRole)"}, true},
+		{"refused for their sender", nil, []string{"a", "b"}, nil, "", []string{"do NOT deliver as the router takes them", "forged_sender, sender AROAEVENTBRIDGE:s",
+			"pulumi config set --path centralQueue.hubDelivery queuePolicy"}, false},
+		{"dead-lettered", nil, nil, []string{"a", "b"}, "", []string{"EventBridge dead-lettered its canaries (NO_PERMISSIONS: role", "centralQueue.hubDelivery queuePolicy"}, false},
+		{"dead-lettered by policy", nil, nil, []string{"a", "b"}, contract.HubDeliveryQueuePolicy, []string{"(queuePolicy)", "centralQueue.hubDelivery executionRole"}, false},
+		{"nothing known", nil, nil, nil, "", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}, refused: map[string]bool{}, deadLettered: map[string]bool{}}
+			for _, c := range tt.forwards {
+				f.forwards[c] = true
+			}
+			for _, c := range tt.refused {
+				f.refused[c] = true
+			}
+			for _, c := range tt.dlq {
+				f.deadLettered[c] = true
+			}
+			results, err := Run(context.Background(), Clients{f, f, f}, outputs("a", "b"), Options{Timeout: 3 * time.Second, Poll: time.Millisecond, Now: clock()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, delivers, ok := Hub(results, tt.mode)
+			if ok != (len(tt.want) > 0) || delivers != tt.delivers {
+				t.Fatalf("hub: %q, delivers %t, known %t", line, delivers, ok)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("hub line %q does not say %q", line, w)
+				}
+			}
+			if len(tt.refused)+len(tt.dlq) > 0 {
+				for _, r := range results {
+					if !errors.Is(r.Err, ErrNotForwarded) || !strings.Contains(r.Err.Error(), map[bool]string{true: "refused it for its sender", false: "could not deliver it"}[len(tt.refused) > 0]) {
+						t.Errorf("%s: %v", r.Cluster, r.Err)
+					}
+				}
 			}
 		})
 	}

@@ -1,10 +1,13 @@
 // Command requeue lists the messages of a bus's quarantine (or dead-letter) queue, with why each is there, and sends
 // the selected ones back to the central queue as the identity it runs as, which must be the bus's redrive role
-// (docs/operations.md, "Refused messages: the quarantine"). It reads the stack's outputs on stdin:
+// (docs/operations.md, "Refused messages: the quarantine"). Each carries its first sender, which the router judges
+// it by; proven forgeries are never sent, unattributable messages only when vouched for by name. It reads the
+// stack's outputs on stdin:
 //
-//	make requeue STACK=prod                                  # list the quarantine
-//	make requeue STACK=prod REASON=forged_sender SEND=1      # send those back
-//	make requeue STACK=prod FROM=dlq SEND=1                  # redrive the dead-letter queue
+//	make requeue STACK=prod                                       # list the quarantine
+//	make requeue STACK=prod REASON=unknown_account SEND=1         # send those back; the router judges each
+//	make requeue STACK=prod EVENT=<id> VOUCH=1 SEND=1             # vouch for an unattributable event, and send it
+//	make requeue STACK=prod FROM=dlq SEND=1                       # redrive the dead-letter queue
 //
 // AWS credentials and endpoints come from the environment, as for the AWS CLI; the region is the stack's.
 package main
@@ -18,18 +21,23 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/requeue"
 )
 
 func main() {
 	from := flag.String("from", requeue.Quarantine, "the queue to read: quarantine or dlq")
-	reasons := flag.String("reason", "", "only messages refused for these reasons, comma-separated (forged_sender, unknown_account, ...)")
+	reasons := flag.String("reason", "", "only messages refused for these reasons, comma-separated (unknown_account, unattributable_sender, ...)")
 	accounts := flag.String("account", "", "only events naming these accounts, comma-separated")
 	events := flag.String("event", "", "only these event ids, comma-separated")
+	senders := flag.String("sender", "", "only messages first sent by these SenderIds, comma-separated")
+	vouch := flag.Bool("vouch", false, "vouch for the events of -event and the senders of -sender: their unattributable messages are sent too")
 	send := flag.Bool("send", false, "send the selected messages back to the central queue (as the redrive role)")
 	flag.Parse()
-	if err := run(requeue.Options{From: *from, Reasons: split(*reasons), Accounts: split(*accounts), EventIDs: split(*events), Send: *send}); err != nil {
+	opts := requeue.Options{From: *from, Reasons: split(*reasons), Accounts: split(*accounts), EventIDs: split(*events), Senders: split(*senders),
+		Vouch: *vouch, Send: *send}
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "requeue:", err)
 		os.Exit(1)
 	}
@@ -52,6 +60,6 @@ func run(opts requeue.Options) error {
 	if err != nil {
 		return fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	_, err = requeue.Run(ctx, sqs.NewFromConfig(cfg), out, opts, os.Stdout)
+	_, err = requeue.Run(ctx, requeue.Clients{SQS: sqs.NewFromConfig(cfg), STS: sts.NewFromConfig(cfg)}, out, opts, os.Stdout)
 	return err
 }

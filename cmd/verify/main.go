@@ -1,6 +1,7 @@
 // Command verify puts a canary for every cluster of a stack (or those named) and reports, per cluster, when the
-// router forwarded it and when its Karpenter consumed it; it exits 1 naming the clusters whose canary was not
-// consumed in time. It reads the stack's outputs on stdin:
+// router forwarded it and when its Karpenter consumed it, then whether the hub's own rules deliver to the central
+// queue (every canary goes through its canary rule) and, if not, the setting to switch; it exits 1 naming the
+// clusters whose canary was not consumed in time. It reads the stack's outputs on stdin:
 //
 //	make verify STACK=prod                 # pulumi stack output --stack prod --json | go run ./cmd/verify
 //	make verify STACK=prod CLUSTER=payments
@@ -54,7 +55,15 @@ func run(clusters string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if failed := verify.Report(os.Stdout, results); len(failed) > 0 {
+	failed := verify.Report(os.Stdout, results)
+	// Every canary goes through the hub's own canary rule: what became of them says whether the hub's rules deliver.
+	if line, delivers, ok := verify.Hub(results, out.HubDelivery); ok {
+		fmt.Println(line)
+		if !delivers {
+			return fmt.Errorf("the hub's own rules do not deliver: see above")
+		}
+	}
+	if len(failed) > 0 {
 		return fmt.Errorf("the canary of %s was not consumed: see above", strings.Join(failed, ", "))
 	}
 	return nil

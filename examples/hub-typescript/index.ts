@@ -21,6 +21,8 @@ const bus = new kib.Bus("hub", {
     router: { maximumConcurrency: 10, logLevel: "info" },
     alarms: { topicArn: config.get("alarmTopicArn") },
     heartbeat: { enabled: true, rate: heartbeatRate },
+    // Who may read the quarantine and send refused messages back (make requeue); without it, nobody may.
+    redrive: { principals: config.requireObject<string[]>("redrivePrincipals") },
     dashboard: true,
     clusterNames: ["blue", "green"],
     tags: { team: "platform" },

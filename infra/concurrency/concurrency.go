@@ -17,13 +17,20 @@ package concurrency
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 )
 
 // Unreserved is the concurrency Lambda keeps unreserved in every account.
@@ -43,6 +50,8 @@ type Account struct {
 	Limit, Unreserved int
 	// Current is the function's reservation now (0: none, or no such function yet).
 	Current int
+	// Caller is the account Lambda was read in, as STS names the identity that read it ("": not known).
+	Caller string
 }
 
 // Reservable is the most the function can reserve: what is unreserved, and what it holds now, less the 100 Lambda
@@ -72,19 +81,153 @@ func Read(ctx context.Context, client Lambda, function string) (Account, error) 
 	return a, nil
 }
 
-// FromEnvironment reads the account of the environment's AWS credentials in region (the AWS SDK's default chain, as
-// the AWS CLI and Pulumi's AWS provider find them, AWS_ENDPOINT_URL_LAMBDA included; profile, when set, as the
-// stack's aws:profile).
-func FromEnvironment(ctx context.Context, region, profile, function string) (Account, error) {
+// Identity is how the stack's AWS provider authenticates: the keys of its configuration that choose the identity
+// (aws:profile, aws:accessKey, aws:secretKey, aws:token, aws:sharedConfigFiles, aws:sharedCredentialsFiles,
+// aws:assumeRole), over the AWS SDK's default chain, as the provider takes them ("AWS Provider configuration",
+// https://www.pulumi.com/registry/packages/aws/installation-configuration/).
+type Identity struct {
+	Profile                                   string
+	AccessKey, SecretKey, Token               string
+	SharedConfigFiles, SharedCredentialsFiles []string
+	AssumeRole                                *AssumeRole
+}
+
+// AssumeRole is the provider's aws:assumeRole: the role it assumes before any call.
+type AssumeRole struct {
+	RoleARN           string            `json:"roleArn"`
+	SessionName       string            `json:"sessionName"`
+	ExternalID        string            `json:"externalId"`
+	SourceIdentity    string            `json:"sourceIdentity"`
+	Duration          string            `json:"duration"`
+	Policy            string            `json:"policy"`
+	PolicyARNs        []string          `json:"policyArns"`
+	Tags              map[string]string `json:"tags"`
+	TransitiveTagKeys []string          `json:"transitiveTagKeys"`
+}
+
+// IdentityOf reads the provider's identity keys through get (the stack's configuration, "aws:<key>"); the lists and
+// the object are JSON, as Pulumi gives structured configuration.
+func IdentityOf(get func(key string) (string, bool)) (Identity, error) {
+	var id Identity
+	v := func(k string) string { s, _ := get("aws:" + k); return s }
+	id.Profile, id.AccessKey, id.SecretKey, id.Token = v("profile"), v("accessKey"), v("secretKey"), v("token")
+	for k, into := range map[string]*[]string{"sharedConfigFiles": &id.SharedConfigFiles, "sharedCredentialsFiles": &id.SharedCredentialsFiles} {
+		if text := v(k); text != "" {
+			if err := json.Unmarshal([]byte(text), into); err != nil {
+				return Identity{}, fmt.Errorf("aws:%s: %w", k, err)
+			}
+		}
+	}
+	if text := v("assumeRole"); text != "" {
+		id.AssumeRole = &AssumeRole{}
+		if err := json.Unmarshal([]byte(text), id.AssumeRole); err != nil {
+			return Identity{}, fmt.Errorf("aws:assumeRole: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// String names the identity's choices, for a message.
+func (id Identity) String() string {
+	var parts []string
+	if id.Profile != "" {
+		parts = append(parts, "aws:profile "+id.Profile)
+	}
+	if id.AccessKey != "" {
+		parts = append(parts, "aws:accessKey")
+	}
+	if id.AssumeRole != nil {
+		parts = append(parts, "aws:assumeRole "+id.AssumeRole.RoleARN)
+	}
+	if len(parts) == 0 {
+		return "the environment's credentials"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Config loads the AWS SDK's configuration in region as id: the default chain (AWS_ENDPOINT_URL_LAMBDA and
+// AWS_ENDPOINT_URL_STS included), with id's profile, files and keys over it, and id's role assumed last.
+func (id Identity) Config(ctx context.Context, region string) (aws.Config, error) {
 	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
-	if profile != "" {
-		opts = append(opts, awsconfig.WithSharedConfigProfile(profile))
+	if id.Profile != "" {
+		opts = append(opts, awsconfig.WithSharedConfigProfile(id.Profile))
+	}
+	if len(id.SharedConfigFiles) > 0 {
+		opts = append(opts, awsconfig.WithSharedConfigFiles(id.SharedConfigFiles))
+	}
+	if len(id.SharedCredentialsFiles) > 0 {
+		opts = append(opts, awsconfig.WithSharedCredentialsFiles(id.SharedCredentialsFiles))
+	}
+	if id.AccessKey != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id.AccessKey, id.SecretKey, id.Token)))
 	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
-		return Account{}, fmt.Errorf("loading AWS configuration: %w", err)
+		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	return Read(ctx, lambda.NewFromConfig(cfg), function)
+	if r := id.AssumeRole; r != nil && r.RoleARN != "" {
+		var duration time.Duration
+		if r.Duration != "" {
+			if duration, err = time.ParseDuration(r.Duration); err != nil {
+				return aws.Config{}, fmt.Errorf("aws:assumeRole.duration: %w", err)
+			}
+		}
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), r.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+			o.RoleSessionName = r.SessionName
+			o.ExternalID = nonEmpty(r.ExternalID)
+			o.SourceIdentity = nonEmpty(r.SourceIdentity)
+			o.Policy = nonEmpty(r.Policy)
+			o.Duration = duration
+			o.TransitiveTagKeys = r.TransitiveTagKeys
+			for _, arn := range r.PolicyARNs {
+				o.PolicyARNs = append(o.PolicyARNs, ststypes.PolicyDescriptorType{Arn: aws.String(arn)})
+			}
+			for k, v := range r.Tags {
+				o.Tags = append(o.Tags, ststypes.Tag{Key: aws.String(k), Value: aws.String(v)})
+			}
+		}))
+	}
+	return cfg, nil
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return aws.String(s)
+}
+
+// Caller is what the check asks STS: who the identity is.
+type Caller interface {
+	GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
+}
+
+var _ Caller = (*sts.Client)(nil)
+
+// FromEnvironment reads Lambda in region as the identity the stack's AWS provider uses (id), and says which account
+// that identity is in (STS GetCallerIdentity, which no policy can deny: "GetCallerIdentity",
+// https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html), so the check can refuse to judge
+// another account's concurrency as the stack's.
+func FromEnvironment(ctx context.Context, region string, id Identity, function string) (Account, error) {
+	cfg, err := id.Config(ctx, region)
+	if err != nil {
+		return Account{}, err
+	}
+	return ReadAs(ctx, sts.NewFromConfig(cfg), lambda.NewFromConfig(cfg), function)
+}
+
+// ReadAs reads the account's concurrency with client, and who caller is.
+func ReadAs(ctx context.Context, caller Caller, client Lambda, function string) (Account, error) {
+	who, err := caller.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
+	if err != nil {
+		return Account{}, fmt.Errorf("learning which account the identity is in (sts:GetCallerIdentity): %w", err)
+	}
+	a, err := Read(ctx, client, function)
+	if err != nil {
+		return Account{}, err
+	}
+	a.Caller = aws.ToString(who.Account)
+	return a, nil
 }
 
 // Problem says why the account cannot give the function reserved (what the stack asks: the key's name and, for the

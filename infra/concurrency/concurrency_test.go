@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,5 +86,115 @@ func TestProblem(t *testing.T) {
 	}
 	if p := Problem(Account{Limit: 50, Unreserved: 50}, 20, "x", "123456789012", "eu-west-1"); !strings.Contains(p, "can give it none") {
 		t.Errorf("an account of 50: %q", p)
+	}
+}
+
+// identityStubs stand in for STS and Lambda on one loopback server, each answering for the account of the request's
+// access key, as AWS answers for the caller's own account: a long-term key "AKIA<account>" is that account's;
+// AssumeRole of a role ARN issues "ASIA<the role's account>" (STS's query protocol, XML; Lambda's REST, JSON). What
+// STS does that the stub does not: check signatures, trust policies and external IDs (it records the external ID and
+// session name it was given, to be checked), expire sessions.
+type identityStubs struct {
+	url                 string
+	externalID, session string
+}
+
+func newIdentityStubs(t *testing.T) *identityStubs {
+	t.Helper()
+	s := &identityStubs{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		i := strings.Index(auth, "Credential=")
+		key := ""
+		if i >= 0 {
+			key, _, _ = strings.Cut(auth[i+len("Credential="):], "/")
+		}
+		account := strings.TrimPrefix(strings.TrimPrefix(key, "AKIA"), "ASIA")
+		if r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/2016-08-19/account-settings" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"AccountLimit":{"ConcurrentExecutions":1000,"UnreservedConcurrentExecutions":` + map[string]string{"111111111111": "900", "222222222222": "400"}[account] + `}}`))
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/concurrency") {
+			w.Header().Set("X-Amzn-ErrorType", "ResourceNotFoundException")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"Type":"User","Message":"Function not found"}`))
+			return
+		}
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "text/xml")
+		switch r.Form.Get("Action") {
+		case "GetCallerIdentity":
+			_, _ = w.Write([]byte(`<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>` +
+				`<Arn>arn:aws:iam::` + account + `:user/x</Arn><UserId>AIDA` + account + `</UserId><Account>` + account + `</Account>` +
+				`</GetCallerIdentityResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></GetCallerIdentityResponse>`))
+		case "AssumeRole":
+			s.externalID, s.session = r.Form.Get("ExternalId"), r.Form.Get("RoleSessionName")
+			roleAccount := strings.Split(r.Form.Get("RoleArn"), ":")[4]
+			_, _ = w.Write([]byte(`<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
+				`<AccessKeyId>ASIA` + roleAccount + `</AccessKeyId><SecretAccessKey>s</SecretAccessKey><SessionToken>t</SessionToken>` +
+				`<Expiration>2099-01-01T00:00:00Z</Expiration></Credentials><AssumedRoleUser><Arn>` + r.Form.Get("RoleArn") + `/s</Arn>` +
+				`<AssumedRoleId>AROA:s</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>2</RequestId></ResponseMetadata></AssumeRoleResponse>`))
+		default:
+			w.WriteHeader(http.StatusBadRequest)
+			t.Errorf("unexpected request %s %s %v", r.Method, r.URL.Path, r.Form)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	return s
+}
+
+// TestReadsAsTheProvidersIdentity: the check reads Lambda as the stack's AWS provider would authenticate, its
+// aws:assumeRole included (session name and external ID passed on), and says which account that was: the figures of
+// the role's account, not of the environment's credentials.
+func TestReadsAsTheProvidersIdentity(t *testing.T) {
+	stubs := newIdentityStubs(t)
+	t.Setenv("AWS_ENDPOINT_URL_STS", stubs.url)
+	t.Setenv("AWS_ENDPOINT_URL_LAMBDA", stubs.url)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIA111111111111")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
+	t.Setenv("AWS_CONFIG_FILE", os.DevNull)
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", os.DevNull)
+	t.Setenv("AWS_PROFILE", "")
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	config := map[string]string{}
+	get := func(k string) (string, bool) { v, ok := config[k]; return v, ok }
+
+	id, err := IdentityOf(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router")
+	if err != nil || a.Caller != "111111111111" || a.Unreserved != 900 {
+		t.Fatalf("the environment's identity: %+v, %v; want account 111111111111's figures", a, err)
+	}
+
+	config["aws:assumeRole"] = `{"roleArn":"arn:aws:iam::222222222222:role/deploy","sessionName":"pulumi","externalId":"x-1"}`
+	if id, err = IdentityOf(get); err != nil {
+		t.Fatal(err)
+	}
+	a, err = FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router")
+	if err != nil || a.Caller != "222222222222" || a.Unreserved != 400 {
+		t.Fatalf("with aws:assumeRole: %+v, %v; want the role's account, 222222222222, and its figures", a, err)
+	}
+	if stubs.externalID != "x-1" || stubs.session != "pulumi" {
+		t.Errorf("AssumeRole got external ID %q and session %q, want the provider's", stubs.externalID, stubs.session)
+	}
+	if s := id.String(); !strings.Contains(s, "aws:assumeRole arn:aws:iam::222222222222:role/deploy") {
+		t.Errorf("the identity says %q", s)
+	}
+
+	config["aws:assumeRole"] = `{"roleArn": 7}`
+	if _, err := IdentityOf(get); err == nil || !strings.Contains(err.Error(), "aws:assumeRole") {
+		t.Errorf("a malformed aws:assumeRole: %v, want it named", err)
+	}
+	delete(config, "aws:assumeRole")
+	config["aws:accessKey"], config["aws:secretKey"] = "AKIA222222222222", "s"
+	if id, err = IdentityOf(get); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router"); err != nil || a.Caller != "222222222222" {
+		t.Errorf("with aws:accessKey: %+v, %v; want its account", a, err)
 	}
 }

@@ -40,7 +40,10 @@ type Config struct {
 	CentralQueue CentralQueue
 	Alarms       Alarms
 	Heartbeat    Heartbeat
-	Dashboard    bool
+	// Redrive names who may assume the redrive role, the one identity that may read the quarantine and send
+	// messages back to the central queue (key redrive; docs/operations.md, "Refused messages: the quarantine").
+	Redrive   Redrive
+	Dashboard bool
 	Tags         map[string]string
 	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
 	// and deploy no stack so marked (key example).
@@ -68,7 +71,7 @@ func (c Config) IsShard() bool { return c.Hub != "" }
 
 // HubOnlyKeys are the keys of what only the hub declares (the bus, the router, its alarms and dashboard, the
 // heartbeat's rate): a shard sets none of them, and takes the heartbeat from the hub.
-var HubOnlyKeys = []string{"router", "centralQueue", "alarms", "dashboard", "heartbeat"}
+var HubOnlyKeys = []string{"router", "centralQueue", "alarms", "dashboard", "heartbeat", "redrive"}
 
 // Mode is how a cluster's Karpenter is wired to the bus.
 type Mode string
@@ -282,6 +285,21 @@ type CentralQueue struct {
 	MaxReceiveCount         int `json:"maxReceiveCount"`
 	// EventMaxAgeSeconds bounds how long EventBridge keeps retrying delivery to the central queue.
 	EventMaxAgeSeconds int `json:"eventMaxAgeSeconds"`
+	// HubDelivery is how the hub's own rules deliver to the central queue: contract.HubDeliveryExecutionRole (as the
+	// hub's forwarder role, the target's RoleArn, the default) or contract.HubDeliveryQueuePolicy (through the
+	// queue's policy, admitting EventBridge for the stack's own rules), the way out should AWS refuse an execution
+	// role on a target of its own account (docs/security.md, "How the hub's rules deliver").
+	HubDelivery string `json:"hubDelivery"`
+}
+
+// ByPolicy reports whether the hub's rules deliver through the central queue's policy.
+func (q CentralQueue) ByPolicy() bool { return q.HubDelivery == contract.HubDeliveryQueuePolicy }
+
+// Redrive configures the redrive role (key redrive).
+type Redrive struct {
+	// Principals are the IAM roles and users, by ARN, that may assume the redrive role; none: the stack declares no
+	// redrive role, and nobody can read the quarantine or send anything back.
+	Principals []string `json:"principals"`
 }
 
 // Alarms configures the CloudWatch alarms (key alarms).
@@ -327,7 +345,7 @@ var (
 	}
 	// MaxReceiveCount gives a message about four minutes of retries before the dead-letter queue, at the router's
 	// backoff (contract.DefaultSettings: 2 s doubling to 60 s).
-	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 10, EventMaxAgeSeconds: 300}
+	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 10, EventMaxAgeSeconds: 300, HubDelivery: contract.HubDeliveryExecutionRole}
 	DefaultAlarms       = Alarms{OldestMessageAgeSeconds: 60}
 	DefaultHeartbeat    = Heartbeat{Enabled: true, Rate: "5m"}
 	DefaultSystemNodes  = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}

@@ -43,6 +43,7 @@ func validate(c Config, clustersJoin bool, p *problems) {
 	validateOrganization(c.Organization, p)
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
+	validateRedrive(c.Redrive, p)
 	validateAlarms(c.Alarms, p)
 	validateHeartbeat(c.Heartbeat, c.Router, p)
 	validateTags(c.Tags, p)
@@ -345,8 +346,37 @@ func validateCentralQueue(q CentralQueue, r Router, p *problems) {
 	if q.EventMaxAgeSeconds < 60 || q.EventMaxAgeSeconds > 86400 {
 		p.addf("centralQueue.eventMaxAgeSeconds", "%d is out of range 60 to 86400", q.EventMaxAgeSeconds)
 	}
+	if !slices.Contains(contract.HubDeliveries, q.HubDelivery) {
+		p.addf("centralQueue.hubDelivery", "%q is not one of %s", q.HubDelivery, strings.Join(contract.HubDeliveries, ", "))
+	}
 	if v := r.VisibilityTimeout(); v > 43200 {
 		p.addf("router.timeoutSeconds", "gives the central queue a visibility timeout of %d s (6 x timeout + batching window), over SQS's 43200", v)
+	}
+}
+
+// principalARNRE is an IAM role's or user's ARN, path included ("IAM identifiers", ARNs,
+// https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-arns).
+var principalARNRE = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::([0-9]{12}):(role|user)/[\w+=,.@/-]{1,512}$`))
+
+// validateRedrive checks the principals of the redrive role's trust: roles and users, by exact ARN (an account's
+// root would admit every principal of that account whose own policy allows sts:AssumeRole), each once.
+func validateRedrive(r Redrive, p *problems) {
+	seen := map[string]int{}
+	for i, arn := range r.Principals {
+		path := fmt.Sprintf("redrive.principals[%d]", i)
+		switch {
+		case strings.HasSuffix(arn, ":root"):
+			p.addf(path, "%q is an account's root, which admits every principal of the account allowed sts:AssumeRole: name the roles or users that may send messages back", arn)
+		case strings.Contains(arn, "*"):
+			p.addf(path, "%q has a wildcard: name each role or user by its ARN", arn)
+		case !principalARNRE.MatchString(arn):
+			p.addf(path, "%q is not an IAM role or user ARN such as arn:aws:iam::111122223333:role/oncall", arn)
+		}
+		if j, dup := seen[strings.ToLower(arn)]; dup { // IAM does not tell names apart by case
+			p.addf(path, "duplicate of redrive.principals[%d]", j)
+		} else {
+			seen[strings.ToLower(arn)] = i
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -73,20 +74,24 @@ func RootOf(arn string) string {
 	return "arn:" + parts[1] + ":iam::" + parts[4] + ":root"
 }
 
-// PrincipalIs admits roles named by ARN in a resource or trust policy without naming them as principals: the
-// principal is the account of the roles (Principal must name something that exists when the policy is set, and a
-// role named there is stored as its unique ID, so a role recreated later would lose access), and the roles' ARNs
-// are the aws:PrincipalArn condition. Every role must be of one account.
-func PrincipalIs(roleARNs ...string) (principal any, condition map[string]map[string]any) {
-	root := RootOf(roleARNs[0])
-	for _, r := range roleARNs[1:] {
-		if RootOf(r) != root {
-			panic("policy: roles of several accounts: " + strings.Join(roleARNs, ", "))
+// PrincipalIs admits principals named by ARN in a resource or trust policy without naming them as principals: the
+// principal is the accounts of the roles or users (Principal must name something that exists when the policy is
+// set, and a role named there is stored as its unique ID, so a role recreated later would lose access), and their
+// ARNs are the aws:PrincipalArn condition.
+func PrincipalIs(arns ...string) (principal any, condition map[string]map[string]any) {
+	var roots []string
+	for _, a := range arns {
+		if r := RootOf(a); !slices.Contains(roots, r) {
+			roots = append(roots, r)
 		}
 	}
-	var arns any = roleARNs[0]
-	if len(roleARNs) > 1 {
-		arns = roleARNs
+	return map[string]any{"AWS": one(roots)}, map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": one(arns)}}
+}
+
+// one is a policy value of vs: a string when there is one, else the list.
+func one(vs []string) any {
+	if len(vs) == 1 {
+		return vs[0]
 	}
-	return map[string]string{"AWS": root}, map[string]map[string]any{"ArnEquals": {"aws:PrincipalArn": arns}}
+	return vs
 }

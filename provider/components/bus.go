@@ -11,6 +11,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
@@ -23,6 +24,7 @@ type BusArgs struct {
 	CentralQueue *CentralQueue            `pulumi:"centralQueue,optional" json:"centralQueue,omitempty"`
 	Alarms       *Alarms                  `pulumi:"alarms,optional" json:"alarms,omitempty"`
 	Heartbeat    *Heartbeat               `pulumi:"heartbeat,optional" json:"heartbeat,omitempty"`
+	Redrive      *Redrive                 `pulumi:"redrive,optional" json:"redrive,omitempty"`
 	Dashboard    *bool                    `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
 	Tags         map[string]string        `pulumi:"tags,optional" json:"tags,omitempty"`
 	// ClusterNames are not a configuration key: the program reads them off its clusters.
@@ -38,6 +40,7 @@ func (a *BusArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.CentralQueue, "The central buffering queue and its dead-letter queue.")
 	an.Describe(&a.Alarms, "The CloudWatch alarms on the bus.")
 	an.Describe(&a.Heartbeat, "Canaries put on a schedule for every cluster, and each cluster's alarm when its Karpenter stops reading them (docs/operations.md, \"Heartbeat\").")
+	an.Describe(&a.Redrive, "Who may assume the redrive role, the one identity that may read the quarantine and send messages back to the central queue; without it there is none (docs/operations.md, \"Refused messages: the quarantine\").")
 	an.Describe(&a.Dashboard, "Declares a CloudWatch dashboard of the bus, with a row for each of clusterNames (default false).")
 	an.Describe(&a.Tags, "Tags for every resource that takes them, besides karpenter-interruption-bus/stack and managed-by.")
 	an.Describe(&a.ClusterNames, "The clusters on the bus, each a row of the dashboard: their ClusterInterruption's clusterName. Clusters join without being listed here.")
@@ -131,9 +134,31 @@ func (a *Router) Annotate(an infer.Annotator) {
 
 // CentralQueue configure the central queue (key centralQueue).
 type CentralQueue struct {
-	MessageRetentionSeconds *int `pulumi:"messageRetentionSeconds,optional" json:"messageRetentionSeconds,omitempty"`
-	MaxReceiveCount         *int `pulumi:"maxReceiveCount,optional" json:"maxReceiveCount,omitempty"`
-	EventMaxAgeSeconds      *int `pulumi:"eventMaxAgeSeconds,optional" json:"eventMaxAgeSeconds,omitempty"`
+	MessageRetentionSeconds *int         `pulumi:"messageRetentionSeconds,optional" json:"messageRetentionSeconds,omitempty"`
+	MaxReceiveCount         *int         `pulumi:"maxReceiveCount,optional" json:"maxReceiveCount,omitempty"`
+	EventMaxAgeSeconds      *int         `pulumi:"eventMaxAgeSeconds,optional" json:"eventMaxAgeSeconds,omitempty"`
+	HubDelivery             *HubDelivery `pulumi:"hubDelivery,optional" json:"hubDelivery,omitempty"`
+}
+
+// HubDelivery is how the hub's own rules deliver to the central queue (key centralQueue.hubDelivery).
+type HubDelivery string
+
+// Values are HubDelivery's values.
+func (HubDelivery) Values() []infer.EnumValue[HubDelivery] {
+	return []infer.EnumValue[HubDelivery]{
+		{Name: "ExecutionRole", Value: HubDelivery(contract.HubDeliveryExecutionRole), Description: "As the hub's forwarder role, as every member's rules do (the default)."},
+		{Name: "QueuePolicy", Value: HubDelivery(contract.HubDeliveryQueuePolicy), Description: "Through the central queue's policy, which admits EventBridge for the bus's own rules only: the setting make verify names when the hub's rules do not deliver as an execution role."},
+	}
+}
+
+// Redrive configure the redrive role (key redrive).
+type Redrive struct {
+	Principals []string `pulumi:"principals" json:"principals"`
+}
+
+// Annotate documents the arguments.
+func (a *Redrive) Annotate(an infer.Annotator) {
+	an.Describe(&a.Principals, "The IAM roles and users, by exact ARN, that may assume the redrive role (no account root, no wildcard).")
 }
 
 // Annotate documents the arguments.
@@ -142,6 +167,7 @@ func (a *CentralQueue) Annotate(an infer.Annotator) {
 	an.Describe(&a.MessageRetentionSeconds, fmt.Sprintf("How long the central queue keeps an event (default %d).", d.MessageRetentionSeconds))
 	an.Describe(&a.MaxReceiveCount, fmt.Sprintf("Receives before an event moves to the dead-letter queue (default %d).", d.MaxReceiveCount))
 	an.Describe(&a.EventMaxAgeSeconds, fmt.Sprintf("How long EventBridge retries delivering an event to the central queue (default %d).", d.EventMaxAgeSeconds))
+	an.Describe(&a.HubDelivery, "How the bus's own rules deliver to the central queue (default executionRole; docs/security.md, \"How the hub's rules deliver\").")
 }
 
 // Alarms configure the alarms (key alarms).
@@ -209,7 +235,7 @@ func (b *Bus) Annotate(an infer.Annotator) {
 	an.Describe(&b.RouterFunctionName, "The router Lambda's name.")
 	an.Describe(&b.RouterRoleARN, "The router's role, the only principal a cluster queue lets send.")
 	an.Describe(&b.RouterLogGroupName, "The router's log group.")
-	an.Describe(&b.RedriveRoleARN, "The role operators assume to send messages of the dead-letter and quarantine queues back to the central queue.")
+	an.Describe(&b.RedriveRoleARN, "The role the principals of redrive assume to read the quarantine and send messages of the dead-letter and quarantine queues back to the central queue; \"\" without them.")
 	an.Describe(&b.QuarantineQueueURL, "The queue the router keeps the messages it refuses in, with why (docs/operations.md).")
 	an.Describe(&b.QuarantineQueueARN, "The quarantine queue's ARN.")
 	an.Describe(&b.RuleARNs, "The EventBridge rules, by event type.")

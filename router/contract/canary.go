@@ -44,7 +44,14 @@ const (
 	LogSenderObserved = "sender check observed: forwarded a message it would not in enforce mode"
 	// LogServiceSender is the message of the line logged the first time a router instance sees each sender that is
 	// no role (docs/security.md, "Who sent each message").
-	LogServiceSender = "a message sent by no IAM role, which no rule of the bus sends as: refused as forged_sender"
+	LogServiceSender = "a message sent by no IAM role: the hub's rules through the queue's policy, or judged as any sender"
+	// LogVouched is the message of the line for each message delivered only because an operator vouched for it when
+	// sending it back, with LogVouch (what was vouched for), LogVouchedBy (who), LogSender (its first sender).
+	LogVouched   = "delivered on an operator's vouch: its first sender cannot be attributed"
+	LogVouch     = "vouched"
+	LogVouchedBy = "vouchedBy"
+	// LogRequeued, true on a line, says the redrive role sent the message back; LogSender is then its first sender.
+	LogRequeued = "requeued"
 	// LogReaderRefused is the message of the line logged once when an account's reader role is refused (by the owner
 	// lookup or the sender check), with its "account".
 	LogReaderRefused = "reader role refused: the account's events are dropped as unknown_account"

@@ -21,12 +21,12 @@ const (
 	MetricRetried = "Retried"
 	// MetricForwardLag is the time from an event's time to its forwarding, in milliseconds.
 	MetricForwardLag = "ForwardLag"
-	// MetricForgedSender counts messages whose SQS sender may not speak for the account their event names: dropped
-	// as forged_sender when the sender check enforces, forwarded all the same when it observes.
+	// MetricForgedSender counts proven forgeries (ReasonForgedSender): dropped as forged_sender and kept when the
+	// sender check enforces, forwarded all the same when it observes.
 	MetricForgedSender = "ForgedSender"
-	// MetricServiceSender counts messages sent by no IAM role, which the central queue's policy admits none of (every
-	// rule delivers as its account's forwarder role): an AWS service stamping an ID of its own, refused as
-	// forged_sender and kept in the quarantine.
+	// MetricServiceSender counts messages sent by no IAM role: with the hub's rules delivering through the central
+	// queue's policy (HubDeliveryQueuePolicy), the hub's own events; otherwise none is expected (every rule delivers
+	// as its account's forwarder role), and such a message naming an account is judged as any other sender.
 	MetricServiceSender = "ServiceSender"
 	// MetricQuarantined counts refused messages kept in the quarantine queue (QuarantineReasons).
 	MetricQuarantined = "Quarantined"
@@ -60,16 +60,22 @@ const (
 	ReasonCanaryForbidden Reason = "canary_forbidden"
 	// ReasonCanaryRateLimited: every cluster a canary names had one less than the canary interval ago.
 	ReasonCanaryRateLimited Reason = "canary_rate_limited"
-	// ReasonForgedSender: the message was sent to the central queue by a role that may not speak for the account
-	// its event names (not that member's forwarder; for the bus's own account, not its redrive role), or by no
-	// one SQS names (docs/security.md, "Who sent each message").
+	// ReasonForgedSender: a proven forgery. The message's sender is not the forwarder the account its event names
+	// had when the message was sent (that forwarder, as IAM gives it now, was created before the message was sent
+	// and has another unique ID), or is the forwarder of another account (docs/security.md, "Who sent each
+	// message").
 	ReasonForgedSender Reason = "forged_sender"
+	// ReasonUnattributable: the sender cannot be tied to the account its event names, nor proven not to be: it was
+	// sent before the account's forwarder, as it stands, was created (a forwarder created anew since), the account
+	// has no forwarder now, or the redrive role sent it without saying who first sent it. Sent back only when an
+	// operator vouches for the event or the sender by name (docs/operations.md, "Refused messages: the quarantine").
+	ReasonUnattributable Reason = "unattributable_sender"
 )
 
 // Reasons lists every Reason.
 var Reasons = []Reason{
 	ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount,
-	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender,
+	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender, ReasonUnattributable,
 }
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
@@ -95,8 +101,8 @@ type MetricSet struct {
 // MetricSets are every record the router writes, once per invocation.
 var MetricSets = []MetricSet{
 	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender, MetricQuarantined}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
-		"ForgedSender: messages whose sender may not speak for the account their event names (refused and quarantined when the sender check enforces, forwarded when it observes); " +
-		"ServiceSender: messages sent by no IAM role, which no rule of the bus sends as (counted in ForgedSender too); " +
+		"ForgedSender: proven forgeries, messages whose sender is not the forwarder the account their event names had when they were sent (refused and quarantined when the sender check enforces, forwarded when it observes); " +
+		"ServiceSender: messages sent by no IAM role (the hub's own events when its rules deliver through the queue's policy); " +
 		"Quarantined: refused messages kept in the quarantine queue (" + quarantineList() + ")"},
 	{DimKind, []string{MetricReceived}, "messages received, per kind of event (" + kindList() + ")"},
 	{DimCluster, []string{MetricForwarded}, "deliveries to each cluster's queue: a Health event for k clusters counts k; canaries are not counted"},

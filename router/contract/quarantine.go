@@ -1,13 +1,16 @@
 package contract
 
-import "slices"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // The quarantine (docs/operations.md, "Refused messages: the quarantine"): the router keeps every message it refuses
 // for one of QuarantineReasons in the bus's quarantine queue, body unchanged, with why in the message attributes
 // below, instead of deleting it; an operator reads it there and sends it back as the redrive role (cmd/requeue).
 // The attributes' names keep clear of the prefixes SQS reserves ("AWS.", "Amazon.": "Amazon SQS message
 // attributes", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html),
-// and they are 7 of the 10 a message may carry.
+// and a kept message carries at most 8 of the 10 a message may have.
 const (
 	// AttrReason is the Reason the router refused the message for.
 	AttrReason = "kib-reason"
@@ -21,25 +24,65 @@ const (
 	// AttrMessageID is the message's ID in the queue it was refused from, and AttrEventID its event's id.
 	AttrMessageID = "kib-message-id"
 	AttrEventID   = "kib-event-id"
-	// AttrRequeuedFrom marks a message the requeue command sent back: the queue it came from.
+	// AttrRequeuedFrom marks a message the requeue command sent back: the queue it came from, RequeuedFromQuarantine
+	// or RequeuedFromDLQ.
 	AttrRequeuedFrom = "kib-requeued-from"
+	// AttrFirstSender and AttrFirstSent say, on a message the redrive role sent back, who first sent it and when (the
+	// SenderId and SentTimestamp the router judged, or the dead-letter queue held): the router judges it by them,
+	// never by the redrive role (docs/security.md, "What is sent back"). AttrOrigin is OriginDLQ when that first
+	// sender is the dead-letter queue's, whose senders AWS does not document: such a message is never proven forged.
+	AttrFirstSender = "kib-first-sender"
+	AttrFirstSent   = "kib-first-sent"
+	AttrOrigin      = "kib-origin"
+	// AttrVouched is what an operator vouched for when sending an unattributable message back (VouchEvent or
+	// VouchSender), and AttrVouchedBy who: the router delivers it, and logs both.
+	AttrVouched   = "kib-vouched"
+	AttrVouchedBy = "kib-vouched-by"
+)
+
+// The values of AttrRequeuedFrom, AttrOrigin and AttrVouched.
+const (
+	RequeuedFromQuarantine = "quarantine"
+	RequeuedFromDLQ        = "dlq"
+	OriginDLQ              = "dlq"
+	VouchEvent             = "event"
+	VouchSender            = "sender"
 )
 
 // MaxAttrError bounds AttrError, so the attributes never push a message past SQS's size limit by much.
 const MaxAttrError = 1024
 
+// TruncateUTF8 cuts s to at most n bytes on a character boundary: SQS refuses an attribute value that is not valid
+// UTF-8 ("SendMessage": a message attribute's string value takes Unicode characters only), and a cut inside a
+// character leaves half of one.
+func TruncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // QuarantineReasons are the refusals kept in the quarantine, and why each is worth reading again:
-//   - forged_sender: evidence that one account tried to speak for another, for a security team; or a genuine event
-//     refused because its sender could not be attributed (a forwarder created anew, a redrive by StartMessageMoveTask
-//     keeping a former sender), to send back;
-//   - unknown_account: a genuine event of an account not on the bus, or whose reader role is refused: send it back
-//     once the account is added or its baseline fixed;
+//   - forged_sender: a proven forgery, evidence that one account tried to speak for another, for a security team:
+//     never sent back;
+//   - unattributable_sender: a sender the router can neither tie to the account nor prove is not its forwarder (a
+//     forwarder created anew since the message was sent): sent back only when an operator vouches for it by name;
+//   - unknown_account: an event of an account not on the bus, or whose reader role is refused, its sender kept: sent
+//     back once the account is added or its baseline fixed, when the router judges that sender against the
+//     account's forwarder;
 //   - canary_forbidden: a canary put in one account naming another's clusters, evidence like forged_sender;
 //   - unparseable: no event at all on a queue only roles of the bus send to: a fault or tampering, to read.
 //
 // Not kept: not_interruption (events Karpenter ignores), no_owner (every instance of no cluster), no_queue (clusters
 // not on the bus), canary_rate_limited (by design): each is routine, comes in volume, and has nothing to send back.
-var QuarantineReasons = []Reason{ReasonForgedSender, ReasonUnknownAccount, ReasonCanaryForbidden, ReasonUnparseable}
+var QuarantineReasons = []Reason{ReasonForgedSender, ReasonUnattributable, ReasonUnknownAccount, ReasonCanaryForbidden, ReasonUnparseable}
+
+// Evidence are the reasons whose messages are proof of misuse, never sent back: a proven forgery, and a canary put in
+// one account naming another's clusters (refused again on its content, whoever sends it).
+var Evidence = []Reason{ReasonForgedSender, ReasonCanaryForbidden}
 
 // Quarantined reports whether a message refused for r is kept in the quarantine.
 func Quarantined(r Reason) bool { return slices.Contains(QuarantineReasons, r) }

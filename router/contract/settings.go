@@ -47,7 +47,21 @@ const (
 	EnvSenderRoleTTL      = "SENDER_ROLE_CACHE_TTL"
 	EnvSenderRecheck      = "SENDER_ROLE_RECHECK"
 	EnvQuarantineQueueURL = "QUARANTINE_QUEUE_URL"
+	EnvHubDelivery        = "HUB_DELIVERY"
 )
+
+// The values of HubDelivery: how the hub's own rules deliver to the central queue (docs/security.md, "How the hub's
+// rules deliver").
+const (
+	// HubDeliveryExecutionRole: as the hub's forwarder role, the target's RoleArn, as every member's rules do.
+	HubDeliveryExecutionRole = "executionRole"
+	// HubDeliveryQueuePolicy: through the central queue's policy, which admits EventBridge for the stack's own rules
+	// (aws:SourceArn) and no other principal that is not a role: a sender that is no role speaks for the hub.
+	HubDeliveryQueuePolicy = "queuePolicy"
+)
+
+// HubDeliveries are the values HubDelivery takes, the default first.
+var HubDeliveries = []string{HubDeliveryExecutionRole, HubDeliveryQueuePolicy}
 
 // The values of SenderCheck (docs/security.md, "Who sent each message").
 const (
@@ -131,6 +145,9 @@ type Settings struct {
 	// QuarantineQueueURL is the queue every message refused for one of QuarantineReasons is kept in, with why;
 	// empty: such messages are deleted.
 	QuarantineQueueURL string
+	// HubDelivery is how the hub's own rules deliver to the central queue: HubDeliveryExecutionRole (as its
+	// forwarder, ForwarderRoleName) or HubDeliveryQueuePolicy.
+	HubDelivery string
 }
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
@@ -186,6 +203,7 @@ var DefaultSettings = Settings{
 	SenderCheck:      SenderEnforce,
 	SenderRoleTTL:    time.Hour,
 	SenderRecheck:    10 * time.Second,
+	HubDelivery:      HubDeliveryExecutionRole,
 }
 
 // LogLevels are the values LogLevel takes.
@@ -225,6 +243,7 @@ func (s Settings) WithDefaults() Settings {
 	or(&s.SenderCheck, d.SenderCheck)
 	orDur(&s.SenderRoleTTL, d.SenderRoleTTL)
 	orDur(&s.SenderRecheck, d.SenderRecheck)
+	or(&s.HubDelivery, d.HubDelivery)
 	return s
 }
 
@@ -275,6 +294,7 @@ func (s Settings) Environ() map[string]string {
 	setDur(EnvSenderRoleTTL, s.SenderRoleTTL)
 	setDur(EnvSenderRecheck, s.SenderRecheck)
 	set(EnvQuarantineQueueURL, s.QuarantineQueueURL)
+	set(EnvHubDelivery, s.HubDelivery)
 	return env
 }
 
@@ -312,6 +332,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.ForwarderRoleName = getenv(EnvForwarderRoleName)
 	s.RedriveRoleName = getenv(EnvRedriveRoleName)
 	s.QuarantineQueueURL = getenv(EnvQuarantineQueueURL)
+	s.HubDelivery = getenv(EnvHubDelivery)
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -396,6 +417,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if s.RedriveRoleName != "" && !roleNameRE.MatchString(s.RedriveRoleName) {
 		errs = append(errs, fmt.Errorf("%s: %q is not a role name", EnvRedriveRoleName, s.RedriveRoleName))
 	}
+	if s.Partition != "" && s.OrganizationID == "" && !IsPartition(s.Partition) {
+		errs = append(errs, fmt.Errorf("%s: %q is not an AWS partition (%s)", EnvPartition, s.Partition, strings.Join(Partitions, ", ")))
+	}
+	if s.HubDelivery != "" && !slices.Contains(HubDeliveries, s.HubDelivery) {
+		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvHubDelivery, s.HubDelivery, strings.Join(HubDeliveries, ", ")))
+	}
+	errs = append(errs, s.refusesEverything()...)
 	if s.LogLevel != "" && !slices.Contains(LogLevels, s.LogLevel) {
 		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvLogLevel, s.LogLevel, strings.Join(LogLevels, ", ")))
 	}
@@ -409,6 +437,31 @@ var (
 	organizationRE = regexp.MustCompile(`^o-[a-z0-9]{10,32}$`)
 	roleNameRE     = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
 )
+
+// refusesEverything names what is missing when the sender check enforces and could attribute no message at all: the
+// router's own account and partition (the hub's forwarder's ARN, and every member's reader and forwarder roles,
+// need both), and the forwarder role's name (unless the hub's rules deliver through the queue's policy and there is
+// no member). A router started so would keep every event of the bus in the quarantine; it refuses to start instead
+// (observe mode, which refuses nothing, starts).
+func (s Settings) refusesEverything() []error {
+	if s.SenderCheck != "" && s.SenderCheck != SenderEnforce {
+		return nil
+	}
+	why := fmt.Sprintf("with %s %s (the default), the router attributes a message to an account only through it, and would refuse every message without it", EnvSenderCheck, SenderEnforce)
+	var errs []error
+	if s.Account == "" {
+		errs = append(errs, fmt.Errorf("%s: not set: the router's own account; %s", EnvAccount, why))
+	}
+	if s.Partition == "" && s.OrganizationID == "" { // with an organization, its own check names it
+		errs = append(errs, fmt.Errorf("%s: not set: the partition of the bus's role ARNs; %s", EnvPartition, why))
+	}
+	members := len(s.MemberReaderRoles) > 0 || s.OrganizationID != ""
+	// With members, the check of the forwarder's name below names it, in either mode.
+	if s.ForwarderRoleName == "" && !members && s.HubDelivery != HubDeliveryQueuePolicy {
+		errs = append(errs, fmt.Errorf("%s: not set: the role every account's rules deliver to the central queue as; %s", EnvForwarderRoleName, why))
+	}
+	return errs
+}
 
 // ReaderRole is the reader role the router looks account's instances up as: the one MemberReaderRoles names for
 // it, or, in an organization, the role of ReaderRoleName there; "" when account is not a member.
@@ -426,11 +479,14 @@ func (s Settings) ReaderRole(account string) string {
 
 // ForwarderRole is the ARN of account's forwarder role, the role its rules deliver to the central queue as, which
 // may send the central queue events naming account: a member's reader role's ARN with ForwarderRoleName for a name,
-// or, for the router's own account (the hub's rules), that account's role of ForwarderRoleName in Partition; ""
-// when account has none.
+// or, for the router's own account (the hub's rules), that account's role of ForwarderRoleName in Partition unless
+// its rules deliver through the central queue's policy (HubDeliveryQueuePolicy); "" when account has none.
 func (s Settings) ForwarderRole(account string) string {
 	if s.ForwarderRoleName == "" {
 		return ""
+	}
+	if account == s.Account && s.HubDelivery == HubDeliveryQueuePolicy {
+		return "" // the hub's rules deliver as no role
 	}
 	if account == s.Account && IsAccount(account) && IsPartition(s.Partition) {
 		return "arn:" + s.Partition + ":iam::" + account + ":role/" + s.ForwarderRoleName

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +12,25 @@ func getenv(env map[string]string) func(string) string {
 	return func(k string) string { return env[k] }
 }
 
+// attributable adds to env what the sender check in enforce mode needs to attribute anything (the router's account
+// and partition, the forwarder's name), where env sets none of them.
+func attributable(env map[string]string) map[string]string {
+	for k, v := range map[string]string{EnvAccount: "111111111111", EnvPartition: "aws", EnvForwarderRoleName: "kib-forward"} {
+		if _, set := env[k]; !set {
+			env[k] = v
+		}
+	}
+	return env
+}
+
 func TestLoadSettingsDefaults(t *testing.T) {
-	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_"}))
+	s, err := LoadSettings(getenv(attributable(map[string]string{EnvClusterQueuePrefix: "kib_"})))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultSettings
 	want.ClusterQueuePrefix = "kib_"
+	want.Account, want.Partition, want.ForwarderRoleName = "111111111111", "aws", "kib-forward"
 	if !reflect.DeepEqual(s, want) {
 		t.Fatalf("settings = %+v, want the defaults %+v", s, want)
 	}
@@ -30,7 +43,10 @@ func TestSettingsRoundTrip(t *testing.T) {
 		name string
 		s    Settings
 	}{
-		{"required only", Settings{ClusterQueuePrefix: "kib-dev_"}},
+		{"required only", Settings{ClusterQueuePrefix: "kib-dev_", Account: "111111111111", Partition: "aws", ForwarderRoleName: "kib-dev-forward"}},
+		{"observe, nothing to attribute with", Settings{ClusterQueuePrefix: "kib-dev_", SenderCheck: SenderObserve}},
+		{"the hub's rules through the queue's policy, no member", Settings{ClusterQueuePrefix: "kib-dev_", Account: "111111111111", Partition: "aws",
+			HubDelivery: HubDeliveryQueuePolicy}},
 		{"every field", Settings{
 			ClusterQueuePrefix: "kib-prod_", OwnerTagKeys: []string{"team/cluster", "cluster"}, CacheSize: 10,
 			OwnerTTL: 2 * time.Hour, NoOwnerTTL: 30 * time.Second, QueueURLTTL: 5 * time.Minute,
@@ -40,7 +56,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 			RetryDelay:      time.Second, RetryMaxDelay: 30 * time.Second,
 			Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/kib-prod-reader", "arn:aws-cn:iam::333333333333:role/r"},
 			CanaryInterval: 45 * time.Second, SenderCheck: SenderObserve, ForwarderRoleName: "kib-prod-forward", RedriveRoleName: "kib-prod-redrive",
-			SenderRoleTTL: 10 * time.Minute, SenderRecheck: 3 * time.Second,
+			SenderRoleTTL: 10 * time.Minute, SenderRecheck: 3 * time.Second, HubDelivery: HubDeliveryQueuePolicy,
 		}},
 		{"organization", Settings{
 			ClusterQueuePrefix: "kib-prod_", Account: "111111111111", OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "kib-prod-reader",
@@ -69,7 +85,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"}, CanaryInterval: 1,
 		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
 		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1, SenderRecheck: 1,
-		QuarantineQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-quarantine",
+		QuarantineQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-quarantine", HubDelivery: HubDeliveryQueuePolicy,
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -98,7 +114,7 @@ func TestLoadSettingsReportsEveryError(t *testing.T) {
 }
 
 func TestLoadSettingsTrimsOwnerTagKeys(t *testing.T) {
-	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_", EnvOwnerTagKeys: " team/cluster, ,cluster "}))
+	s, err := LoadSettings(getenv(attributable(map[string]string{EnvClusterQueuePrefix: "kib_", EnvOwnerTagKeys: " team/cluster, ,cluster "})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +140,7 @@ func TestLoadSettingsAccounts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.env[EnvClusterQueuePrefix] = "kib_"
 			tt.env[EnvForwarderRoleName] = "kib-forward"
+			tt.env[EnvPartition] = "aws"
 			s, err := LoadSettings(getenv(tt.env))
 			if tt.want == "" {
 				if err != nil || strings.Join(s.MemberAccounts(), ",") != "222222222222,333333333333" {
@@ -193,7 +210,7 @@ func TestSettingsPartitions(t *testing.T) {
 // in a made-up partition that merely starts like one is refused, naming the variable.
 func TestMemberRolesPartitions(t *testing.T) {
 	env := func(arn string) map[string]string {
-		return map[string]string{EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvMemberReaderRoles: arn, EnvForwarderRoleName: "kib-forward"}
+		return map[string]string{EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvMemberReaderRoles: arn, EnvForwarderRoleName: "kib-forward", EnvPartition: "aws"}
 	}
 	for _, p := range Partitions {
 		arn := "arn:" + p + ":iam::222222222222:role/kib-reader"
@@ -244,7 +261,7 @@ func TestRoleNamesAtIAMsLimit(t *testing.T) {
 		}
 	}
 	roles := map[string]string{EnvClusterQueuePrefix: "kib_", EnvAccount: "111111111111", EnvForwarderRoleName: "kib-forward",
-		EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/" + at}
+		EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/" + at, EnvPartition: "aws"}
 	if s, err := LoadSettings(getenv(roles)); err != nil || s.ReaderRole("222222222222") == "" {
 		t.Errorf("a member reader role named with 64 characters: %v", err)
 	}
@@ -252,7 +269,7 @@ func TestRoleNamesAtIAMsLimit(t *testing.T) {
 
 // TestSenderCheckSettings: enforce by default, observe on request, nothing else; members need the forwarder's name.
 func TestSenderCheckSettings(t *testing.T) {
-	s, err := LoadSettings(getenv(map[string]string{EnvClusterQueuePrefix: "kib_"}))
+	s, err := LoadSettings(getenv(attributable(map[string]string{EnvClusterQueuePrefix: "kib_"})))
 	if err != nil || s.SenderCheck != SenderEnforce {
 		t.Fatalf("default sender check %q, %v; want %s", s.SenderCheck, err, SenderEnforce)
 	}
@@ -275,5 +292,55 @@ func TestSenderCheckSettings(t *testing.T) {
 		if got := s.ForwarderRole(account); got != want {
 			t.Errorf("ForwarderRole(%s) = %q, want %q", account, got, want)
 		}
+	}
+}
+
+// TestRefusesToStartRefusingEverything: with the sender check enforcing (the default), a router that could attribute
+// no message (an environment written before the check's variables existed) refuses to start, naming each variable
+// missing; observe mode starts, and the hub's rules through the queue's policy need no forwarder on a bus of one
+// account.
+func TestRefusesToStartRefusingEverything(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string // variables named; none: starts
+	}{
+		{"an environment from before the check", map[string]string{}, []string{EnvAccount, EnvPartition, EnvForwarderRoleName}},
+		{"no forwarder", map[string]string{EnvAccount: "111111111111", EnvPartition: "aws"}, []string{EnvForwarderRoleName}},
+		{"no partition", map[string]string{EnvAccount: "111111111111", EnvForwarderRoleName: "f"}, []string{EnvPartition}},
+		{"no account", map[string]string{EnvPartition: "aws", EnvForwarderRoleName: "f"}, []string{EnvAccount}},
+		{"enforce, said", map[string]string{EnvSenderCheck: SenderEnforce, EnvAccount: "111111111111"}, []string{EnvPartition, EnvForwarderRoleName}},
+		{"every one set", map[string]string{EnvAccount: "111111111111", EnvPartition: "aws", EnvForwarderRoleName: "f"}, nil},
+		{"observe", map[string]string{EnvSenderCheck: SenderObserve}, nil},
+		{"by the queue's policy, one account", map[string]string{EnvAccount: "111111111111", EnvPartition: "aws", EnvHubDelivery: HubDeliveryQueuePolicy}, nil},
+		{"by the queue's policy, members", map[string]string{EnvAccount: "111111111111", EnvPartition: "aws", EnvHubDelivery: HubDeliveryQueuePolicy,
+			EnvMemberReaderRoles: "arn:aws:iam::222222222222:role/r"}, []string{EnvForwarderRoleName}},
+		{"a partition AWS does not have", map[string]string{EnvAccount: "111111111111", EnvPartition: "aws-moon", EnvForwarderRoleName: "f"}, []string{EnvPartition}},
+		{"a delivery mode that is none", map[string]string{EnvAccount: "111111111111", EnvPartition: "aws", EnvForwarderRoleName: "f", EnvHubDelivery: "both"}, []string{EnvHubDelivery}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.env[EnvClusterQueuePrefix] = "kib_"
+			_, err := LoadSettings(getenv(tt.env))
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("started; want it refused naming %v", tt.want)
+			}
+			for _, v := range tt.want {
+				if !strings.Contains(err.Error(), v+": ") {
+					t.Errorf("error %v does not name %s", err, v)
+				}
+			}
+			for _, v := range []string{EnvAccount, EnvPartition, EnvForwarderRoleName} {
+				if !slices.Contains(tt.want, v) && strings.Contains(err.Error(), v+": ") {
+					t.Errorf("error %v names %s, which is set", err, v)
+				}
+			}
+		})
 	}
 }

@@ -86,14 +86,14 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		recheck = -1 // observe mode retries nothing: it asks IAM again rather than wait, so it counts what enforce would refuse
 	}
 	opts.Senders = sender.New(sender.Options{
-		Hub: cfg.Account, RedriveRole: cfg.RedriveRoleName, ForwarderRole: cfg.ForwarderRole,
+		Hub: cfg.Account, RedriveRole: cfg.RedriveRoleName, ForwarderRole: cfg.ForwarderRole, HubByPolicy: cfg.HubDelivery == contract.HubDeliveryQueuePolicy,
 		IAM: roleReaders(awsCfg, cfg, sessions), CacheSize: cfg.CacheSize, TTL: cfg.SenderRoleTTL, NegativeTTL: cfg.DeniedAccountTTL,
 		Recheck: recheck,
 	})
 	r := route.New(owners, forwarder, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
 		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,
-		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck, "quarantine", cfg.QuarantineQueueURL)
+		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck, "hubDelivery", cfg.HubDelivery, "quarantine", cfg.QuarantineQueueURL)
 	return r.Handle, nil
 }
 

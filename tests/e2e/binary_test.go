@@ -101,3 +101,35 @@ func TestRouterBinaryRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterBinaryRefusesToRefuseEverything: an environment written before the sender check's variables existed
+// (no FORWARDER_ROLE_NAME, ACCOUNT or PARTITION), with the check enforcing by default, would keep every event of a
+// one-account bus in the quarantine: the function refuses to start instead, naming each variable; in observe mode,
+// which refuses nothing, the same environment starts.
+func TestRouterBinaryRefusesToRefuseEverything(t *testing.T) {
+	bin := buildRouter(t)
+	run := func(extra ...string) (string, error) {
+		cmd := exec.Command(bin)
+		cmd.Env = append([]string{"AWS_LAMBDA_RUNTIME_API=127.0.0.1:1", contract.EnvClusterQueuePrefix + "=kib-old_", "PATH=" + os.Getenv("PATH"),
+			"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=x", "AWS_SECRET_ACCESS_KEY=x", "AWS_EC2_METADATA_DISABLED=true"}, extra...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		return stderr.String(), err
+	}
+	out, err := run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
+		t.Fatalf("the router started with nothing to attribute a message with: %v", err)
+	}
+	for _, v := range []string{contract.EnvAccount, contract.EnvPartition, contract.EnvForwarderRoleName} {
+		if !strings.Contains(out, v+": not set") {
+			t.Errorf("stderr %q does not name %s", out, v)
+		}
+	}
+	// Observe mode starts: it gets as far as the Runtime API, which does not answer here.
+	out, _ = run(contract.EnvSenderCheck + "=" + contract.SenderObserve)
+	if strings.Contains(out, "invalid router configuration") {
+		t.Errorf("observe mode refused to start: %s", out)
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ type loopback struct {
 	eventsURL, logsURL string
 	outputs            []byte
 	verifyBin          string
+	eb                 *ebstub.Server
 
 	// startKarpenter starts the Karpenter of a cluster, until the test ends.
 	startKarpenter func(cluster string)
@@ -50,7 +52,15 @@ type loopback struct {
 const loopbackCanaryInterval = 2
 
 func newLoopback(t *testing.T, clusters ...string) *loopback {
-	b, stderr := routerBinaryWith(t, harness.Options{Clusters: clusters, Env: map[string]string{contract.EnvCanaryInterval: fmt.Sprintf("%ds", loopbackCanaryInterval)}})
+	return newLoopbackWith(t, harness.Options{Clusters: clusters}, nil)
+}
+
+// newLoopbackWith is newLoopback on a bus of opts, its rules delivering as the SQS client deliverAs gives (nil: the
+// hub's forwarder, or no role when opts.HubDelivery is queuePolicy).
+func newLoopbackWith(t *testing.T, opts harness.Options, deliverAs func(b *bus) *sqs.Client) *loopback {
+	clusters := opts.Clusters
+	opts.Env = map[string]string{contract.EnvCanaryInterval: fmt.Sprintf("%ds", loopbackCanaryInterval)}
+	b, stderr := routerBinaryWith(t, opts)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("router stderr: %s", stderr.String())
@@ -61,7 +71,14 @@ func newLoopback(t *testing.T, clusters ...string) *loopback {
 	for _, et := range contract.EventTypes {
 		rules = append(rules, ebstub.Rule{Name: et.Rule, Pattern: et.Pattern(), QueueURL: b.Central})
 	}
-	eb, err := ebstub.Start(b.As(sqsemu.Account, harness.ForwarderRoleName), sqsemu.Account, sqsemu.Region, rules...)
+	client := b.As(sqsemu.Account, harness.ForwarderRoleName)
+	switch {
+	case deliverAs != nil:
+		client = deliverAs(b)
+	case opts.HubDelivery == contract.HubDeliveryQueuePolicy:
+		client = b.SQS.Client() // EventBridge through the queue's policy: no role
+	}
+	eb, err := ebstub.Start(client, sqsemu.Account, sqsemu.Region, rules...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +91,7 @@ func newLoopback(t *testing.T, clusters ...string) *loopback {
 	wg.Go(func() { b.Serve(ctx) })
 
 	out := map[string]any{"busName": b.Settings.BusName, "region": sqsemu.Region, "routerLogGroupName": routerLogGroup,
-		"canaryIntervalSeconds": loopbackCanaryInterval}
+		"canaryIntervalSeconds": loopbackCanaryInterval, "deadLetterQueueUrl": b.DLQ, "hubDelivery": cmp.Or(opts.HubDelivery, contract.HubDeliveryExecutionRole)}
 	queues := map[string]any{}
 	for _, c := range clusters {
 		u, err := b.SQS.Client().GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(harness.QueueOf(c))})
@@ -84,7 +101,7 @@ func newLoopback(t *testing.T, clusters ...string) *loopback {
 		queues[c] = map[string]any{"queueUrl": aws.ToString(u.QueueUrl), "mode": "install"}
 	}
 	out["clusters"] = queues
-	l := &loopback{bus: b, eventsURL: eb.URL, logsURL: logs.URL, read: map[string][]string{}}
+	l := &loopback{bus: b, eventsURL: eb.URL, logsURL: logs.URL, read: map[string][]string{}, eb: eb}
 	l.outputs, _ = json.Marshal(out)
 	l.startKarpenter = func(cluster string) {
 		wg.Go(func() {
@@ -143,8 +160,8 @@ func TestVerifyOnLoopback(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want 1 naming gamma\n%s", exit, stderr, stdout)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("report:\n%s\nwant one line per cluster", stdout)
+	if len(lines) != 4 || !strings.HasPrefix(lines[3], "the hub's own rules deliver to the central queue") {
+		t.Fatalf("report:\n%s\nwant one line per cluster, then the hub's rules delivering", stdout)
 	}
 	for i, c := range []string{"alpha", "beta"} {
 		if !strings.HasPrefix(lines[i], c+" ") || !strings.Contains(lines[i], " forwarded in ") || !strings.Contains(lines[i], ", consumed by Karpenter in ") {
@@ -190,4 +207,45 @@ func (l *loopback) verifyUnknown(t *testing.T) (int, string) {
 		t.Errorf("stderr %q does not name delta", stderr)
 	}
 	return exit, stderr
+}
+
+// TestVerifySaysHowTheHubsRulesDeliver: make verify after the first pulumi up says whether the hub's own rules
+// deliver, and if not, the one setting to switch, for each way AWS could refuse an execution role on an SQS target of
+// its own account: EventBridge stamping another SenderId than the role's (the router refuses the canaries for their
+// sender), or refusing to deliver (the canaries in the dead-letter queue with EventBridge's error). Switched to
+// centralQueue.hubDelivery queuePolicy, the same canaries, delivered as no role through the queue's policy, reach
+// every Karpenter, and verify passes.
+func TestVerifySaysHowTheHubsRulesDeliver(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts harness.Options
+		as   func(b *bus) *sqs.Client
+		dlq  bool
+		want []string // in verify's output; the first line of a failure
+	}{
+		{"another SenderId", harness.Options{Clusters: []string{"alpha"}}, func(b *bus) *sqs.Client { return b.As(sqsemu.Account, "AWSServiceRoleForEventBridgeStub") }, false,
+			[]string{"do NOT deliver as the router takes them (executionRole)", "forged_sender", "pulumi config set --path centralQueue.hubDelivery queuePolicy"}},
+		{"dead-lettered", harness.Options{Clusters: []string{"alpha"}}, nil, true,
+			[]string{"EventBridge dead-lettered its canaries (NO_PERMISSIONS: ", "pulumi config set --path centralQueue.hubDelivery queuePolicy"}},
+		{"through the queue's policy", harness.Options{Clusters: []string{"alpha"}, HubDelivery: contract.HubDeliveryQueuePolicy}, nil, false,
+			[]string{"alpha  forwarded in", "the hub's own rules deliver to the central queue (queuePolicy)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLoopbackWith(t, tt.opts, tt.as)
+			if tt.dlq {
+				l.eb.Refuse(&ebstub.Refusal{Code: "NO_PERMISSIONS", Message: "EventBridge may not assume the target's role", DLQURL: l.DLQ, DLQClient: l.SQS.Client()})
+			}
+			l.startKarpenter("alpha")
+			stdout, stderr, exit := l.verify(t)
+			t.Logf("make verify:\n%s%s", stdout, stderr)
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("verify does not say %q", w)
+				}
+			}
+			if wantExit := map[bool]int{true: 0, false: 1}[tt.opts.HubDelivery != ""]; exit != wantExit {
+				t.Errorf("exit %d, want %d", exit, wantExit)
+			}
+		})
+	}
 }

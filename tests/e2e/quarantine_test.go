@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -19,7 +21,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
 )
 
 // kept is one message of the quarantine, as the requeue command reads it.
@@ -28,7 +29,8 @@ type kept struct{ reason, account, sender, err string }
 // quarantined lists the quarantine, as the redrive role, without taking anything out of it: event id -> why.
 func (b *bus) quarantined(t *testing.T) map[string]kept {
 	t.Helper()
-	rep, err := requeue.Run(context.Background(), b.As(sqsemu.Account, harness.RedriveRoleName), b.outputs(), requeue.Options{From: requeue.Quarantine}, &bytes.Buffer{})
+	rep, err := requeue.Run(context.Background(), requeue.Clients{SQS: b.As(sqsemu.Account, harness.RedriveRoleName), STS: b.STSAs(sqsemu.Account, harness.RedriveRoleName)},
+		b.outputs(), requeue.Options{From: requeue.Quarantine}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,8 @@ func (b *bus) quarantined(t *testing.T) map[string]kept {
 
 // outputs are the stack outputs the requeue command reads.
 func (b *bus) outputs() requeue.Outputs {
-	return requeue.Outputs{Region: sqsemu.Region, CentralQueueURL: b.Central, DeadLetterQueueURL: b.DLQ, QuarantineQueueURL: b.Quarantine}
+	return requeue.Outputs{Region: sqsemu.Region, CentralQueueURL: b.Central, DeadLetterQueueURL: b.DLQ, QuarantineQueueURL: b.Quarantine,
+		RedriveRoleARN: "arn:aws:iam::" + sqsemu.Account + ":role/" + harness.RedriveRoleName}
 }
 
 var requeueBuild struct {
@@ -55,6 +58,16 @@ var requeueBuild struct {
 // and the credentials of a session of role roleName of the hub: what an operator runs after assuming it.
 func (b *bus) requeueAs(t *testing.T, roleName string, args ...string) string {
 	t.Helper()
+	out, err := b.tryRequeueAs(t, roleName, args...)
+	if err != nil {
+		t.Fatalf("requeue %v: %v\n%s", args, err, out)
+	}
+	return out
+}
+
+// tryRequeueAs is requeueAs, returning what the command printed (stdout and stderr) and how it ended.
+func (b *bus) tryRequeueAs(t *testing.T, roleName string, args ...string) (string, error) {
+	t.Helper()
 	requeueBuild.once.Do(func() {
 		requeueBuild.bin = filepath.Join(os.TempDir(), "kib-requeue-e2e")
 		build := exec.Command("go", "build", "-o", requeueBuild.bin, "./cmd/requeue")
@@ -64,22 +77,23 @@ func (b *bus) requeueAs(t *testing.T, roleName string, args ...string) string {
 	if requeueBuild.err != nil {
 		t.Fatalf("building cmd/requeue: %v\n%s", requeueBuild.err, requeueBuild.out)
 	}
+	o := b.outputs()
 	outputs, _ := json.Marshal(map[string]string{
-		"region": sqsemu.Region, "centralQueueUrl": b.Central, "deadLetterQueueUrl": b.DLQ, "quarantineQueueUrl": b.Quarantine,
+		"region": o.Region, "centralQueueUrl": o.CentralQueueURL, "deadLetterQueueUrl": o.DeadLetterQueueURL, "quarantineQueueUrl": o.QuarantineQueueURL,
+		"redriveRoleArn": o.RedriveRoleARN,
 	})
 	cmd := exec.Command(requeueBuild.bin, args...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "operator"),
-		"AWS_SECRET_ACCESS_KEY=stub", "AWS_SESSION_TOKEN=stub", "AWS_ENDPOINT_URL_SQS="+b.SQS.URL, "AWS_REGION="+sqsemu.Region,
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "stub-session"),
+		"AWS_SECRET_ACCESS_KEY=stub", "AWS_SESSION_TOKEN=stub", "AWS_ENDPOINT_URL_SQS="+b.SQS.URL, "AWS_ENDPOINT_URL_STS="+b.STS.URL,
+		"AWS_REGION="+sqsemu.Region,
 		// The SDK's default retries, as an operator has them (the harness turns them off for the router): goaws may
 		// close a kept-alive connection under a long poll.
 		"AWS_MAX_ATTEMPTS=3")
 	cmd.Stdin = bytes.NewReader(outputs)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("requeue %v: %v\n%s%s", args, err, o.String(), e.String())
-	}
-	return o.String()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
 }
 
 // sendTo puts bodies on queue url as client: what SQS itself does when it moves a message (to the DLQ after its
@@ -94,14 +108,14 @@ func sendTo(t *testing.T, client *sqs.Client, url string, bodies ...string) {
 }
 
 // TestNothingRefusedIsLost: with a member list and with organization.id, every message the router refuses is kept
-// in the quarantine with why (its reason, the account it claims, its sender, the error), read there by the runbook's
-// command, and sent back by it as the redrive role, through the router, to its cluster's Karpenter, which parses it:
-//   - forgeries (A's forwarder naming B and the hub) stay, counted and alarmed on, until an operator sends them;
+// in the quarantine with why (its reason, the account it claims, its sender, the error), and read there by the
+// runbook's command; a proven forgery is evidence, which the command never sends back:
+//   - forgeries (A's forwarder naming B and the hub) stay, counted and alarmed on;
 //   - the hub's rules delivering with a role-shaped SenderId that is not the hub's forwarder (should EventBridge ever
-//     stamp another role than the target's RoleArn) are refused, counted in the same invocation (the forged-senders
-//     alarm, 1 of 1 periods of one minute, fires in the first minute), and sent back without loss;
-//   - a sender that is no role (a delivery through the queue's policy alone, whose SenderId AWS does not document) is
-//     refused the same way, never lost.
+//     stamp another role than the target's RoleArn), or a sender that is no role (a delivery through the queue's
+//     policy alone), are proven not to be the hub's forwarder: refused, counted in the same invocation (the
+//     forged-senders alarm, 1 of 1 periods of one minute, fires in the first minute), and kept; the way out is
+//     centralQueue.hubDelivery (TestTheHubsRulesThroughTheQueuePolicy).
 func TestNothingRefusedIsLost(t *testing.T) {
 	for _, org := range []string{"", "o-a1b2c3d4e5"} {
 		t.Run(map[string]string{"": "members", "o-a1b2c3d4e5": "organization"}[org], func(t *testing.T) {
@@ -110,6 +124,7 @@ func TestNothingRefusedIsLost(t *testing.T) {
 			forgedB, forgedHub := spotAs(memberB, bInstance, "forged-b"), spotAs(sqsemu.Account, hubInstance, "forged-hub")
 			stamped, unstamped := spotAs(sqsemu.Account, hubInstance, "eventbridge-role"), spotAs(sqsemu.Account, hubInstance, "eventbridge-no-role")
 			b.IAM.Create(sqsemu.Account, "AWSServiceRoleForEventBridgeStub")
+			time.Sleep(time.Second) // IAM gives a role's creation to the second: the messages are sent after it
 			if err := b.PublishAs(ctx, b.As(memberA, harness.ForwarderRoleName), forgedB, forgedHub); err != nil {
 				t.Fatal(err)
 			}
@@ -130,13 +145,8 @@ func TestNothingRefusedIsLost(t *testing.T) {
 			if got := b.Metric(contract.MetricQuarantined, "", ""); got != 4 {
 				t.Errorf("Quarantined = %v, want 4", got)
 			}
-			for _, c := range []string{"alpha", "gamma"} {
-				if got := b.received(c); len(got) != 0 {
-					t.Fatalf("%s received %q before anyone sent anything back", c, got)
-				}
-			}
 
-			// The runbook: list the quarantine as the redrive role.
+			// The runbook: list the quarantine as the redrive role; then send everything back: nothing goes.
 			listing := b.requeueAs(t, harness.RedriveRoleName)
 			aRole := b.IAM.ID(memberA, harness.ForwarderRoleName)
 			for _, want := range []string{"forged-b", "forged-hub", "eventbridge-role", "eventbridge-no-role", "forged_sender", memberB, aRole + ":", caller.ServiceSender,
@@ -150,79 +160,82 @@ func TestNothingRefusedIsLost(t *testing.T) {
 				!strings.Contains(k.err, "may not speak for account "+sqsemu.Account) {
 				t.Errorf("the role-shaped delivery kept as %+v", k)
 			}
-
-			// The two the operator finds genuine (the hub's rules) are sent back, the forgeries stay.
-			out := b.requeueAs(t, harness.RedriveRoleName, "-event", "eventbridge-role,eventbridge-no-role", "-send")
-			if !strings.Contains(out, "4 read from the quarantine, 2 selected, sent back to the central queue: 2") {
+			out := b.requeueAs(t, harness.RedriveRoleName, "-send")
+			if !strings.Contains(out, "4 read from the quarantine, 4 selected, sent back to the central queue: 0") ||
+				!strings.Contains(out, "4 proven forgeries or forbidden canaries kept as evidence") {
 				t.Errorf("requeue said:\n%s", out)
 			}
-			b.drain()
-			got := b.received("alpha")
-			if len(got) != 2 || !strings.Contains(strings.Join(got, ""), `"eventbridge-role"`) || !strings.Contains(strings.Join(got, ""), `"eventbridge-no-role"`) {
-				t.Fatalf("alpha received %q, want both events sent back", got)
+			out = b.requeueAs(t, harness.RedriveRoleName, "-event", "forged-b,forged-hub", "-vouch", "-send")
+			if !strings.Contains(out, "sent back to the central queue: 0") {
+				t.Errorf("vouching for the forgeries sent some back:\n%s", out)
 			}
-			for _, body := range got {
-				if p, err := karpenter.Parse(body); err != nil || p.Kind != "spot_interrupted" {
-					t.Errorf("Karpenter reads a sent-back message as %+v, %v", p, err)
+			b.drain()
+			for _, c := range []string{"alpha", "gamma"} {
+				if got := b.received(c); len(got) != 0 {
+					t.Fatalf("%s received %q: a proven forgery was sent back", c, got)
 				}
 			}
-			if rest := b.quarantined(t); len(rest) != 2 || rest["forged-b"].reason == "" || rest["forged-hub"].reason == "" {
-				t.Errorf("the quarantine holds %+v after the send, want the two forgeries only", rest)
-			}
-			if got := b.received("gamma"); len(got) != 0 {
-				t.Errorf("gamma received %q: a forgery reached B's Karpenter", got)
+			if rest := b.quarantined(t); len(rest) != 4 {
+				t.Errorf("the quarantine holds %d after the sends, want the 4 forgeries as evidence", len(rest))
 			}
 		})
 	}
 }
 
-// TestARedriveNeverRefusesAGenuineEvent: A's event reaches the DLQ under A's forwarder, whose role is then deleted
-// and created again (a new unique ID) before the redrive. Sent back by the requeue command as the redrive role, it is
-// forwarded, whatever its first sender; moved by a StartMessageMoveTask that keeps its first sender (or stamps one
-// that is no role), which AWS does not document either way, it is refused but kept, and the requeue command sends it
-// on: in every case beta's Karpenter gets it, and nothing is lost.
-func TestARedriveNeverRefusesAGenuineEvent(t *testing.T) {
+// TestAGenuineEventSentBackIsDelivered: A's event reaches the DLQ under A's forwarder, whose role is then deleted
+// and created again (a new unique ID) before the router ever learned the old one. Sent back by the requeue command,
+// it carries its first sender, A's former forwarder, which IAM no longer knows and which sent it before the new one
+// was created: the router cannot attribute it, keeps it, and delivers it once the operator vouches for the event by
+// name, logging who did. An event of A's standing forwarder sent back from the DLQ is delivered with no vouch.
+func TestAGenuineEventSentBackIsDelivered(t *testing.T) {
 	b := sendersBus(t, "", map[string]string{})
-	oldA := b.As(memberA, harness.ForwarderRoleName)
-	viaCommand, keptSender, noRole := spotAs(memberA, aInstance, "dlq-command"), spotAs(memberA, aInstance, "move-kept"), spotAs(memberA, aInstance, "move-no-role")
-	sendTo(t, oldA, b.DLQ, viaCommand) // its receives exhausted: SQS moved it, first sender and all
-	b.publish(spotIn(memberA, aInstance))
-	b.drain() // the router has learned A's forwarder
-	if got := b.received("beta"); len(got) != 1 {
-		t.Fatalf("beta received %d, want A's event", len(got))
-	}
+	sendTo(t, b.As(memberA, harness.ForwarderRoleName), b.DLQ, spotAs(memberA, aInstance, "dlq-old")) // its receives exhausted: SQS moved it, first sender and all
+	time.Sleep(time.Second)                                                                           // IAM gives a role's creation to the second
 	if old, fresh := b.IAM.ID(memberA, harness.ForwarderRoleName), b.IAM.Create(memberA, harness.ForwarderRoleName); old == fresh {
 		t.Fatal("the re-created role has its old ID")
 	}
+	time.Sleep(time.Second)
+	sendTo(t, b.As(memberA, harness.ForwarderRoleName), b.DLQ, spotAs(memberA, aInstance, "dlq-current"))
+	b.publish(spotIn(memberA, aInstance))
+	b.drain() // the router has learned A's forwarder as it stands
+	if got := b.received("beta"); len(got) != 1 {
+		t.Fatalf("beta received %d, want A's event", len(got))
+	}
 
 	out := b.requeueAs(t, harness.RedriveRoleName, "-from", "dlq", "-send")
-	if !strings.Contains(out, "1 read from the dlq, 1 selected, sent back to the central queue: 1") || !strings.Contains(out, "dlq-command") {
+	if !strings.Contains(out, "2 read from the dlq, 2 selected, sent back to the central queue: 2") || !strings.Contains(out, "dlq-old") {
 		t.Errorf("requeue said:\n%s", out)
 	}
 	b.drain()
-	if got := b.received("beta"); len(got) != 1 || !strings.Contains(got[0], `"dlq-command"`) {
-		t.Fatalf("beta received %q, want the redriven event", got)
+	if got := b.received("beta"); len(got) != 1 || !strings.Contains(got[0], `"dlq-current"`) {
+		t.Fatalf("beta received %q: want the event of the standing forwarder, and not the one whose first sender cannot be attributed", got)
+	}
+	k := b.quarantined(t)["dlq-old"]
+	if k.reason != string(contract.ReasonUnattributable) || !strings.HasPrefix(k.sender, "AROA") {
+		t.Fatalf("the unattributable event kept as %+v, want unattributable_sender with its first sender", k)
+	}
+	out = b.requeueAs(t, harness.RedriveRoleName, "-send")
+	if !strings.Contains(out, "1 unattributable: sent back only when you vouch") || !strings.Contains(out, "sent back to the central queue: 0") {
+		t.Errorf("requeue without a vouch said:\n%s", out)
+	}
+	out = b.requeueAs(t, harness.RedriveRoleName, "-event", "dlq-old", "-vouch", "-send")
+	if !strings.Contains(out, "sent back to the central queue: 1") {
+		t.Errorf("requeue vouching said:\n%s", out)
+	}
+	b.drain()
+	if got := b.received("beta"); len(got) != 1 || !strings.Contains(got[0], `"dlq-old"`) {
+		t.Fatalf("beta received %q, want the vouched event", got)
+	}
+	var vouched []map[string]any
+	for _, l := range b.Out.Lines() {
+		if l["msg"] == contract.LogVouched {
+			vouched = append(vouched, l)
+		}
+	}
+	if len(vouched) != 1 || vouched[0][contract.LogVouch] != contract.VouchEvent || !strings.Contains(fmt.Sprint(vouched[0][contract.LogVouchedBy]), ":assumed-role/"+harness.RedriveRoleName+"/") {
+		t.Errorf("vouch lines %v, want one naming the event vouched for and the operator", vouched)
 	}
 	if got := b.Metric(contract.MetricForgedSender, "", ""); got != 0 {
-		t.Errorf("ForgedSender = %v: the redrive was refused", got)
-	}
-
-	// A move task that keeps the first sender (A's deleted forwarder) or stamps a sender that is no role.
-	sendTo(t, oldA, b.Central, keptSender)
-	sendTo(t, b.SQS.Client(), b.Central, noRole)
-	b.drain()
-	if got := b.received("beta"); len(got) != 0 {
-		t.Fatalf("beta received %q from senders the router cannot attribute", got)
-	}
-	if kept := b.quarantined(t); len(kept) != 2 || kept["move-kept"].reason != string(contract.ReasonForgedSender) || kept["move-no-role"].account != memberA {
-		t.Fatalf("the quarantine holds %+v, want both moved messages", kept)
-	}
-	b.requeueAs(t, harness.RedriveRoleName, "-reason", "forged_sender", "-account", memberA, "-send")
-	b.drain()
-	if got := b.received("beta"); len(got) != 2 {
-		t.Errorf("beta received %q, want both moved events once sent back", got)
-	}
-	if kept := b.quarantined(t); len(kept) != 0 {
-		t.Errorf("the quarantine still holds %+v", kept)
+		t.Errorf("ForgedSender = %v: a genuine event was taken for a proven forgery", got)
 	}
 }

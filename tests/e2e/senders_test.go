@@ -47,9 +47,10 @@ const hubInstance, aInstance, bInstance = "i-0a1b2c3d4e5f61001", "i-0a1b2c3d4e5f
 // each message with its sender (the emulator, from the caller's credentials, as SQS does), and the router learns
 // each forwarder's unique ID with iam:GetRole as that member's reader role. The forgeries reach no Karpenter and are
 // counted as forged_sender, and kept in the quarantine, while every genuine event of the same run is delivered: each
-// account's own (the hub's rules' as the hub's forwarder), redriven messages whether SQS keeps their original sender or
-// stamps the redrive role's, and A's events after its forwarder role is created anew (a new unique ID), learned
-// without losing one.
+// account's own (the hub's rules' as the hub's forwarder), a redriven message that kept its original sender, and A's
+// events after its forwarder role is created anew (a new unique ID), learned without losing one. What the redrive
+// role sends without saying who first sent it speaks for no account: kept as unattributable, never delivered on the
+// redrive role's word.
 func TestOneAccountCannotSpeakForAnother(t *testing.T) {
 	for _, org := range []string{"", "o-a1b2c3d4e5"} {
 		t.Run(map[string]string{"": "members", "o-a1b2c3d4e5": "organization"}[org], func(t *testing.T) {
@@ -79,9 +80,9 @@ func TestOneAccountCannotSpeakForAnother(t *testing.T) {
 			b.drain()
 
 			want := map[string][]string{
-				"alpha": {genuine["alpha"], stampedHub},
+				"alpha": {genuine["alpha"]},
 				"beta":  {genuine["beta"], keptA},
-				"gamma": {genuine["gamma"], stampedB},
+				"gamma": {genuine["gamma"]},
 			}
 			for c, bodies := range want {
 				got := b.received(c)
@@ -113,9 +114,14 @@ func TestOneAccountCannotSpeakForAnother(t *testing.T) {
 				t.Errorf("ServiceSender = %v, want 0: every rule delivers as its account's forwarder", got)
 			}
 			kept := b.quarantined(t)
-			if len(kept) != 2 || kept["forged-b"].reason != string(contract.ReasonForgedSender) || kept["forged-hub"].account != sqsemu.Account ||
+			if len(kept) != 4 || kept["forged-b"].reason != string(contract.ReasonForgedSender) || kept["forged-hub"].account != sqsemu.Account ||
 				!strings.HasPrefix(kept["forged-b"].sender, aRole+":") {
 				t.Errorf("the quarantine holds %+v, want both forgeries with their reason, the account claimed and A's forwarder", kept)
+			}
+			for _, id := range []string{"redrive-stamped", "redrive-hub"} {
+				if k := kept[id]; k.reason != string(contract.ReasonUnattributable) || !strings.Contains(k.err, "without its first sender") {
+					t.Errorf("%s, sent by the redrive role saying no first sender, kept as %+v; want unattributable", id, k)
+				}
 			}
 			// Each role learned once: A's and B's forwarders as their readers, the hub's and the redrive role as the router.
 			for _, r := range []struct{ account, name string }{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -273,15 +274,19 @@ func TestWiring(t *testing.T) {
 				b.EC2.PutIn(memberA, wired4, owned("beta"))
 				return route(b, spotIn(memberA, wired4))
 			},
-			want: "beta:1", wantControl: "ev-" + wired4 + "=forged_sender",
+			want: "beta:1", wantControl: "ev-" + wired4 + "=unattributable_sender",
 		},
 		{
-			name:    "REDRIVE_ROLE_NAME: the hub's role that may speak for any account",
+			name:    "REDRIVE_ROLE_NAME: the hub's role whose messages are judged by the first sender they carry",
 			set:     map[string]string{},
 			control: map[string]string{contract.EnvRedriveRoleName: "some-other-role"},
 			run: func(t *testing.T, b *bus) string {
 				b.EC2.PutIn(ec2stub.Account, wired4, owned("alpha"))
-				if err := b.PublishAs(context.Background(), b.As(sqsemu.Account, harness.RedriveRoleName), spotEvent(wired4)); err != nil {
+				first := map[string]string{
+					contract.AttrFirstSender: b.IAM.ID(sqsemu.Account, harness.ForwarderRoleName) + ":events",
+					contract.AttrFirstSent:   strconv.FormatInt(time.Now().UnixMilli(), 10),
+				}
+				if err := b.PublishWith(context.Background(), b.As(sqsemu.Account, harness.RedriveRoleName), first, spotEvent(wired4)); err != nil {
 					t.Fatal(err)
 				}
 				return route(b)

@@ -99,11 +99,21 @@ type env struct {
 // lambdaStub answers Lambda's REST protocol for the two reads of infra/concurrency, for an account of the default
 // quota (1,000 concurrent executions, none reserved) with no router function yet: GET
 // /2016-08-19/account-settings, and GET /2019-09-30/functions/{name}/concurrency answered 404
-// ResourceNotFoundException. What Lambda does that it does not: check the request's signature and credentials,
-// answer for the caller's own account, count other functions' reservations; it refuses every other call.
-func lambdaStub(t *testing.T) string {
+// ResourceNotFoundException; and STS's GetCallerIdentity (query protocol, XML), which the check asks which account
+// it read in, answered with account(), the world's. What Lambda and STS do that it does not: check the request's
+// signature and credentials, answer for the caller's own account, count other functions' reservations; it refuses
+// every other call.
+func lambdaStub(t *testing.T, account func() string) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.ParseForm() == nil && r.Form.Get("Action") == "GetCallerIdentity" {
+			w.Header().Set("Content-Type", "text/xml")
+			a := account()
+			_, _ = w.Write([]byte(`<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>` +
+				`<Arn>arn:aws:iam::` + a + `:user/stand-in</Arn><UserId>AIDASTANDIN</UserId><Account>` + a + `</Account>` +
+				`</GetCallerIdentityResult><ResponseMetadata><RequestId>1</RequestId></ResponseMetadata></GetCallerIdentityResponse>`))
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/2016-08-19/account-settings":
@@ -139,7 +149,13 @@ func newEnv(t *testing.T, world standin.World) *env {
 		WorldFile: filepath.Join(root, "world.json"),
 	}
 	e.Store = &standin.Store{Dir: e.State}
-	e.Lambda = lambdaStub(t)
+	e.Lambda = lambdaStub(t, func() string {
+		var w standin.World
+		if b, err := os.ReadFile(e.WorldFile); err == nil {
+			_ = json.Unmarshal(b, &w)
+		}
+		return w.Account
+	})
 	for _, d := range []string{e.Home, e.Backend, e.State} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -186,7 +202,7 @@ func (e *env) Vars() map[string]string {
 		standin.StateEnv:                                e.State,
 		// Lambda's account settings, read with the AWS SDK's default chain, from the stand-in: no credentials of the
 		// machine's, no instance metadata.
-		"AWS_ENDPOINT_URL_LAMBDA": e.Lambda, "AWS_ACCESS_KEY_ID": "stand-in", "AWS_SECRET_ACCESS_KEY": "stand-in",
+		"AWS_ENDPOINT_URL_LAMBDA": e.Lambda, "AWS_ENDPOINT_URL_STS": e.Lambda, "AWS_ACCESS_KEY_ID": "stand-in", "AWS_SECRET_ACCESS_KEY": "stand-in",
 		"AWS_SESSION_TOKEN": "", "AWS_PROFILE": "", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
 		"AWS_EC2_METADATA_DISABLED": "true",
 		// The YAML language host is found in PATH, as the CLI's own install puts it beside the CLI.

@@ -20,7 +20,15 @@ const (
 	member2      = "666666666666"
 	member3      = "777777777777"
 	orgID        = "o-a1b2c3d4e5"
+	// The principals the stacks name in redrive.principals: an on-call role of the hub's account, and a person of a
+	// security account.
+	oncall   = "arn:aws:iam::" + account + ":role/platform-oncall"
+	security = "arn:aws:iam::888888888888:user/security-lead"
 )
+
+// redrive is the redrive key every stack but policyStack sets.
+const redrive = `  karpenter-interruption-bus:redrive: {principals: ["` + oncall + `", "` + security + `"]}
+`
 
 var (
 	devStack = `config:
@@ -38,11 +46,18 @@ var (
     - name: fresh
       mode: create
       create: {vpcId: vpc-0123456789abcdef0, subnetIds: [subnet-0aaaaaaaaaaaaaaa1, subnet-0aaaaaaaaaaaaaaa2]}
-`
+` + redrive
 	prodStack = `config:
   aws:region: eu-west-1
   karpenter-interruption-bus:clusters:
     - name: payments
+` + redrive
+	// policyStack's rules deliver through the central queue's policy, and it names no one for the redrive role.
+	policyStack = `config:
+  aws:region: eu-west-1
+  karpenter-interruption-bus:clusters:
+    - name: orders
+  karpenter-interruption-bus:centralQueue: {hubDelivery: queuePolicy}
 `
 	// orgStack is a hub with a cluster of its own and clusters in three member accounts.
 	orgStack = `config:
@@ -63,7 +78,7 @@ var (
     "` + member1 + `": {deployRoleArn: "arn:aws:iam::` + member1 + `:role/deploy"}
     "` + member2 + `": {deployRoleArn: "arn:aws:iam::` + member2 + `:role/deploy"}
     "` + member3 + `": {deployRoleArn: "arn:aws:iam::` + member3 + `:role/deploy"}
-`
+` + redrive
 	// orgIDStack admits the same members by their organization; ousStack gives them the member baseline as a
 	// StackSet to an organizational unit (their clusters still declared through their providers).
 	orgIDStack = orgStack + `  karpenter-interruption-bus:organization: {id: ` + orgID + `}
@@ -74,7 +89,7 @@ var (
   aws:region: us-east-2
   karpenter-interruption-bus:clusters:
     - name: only
-`
+` + redrive
 )
 
 // TestIAMMatrix evaluates, with an IAM evaluator this project did not write, who may do what to the bus: the
@@ -97,6 +112,12 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, existingRoleRows(t, dev, "legacy", "KarpenterControllerRole-legacy")...)
 	rows = append(rows, trustRows(t, dev)...)
 	rows = append(rows, redriveRows(t, dev)...)
+	rows = append(rows, quarantineRows(t, dev)...)
+	policy := load(t, "policy", account, "eu-west-1", render(t, "policy", policyStack, account))
+	rows = append(rows, busRows(t, policy, dev)...)
+	rows = append(rows, routerRows(t, policy, dev)...)
+	rows = append(rows, quarantineRows(t, policy)...)
+	rows = append(rows, hubPolicyRows(t, policy, dev)...)
 	rows = append(rows, forwarderRows(t, dev)...)
 	rows = append(rows, forwarderRows(t, solo)...)
 	rows = append(rows, heartbeatRows(t, dev, prod)...)
@@ -140,8 +161,10 @@ func busRows(t *testing.T, s, other *Stack) []row {
 		})
 	}
 	for _, q := range []*Queue{s.Central(), s.DLQ(), s.Quarantine()} {
-		through := allowed // the DLQ: EventBridge's dead-letter delivery goes through the queue's policy
-		if q != s.DLQ() {
+		// The DLQ: EventBridge's dead-letter delivery goes through the queue's policy; the central queue too when the
+		// hub's rules deliver that way (a stack with no forwarder of its own).
+		through := allowed
+		if q == s.Quarantine() || q == s.Central() && s.ForwarderRole != "" {
 			through = explicitlyDenied
 		}
 		for _, rule := range s.RuleARNs {
@@ -194,8 +217,10 @@ func routerRows(t *testing.T, s, other *Stack) []row {
 		row{name: s.Name + ": router describes instances elsewhere", who: router.with("aws:RequestedRegion", "ap-south-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
 		// The sender check learns the IDs of its account's forwarder and redrive role (docs/security.md, "Who sent each
 		// message"): those roles only.
-		getRole(s.Name+": router reads its redrive role", router, s.Role(t, s.RedriveRole).ARN, s.Account, allowed),
-		getRole(s.Name+": router reads its forwarder role", router, s.Role(t, s.ForwarderRole).ARN, s.Account, allowed),
+		// A role the stack does not declare (no redrive.principals; the hub's rules through the queue's policy) the
+		// router may not read either.
+		getRole(s.Name+": router reads its redrive role", router, s.roleARN("kib-"+s.Name+"-redrive-"+s.Region), s.Account, map[bool]verdict{true: allowed, false: denied}[s.RedriveRole != ""]),
+		getRole(s.Name+": router reads its forwarder role", router, s.roleARN("kib-"+s.Name+"-forward-"+s.Region), s.Account, map[bool]verdict{true: allowed, false: denied}[s.ForwarderRole != ""]),
 		// What it refuses it keeps in the quarantine, and reads nothing there.
 		send(s.Name+": router -> its quarantine", router, s.Quarantine(), s.Account, allowed),
 		on(s.Name+": router reads its quarantine", router, "sqs:ReceiveMessage", s.Quarantine(), s.Account, denied),
@@ -349,19 +374,47 @@ func trustRows(t *testing.T, s *Stack) []row {
 	return rows
 }
 
-// redriveRows: moving the DLQ's messages back takes the redrive role, which a principal of the account may
-// assume (with its own permission to) and another account's may not; the role may move messages from the DLQ
-// into the central queue, and send nowhere else.
+// redriveRows: sending the DLQ's and the quarantine's messages back takes the redrive role, which only the
+// principals the stack names may assume (by their exact ARN, in any account): not a role of the account allowed
+// sts:AssumeRole on * (PowerUserAccess, most CI roles), not a member's, not another account's, not a role of the
+// named principal's name in another account. It may send to the central queue only, read the DLQ and the
+// quarantine, and not start a message move task (a moved message's sender is undocumented: requeue carries each
+// first sender instead). Its trust is evaluated a second time as it was (the account's root, no condition), which
+// must let the administrator in: the row can fail.
 func redriveRows(t *testing.T, s *Stack) []row {
 	r := s.Role(t, s.RedriveRole)
 	redrive := s.session(r)
+	named := func(arn string) caller {
+		acct := strings.Split(arn, ":")[4]
+		kind, name, _ := strings.Cut(arn[strings.LastIndex(arn, ":")+1:], "/")
+		c := outsider(acct, "sts:AssumeRole")
+		c.context["aws:PrincipalArn"] = arn
+		if kind == "user" {
+			c.principal = arn
+		} else {
+			c.principal = "arn:aws:sts::" + acct + ":assumed-role/" + name + "/session"
+		}
+		return c
+	}
+	admin := s.admin("sts:AssumeRole")
 	rows := []row{
-		assume(s.Name+": a role of the account allowed sts:AssumeRole assumes the redrive role", s.admin("sts:AssumeRole"), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named on-call role assumes the redrive role", named(oncall), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named user of a security account assumes the redrive role", named(security), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": a role of the account allowed sts:AssumeRole on * assumes the redrive role", admin, "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": a role named as the on-call role, of another account", named(strings.Replace(oncall, s.Account, "999999999999", 1)), "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": another account's role assumes the redrive role", outsider("999999999999", "sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": a member's role assumes the redrive role", outsider(member1, "sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),
+		widened(assume(s.Name+": a role of the account allowed sts:AssumeRole on * assumes the redrive role", admin, "sts:AssumeRole", r, s.Account, denied),
+			"the redrive role trusting the account's root with no condition", func(w *row) {
+				w.resourcePolicy = Policy{"Version": "2012-10-17", "Statement": []any{map[string]any{
+					"Effect": "Allow", "Principal": map[string]any{"AWS": "arn:aws:iam::" + s.Account + ":root"}, "Action": "sts:AssumeRole",
+				}}}
+			}),
 		send(s.Name+": redrive role -> central", redrive, s.Central(), s.Account, allowed),
 		send(s.Name+": redrive role -> DLQ", redrive, s.DLQ(), s.Account, explicitlyDenied),
+		on(s.Name+": redrive role starts a message move task on the DLQ", redrive, "sqs:StartMessageMoveTask", s.DLQ(), s.Account, denied),
 	}
-	for _, action := range []string{"sqs:StartMessageMoveTask", "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
+	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
 		rows = append(rows, on(s.Name+": redrive role "+action+" DLQ", redrive, action, s.DLQ(), s.Account, allowed))
 	}
 	// The quarantine: read, and sent back (the requeue command); nothing put there.
@@ -376,6 +429,79 @@ func redriveRows(t *testing.T, s *Stack) []row {
 		rows = append(rows, send(s.Name+": redrive role -> cluster queue of "+c, redrive, s.ClusterQueue(t, c), s.Account, explicitlyDenied))
 	}
 	return rows
+}
+
+// quarantineRows: the quarantine's evidence cannot be rewritten or erased. Only the redrive role may receive from
+// it, delete from it or change a message's visibility; nobody may purge it, the redrive role and an administrator
+// allowed sqs:* on * included; only the router may send to it. A stack without a redrive role lets nobody read it.
+// Each Deny is evaluated a second time against the policy without it, which must then let the administrator do
+// it: the rows can fail.
+func quarantineRows(t *testing.T, s *Stack) []row {
+	q := s.Quarantine()
+	admin := s.admin("sqs:*")
+	router := s.session(s.Role(t, s.RouterRole))
+	rows := []row{
+		on(s.Name+": the router receives from the quarantine", router, "sqs:ReceiveMessage", q, s.Account, denied),
+		send(s.Name+": the router -> quarantine", router, q, s.Account, allowed),
+	}
+	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:PurgeQueue"} {
+		deny := on(s.Name+": a role allowed sqs:* on * "+action+" quarantine", admin, action, q, s.Account, explicitlyDenied)
+		rows = append(rows, deny, widened(deny, "the quarantine's policy without its Denies but TLS's", func(w *row) {
+			w.resourcePolicy = onlyStatements(q.Policy, "DenyInsecureTransport")
+		}))
+	}
+	if s.RedriveRole != "" {
+		rows = append(rows, on(s.Name+": the redrive role purges the quarantine", s.session(s.Role(t, s.RedriveRole)), "sqs:PurgeQueue", q, s.Account, explicitlyDenied))
+	} else {
+		redrive := &Role{Name: "kib-" + s.Name + "-redrive-" + s.Region, ARN: s.roleARN("kib-" + s.Name + "-redrive-" + s.Region),
+			Policies: []Policy{{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}}}}}
+		rows = append(rows, on(s.Name+": a role named as the redrive role, with none declared, receives from the quarantine", s.session(redrive),
+			"sqs:ReceiveMessage", q, s.Account, explicitlyDenied))
+	}
+	return rows
+}
+
+// onlyStatements is p with only the statements whose Sid is among sids.
+func onlyStatements(p Policy, sids ...string) Policy {
+	out := copyPolicy(p)
+	var keep []any
+	for _, st := range statements(out) {
+		if sid, _ := st["Sid"].(string); slices.Contains(sids, sid) {
+			keep = append(keep, st)
+		}
+	}
+	out["Statement"] = keep
+	return out
+}
+
+// hubPolicyRows: with the hub's rules delivering through the central queue's policy (centralQueue.hubDelivery
+// queuePolicy), EventBridge may send to it for the stack's own rules only: not for another stack's rule, not for a
+// rule of another account, not without aws:SourceArn (a service acting for no rule), not without TLS; no principal
+// that is no role may (an IAM user of the account allowed sqs:* on *), nor a role of the account. What the router's
+// sender check rests on in this mode: a sender that is no role is the stack's own rules. The rules' row is evaluated
+// a second time against the policy without the Allow, which must then refuse it: the row can fail.
+func hubPolicyRows(t *testing.T, s, other *Stack) []row {
+	events := func(rule string) caller {
+		return service("events.amazonaws.com", s.Account, map[string]any{"aws:SourceArn": rule, "aws:SourceAccount": s.Account, "aws:SecureTransport": "true"})
+	}
+	user := s.admin("sqs:*")
+	user.principal = "arn:aws:iam::" + s.Account + ":user/deployer"
+	user.context["aws:PrincipalArn"] = user.principal
+	own := send(s.Name+": the stack's own rule, through the policy -> central", events(s.RuleARNs[0]), s.Central(), s.Account, allowed)
+	return []row{
+		own,
+		widened(own, "the central queue's policy without the rules' Allow", func(w *row) {
+			w.resourcePolicy = onlyStatements(s.Central().Policy, "OnlyTheBusSends", "DenyInsecureTransport")
+			w.want = denied
+		}),
+		send(s.Name+": another stack's rule -> central", events(other.RuleARNs[0]), s.Central(), s.Account, explicitlyDenied),
+		send(s.Name+": EventBridge for no rule -> central", service("events.amazonaws.com", s.Account, map[string]any{"aws:SecureTransport": "true"}), s.Central(), s.Account, explicitlyDenied),
+		send(s.Name+": an IAM user allowed sqs:* on * -> central", user, s.Central(), s.Account, explicitlyDenied),
+		send(s.Name+": a role named as the hub's forwarder, with none declared -> central", s.session(&Role{Name: "kib-" + s.Name + "-forward-" + s.Region,
+			ARN:      s.roleARN("kib-" + s.Name + "-forward-" + s.Region),
+			Policies: []Policy{{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}}}}}),
+			s.Central(), s.Account, explicitlyDenied),
+	}
 }
 
 // forwarderRows: the hub's rules deliver to the central queue as its forwarder role, which only EventBridge may take

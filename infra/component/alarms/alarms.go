@@ -143,10 +143,10 @@ func Specs(args *Args) []Spec {
 		// Any forgery is an incident, and a genuine delivery refused (a sender AWS stamped that the check cannot
 		// attribute) must be seen in the first minute: one message is enough, in enforce mode (kept in the quarantine)
 		// and observe mode (forwarded) alike. A failure to learn a role is retried, not counted.
-		{Key: KeyForgedSenders, Description: "The central queue received a message whose sender may not speak for the account its event names " +
-			"(a role other than that account's forwarder or the bus's redrive role, or a sender that is no role): someone tried to drive another " +
-			"account's Karpenter, or AWS stamped a sender the check does not know. Kept in the quarantine as forged_sender with " +
-			"router.senderCheck enforce, forwarded with observe. " +
+		{Key: KeyForgedSenders, Description: "The central queue received a proven forgery: a message whose sender is not the forwarder the account " +
+			"its event names had when it was sent (another account's forwarder, another role, or a sender that is no role): someone tried to drive " +
+			"another account's Karpenter, or the hub's rules deliver as a sender the router does not take (make verify says which setting to " +
+			"switch). Kept in the quarantine as evidence (forged_sender) with router.senderCheck enforce, forwarded with observe. " +
 			"See the runbook (docs/operations.md), \"Messages refused as forged_sender\".",
 			Namespace: args.Namespace, Metric: contract.MetricForgedSender, Statistic: "Sum",
 			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as forged_sender"},

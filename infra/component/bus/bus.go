@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
+	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -35,8 +36,13 @@ type Args struct {
 	// RouterRoleARN is the router's role, the one principal that may send to the quarantine queue (known by its
 	// name before it exists).
 	RouterRoleARN string
-	Env           awsenv.Env
-	Tags          pulumi.StringMap
+	// HubByPolicy: the hub's rules deliver through the central queue's policy, not as the hub's forwarder role, which
+	// is then not declared (config.CentralQueue.HubDelivery).
+	HubByPolicy bool
+	// RedrivePrincipals may assume the redrive role; none: no redrive role is declared.
+	RedrivePrincipals []string
+	Env               awsenv.Env
+	Tags              pulumi.StringMap
 }
 
 // Bus is the shared plumbing.
@@ -53,7 +59,8 @@ type Bus struct {
 	QuarantineURL pulumi.StringOutput    `pulumi:"quarantineQueueUrl"`
 	QuarantineARN pulumi.StringOutput    `pulumi:"quarantineQueueArn"`
 	RuleARNs      pulumi.StringMapOutput `pulumi:"ruleArns"`
-	// RedriveRoleARN is the role operators assume to move messages from the DLQ back to the central queue.
+	// RedriveRoleARN is the role the principals named assume to send messages of the quarantine and the DLQ back to
+	// the central queue; "" when none is named.
 	RedriveRoleARN pulumi.StringOutput `pulumi:"redriveRoleArn"`
 
 	waitFor []pulumi.Resource
@@ -134,10 +141,15 @@ func RedriveRoleName(namePrefix, region string) string {
 	return iamname.OfPrefix(namePrefix, "redrive", region)
 }
 
-// CentralPolicyOf is the central queue's policy of the bus of namePrefix in env.
-func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders) policy.Document {
+// CentralPolicyOf is the central queue's policy of the bus of namePrefix in env; byPolicy and redrive say whether the
+// hub's rules deliver through the policy and whether the bus has a redrive role.
+func CentralPolicyOf(env awsenv.Env, namePrefix string, f Forwarders, byPolicy, redrive bool) policy.Document {
+	hub := Hub{ByPolicy: byPolicy, Redrive: redrive}
+	if byPolicy {
+		hub.RuleARNs = RuleARNs(env, namePrefix)
+	}
 	return CentralPolicy(env, env.ARN("sqs", CentralQueueName(namePrefix)),
-		env.IAMARN("role/"+ForwarderRoleName(namePrefix, env.Region)), env.IAMARN("role/"+RedriveRoleName(namePrefix, env.Region)), f)
+		env.IAMARN("role/"+ForwarderRoleName(namePrefix, env.Region)), env.IAMARN("role/"+RedriveRoleName(namePrefix, env.Region)), f, hub)
 }
 
 // New declares the bus as a component of its own (the program's).
@@ -190,7 +202,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		// Only the central queue may use it as its dead-letter queue.
-		RedriveAllowPolicy: pulumi.String(fmt.Sprintf(`{"redrivePermission":"byQueue","sourceQueueArns":[%q]}`, centralARN)),
+		RedriveAllowPolicy: pulumi.String(OnlyFrom(centralARN)),
 		Tags:               args.Tags,
 	}, parent)
 	if err != nil {
@@ -203,7 +215,9 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
 		SqsManagedSseEnabled:     pulumi.Bool(true),
 		RedrivePolicy:            pulumi.String(redrivePolicy),
-		Tags:                     args.Tags,
+		// No queue may make the central queue its dead-letter queue: a move from one is no sender of the bus.
+		RedriveAllowPolicy: pulumi.String(DenyAllRedrive),
+		Tags:               args.Tags,
 	}, parent, pulumi.DependsOn([]pulumi.Resource{dlq}))
 	if err != nil {
 		return fmt.Errorf("declaring the central queue: %w", err)
@@ -215,23 +229,35 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		Name:                    pulumi.String(quarantineName),
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
-		Tags:                    args.Tags,
+		// No queue may make the quarantine its dead-letter queue: what is there, the router wrote.
+		RedriveAllowPolicy: pulumi.String(DenyAllRedrive),
+		Tags:               args.Tags,
 	}, parent)
 	if err != nil {
 		return fmt.Errorf("declaring the quarantine queue: %w", err)
 	}
+	redriveRoleName, redriveARN := RedriveRoleName(np, env.Region), ""
+	if len(args.RedrivePrincipals) > 0 {
+		redriveARN = env.IAMARN("role/" + redriveRoleName)
+	}
 	quarantinePolicy, err := sqs.NewQueuePolicy(ctx, name+"-quarantine", &sqs.QueuePolicyArgs{
-		QueueUrl: quarantine.Url, Policy: pulumi.String(QuarantinePolicy(quarantineARN, args.RouterRoleARN).JSON()),
+		QueueUrl: quarantine.Url, Policy: pulumi.String(QuarantinePolicy(quarantineARN, args.RouterRoleARN, redriveARN).JSON()),
 	}, parent)
 	if err != nil {
 		return fmt.Errorf("declaring the quarantine queue policy: %w", err)
 	}
 
 	// The rules deliver as the hub's forwarder role, as every member's rules do as theirs: the central queue's
-	// senders are all roles, each known to the router's sender check.
-	forwarder, forwarderPolicy, err := forwarderRole(ctx, name+"-forward", ForwarderRoleName(np, env.Region), env, centralARN, args.Tags, parent)
-	if err != nil {
-		return err
+	// senders are all roles, each known to the router's sender check. Through the queue's policy instead, there is
+	// no forwarder of the hub.
+	var forwarder *iam.Role
+	var targetOpts []pulumi.ResourceOption
+	if !args.HubByPolicy {
+		var forwarderPolicy *iam.RolePolicy
+		if forwarder, forwarderPolicy, err = forwarderRole(ctx, name+"-forward", ForwarderRoleName(np, env.Region), env, centralARN, args.Tags, parent); err != nil {
+			return err
+		}
+		targetOpts = append(targetOpts, pulumi.DependsOn([]pulumi.Resource{forwarderPolicy}))
 	}
 
 	ruleARNs := pulumi.StringMap{}
@@ -247,16 +273,10 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		if err != nil {
 			return fmt.Errorf("declaring rule %s: %w", t.Key, err)
 		}
-		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+t.Key, &cloudwatch.EventTargetArgs{
+		target := &cloudwatch.EventTargetArgs{
 			Rule:     rule.Name,
 			TargetId: pulumi.String("central-queue"),
 			Arn:      central.Arn,
-			// An SQS target of the rule's own account may be reached through an execution role ("For Lambda, Amazon
-			// SNS, and Amazon SQS resources, EventBridge can use either an IAM execution role or a resource-based
-			// policy", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html): SQS then
-			// stamps the role's ID as the message's SenderId, which AWS documents, where a delivery through the
-			// queue's policy alone gets an ID AWS does not (docs/security.md, "Who sent each message").
-			RoleArn: forwarder.Arn,
 			// The central queue is a fair queue for its message groups: each account's events are one group, so
 			// one account's storm does not hold back the others' (docs/performance.md, "Fairness between accounts").
 			SqsTarget: &cloudwatch.EventTargetSqsTargetArgs{MessageGroupId: pulumi.String(MessageGroup(env.Account))},
@@ -265,19 +285,32 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 				MaximumRetryAttempts:     pulumi.Int(185),
 			},
 			DeadLetterConfig: &cloudwatch.EventTargetDeadLetterConfigArgs{Arn: dlq.Arn},
-		}, parent, pulumi.DependsOn([]pulumi.Resource{forwarderPolicy})); err != nil {
+		}
+		if forwarder != nil {
+			// An SQS target of the rule's own account may be reached through an execution role ("For Lambda, Amazon
+			// SNS, and Amazon SQS resources, EventBridge can use either an IAM execution role or a resource-based
+			// policy", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html; the
+			// English page's older advice is not to: docs/security.md, "How the hub's rules deliver"): SQS then stamps
+			// the role's ID as the message's SenderId, which AWS documents, where a delivery through the queue's
+			// policy alone gets an ID AWS does not. make verify says whether it delivers.
+			target.RoleArn = forwarder.Arn
+		}
+		if _, err := cloudwatch.NewEventTarget(ctx, name+"-"+t.Key, target, append([]pulumi.ResourceOption{parent}, targetOpts...)...); err != nil {
 			return fmt.Errorf("declaring the target of rule %s: %w", t.Key, err)
 		}
 		ruleARNs[t.Key] = rule.Arn
 	}
 
-	redriveRoleName := RedriveRoleName(np, env.Region)
-	redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, env, dlqARN, centralARN, quarantineARN, args.Tags, parent)
-	if err != nil {
-		return err
+	b.RedriveRoleARN = pulumi.String("").ToStringOutput()
+	if len(args.RedrivePrincipals) > 0 {
+		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, args.Tags, parent)
+		if err != nil {
+			return err
+		}
+		b.RedriveRoleARN = redrive.Arn
 	}
 	centralPolicy, err := sqs.NewQueuePolicy(ctx, name+"-central", &sqs.QueuePolicyArgs{
-		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicyOf(env, np, args.Forwarders).JSON()),
+		QueueUrl: central.Url, Policy: pulumi.String(CentralPolicyOf(env, np, args.Forwarders, args.HubByPolicy, len(args.RedrivePrincipals) > 0).JSON()),
 	}, parent)
 	if err != nil {
 		return fmt.Errorf("declaring the central queue policy: %w", err)
@@ -292,7 +325,9 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	b.DLQURL, b.DLQARN, b.DLQName = dlq.Url, dlq.Arn, dlq.Name
 	b.QuarantineURL, b.QuarantineARN = quarantine.Url, quarantine.Arn
 	b.RuleARNs = ruleARNs.ToStringMapOutput()
-	b.RedriveRoleARN = redrive.Arn
-	b.waitFor = []pulumi.Resource{dlq, central, centralPolicy, quarantine, quarantinePolicy, forwarder}
+	b.waitFor = []pulumi.Resource{dlq, central, centralPolicy, quarantine, quarantinePolicy}
+	if forwarder != nil {
+		b.waitFor = append(b.waitFor, forwarder)
+	}
 	return nil
 }

@@ -18,21 +18,41 @@ type Forwarders struct {
 	OrgID, RoleName string
 }
 
-// CentralPolicy lets only roles send to the central queue: the hub's forwarder (its rules deliver as it), the
-// member accounts' forwarders (their rules deliver as theirs) and the redrive role. The Deny makes that true inside
-// the account too, where an identity policy alone would otherwise suffice: a role allowed sqs:SendMessage on *
-// cannot put a forged event on the bus, and neither can a delivery through the queue's policy by a service
-// principal (no aws:PrincipalArn: the Deny's negated condition matches a missing key), whose SenderId AWS does not
-// document. No role is a principal: members' roles are admitted by any principal with conditions on
-// aws:PrincipalArn, so the policy can be set before the roles exist and keeps admitting a role recreated later. The
-// hub's roles, of the queue's own account, need no Allow here: their identity policies suffice within an account,
-// and the Deny excepts them.
+// Hub says how the hub's side of the bus is wired: whether its rules deliver through the central queue's policy
+// (ByPolicy) rather than as its forwarder role, and the rules' ARNs they then send for; whether it has a redrive
+// role (Redrive).
+type Hub struct {
+	ByPolicy bool
+	RuleARNs []string
+	Redrive  bool
+}
+
+// CentralPolicy lets only roles of the bus send to the central queue: the hub's forwarder (its rules deliver as it),
+// the member accounts' forwarders (their rules deliver as theirs) and the redrive role; and, when the hub's rules
+// deliver through the queue's policy (hub.ByPolicy), EventBridge for the stack's own rules, by aws:SourceArn (a rule's
+// ARN names its account), the form EventBridge documents for an SQS target's resource policy ("Using resource-based
+// policies for Amazon EventBridge", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html#eb-sqs-permissions).
+// The Deny makes that true inside the account too, where an identity policy alone would otherwise suffice: a role
+// allowed sqs:SendMessage on * cannot put a forged event on the bus. Its two conditions must both hold to deny: a
+// principal not among the senders (aws:PrincipalArn, missing for a service principal, which the negated operator
+// matches), and a request not made for one of the stack's rules (aws:SourceArn, which only a service sets; with the
+// rules delivering as roles, a value no request carries). So the only sender that is no role is EventBridge for the
+// stack's own rules, whose events are the hub's own: what the router's sender check rests on in that mode. No role is
+// a principal: members' roles are admitted by any principal with conditions on aws:PrincipalArn, so the policy can be
+// set before the roles exist and keeps admitting a role recreated later. The hub's roles, of the queue's own
+// account, need no Allow here: their identity policies suffice within an account, and the Deny excepts them.
 //
-// SQS counts at most 10 conditions in a queue's policy (docs/performance.md, "AWS quotas"): the policy uses 3 with
-// accounts, 5 with an organization, whatever the number of members.
-func CentralPolicy(env awsenv.Env, queueARN, forwarderRoleARN, redriveRoleARN string, f Forwarders) policy.Document {
+// SQS counts at most 10 conditions in a queue's policy (docs/performance.md, "AWS quotas"): the policy's count does
+// not grow with the members (MemberQuotaFigures measures it before anything is declared).
+func CentralPolicy(env awsenv.Env, queueARN, forwarderRoleARN, redriveRoleARN string, f Forwarders, hub Hub) policy.Document {
 	var statements []policy.Statement
-	senders := []string{forwarderRoleARN, redriveRoleARN}
+	var senders []string
+	if !hub.ByPolicy {
+		senders = append(senders, forwarderRoleARN)
+	}
+	if hub.Redrive {
+		senders = append(senders, redriveRoleARN)
+	}
 	switch {
 	case f.OrgID != "":
 		pattern := env.In("*").IAMARN("role/" + f.RoleName)
@@ -53,26 +73,59 @@ func CentralPolicy(env awsenv.Env, queueARN, forwarderRoleARN, redriveRoleARN st
 		})
 		senders = append(senders, f.ARNs...)
 	}
-	statements = append(statements, policy.Statement{
-		Sid: "OnlyTheForwardersAndTheRedriveRoleSend", Effect: "Deny", Principal: "*",
+	deny := policy.Statement{
+		Sid: "OnlyTheBusSends", Effect: "Deny", Principal: "*",
 		Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
-		Condition: map[string]map[string]any{"ArnNotLike": {"aws:PrincipalArn": senders}},
-	})
+		Condition: map[string]map[string]any{},
+	}
+	if len(senders) > 0 {
+		deny.Condition["ArnNotLike"] = map[string]any{"aws:PrincipalArn": senders}
+	}
+	if hub.ByPolicy {
+		statements = append(statements, fromRules(env, queueARN, hub.RuleARNs, "TheHubsRules"))
+		deny.Condition["ArnNotEquals"] = map[string]any{"aws:SourceArn": hub.RuleARNs}
+	}
+	statements = append(statements, deny)
 	return policy.New(append(statements, policy.DenyInsecureTransport(queueARN))...)
 }
 
-// QuarantinePolicy lets only the router send to the quarantine queue (by aws:PrincipalArn, so it can be set before
-// the router's role exists): whatever is there, the router refused. Reading it takes the redrive role (its identity
-// policy, within the account).
-func QuarantinePolicy(queueARN, routerRoleARN string) policy.Document {
+// QuarantinePolicy keeps the quarantine's evidence as the router wrote it: only the router may send there (by
+// aws:PrincipalArn, so it can be set before the router's role exists), so whatever is there the router refused;
+// only the redrive role may receive, delete or change a message's visibility (the requeue command, which reads
+// what is there and sends it back); nobody may purge it. Without a redrive role (redriveRoleARN ""), nobody may
+// read it at all. These are Denies: an administrator of the account allowed sqs:* on * is refused too. What a
+// Deny here cannot stop is whoever may set the queue's attributes (its policy, its retention): the stack's
+// deployer, as for every resource of the stack.
+func QuarantinePolicy(queueARN, routerRoleARN, redriveRoleARN string) policy.Document {
+	readers := policy.Statement{
+		Sid: "OnlyTheRedriveRoleReads", Effect: "Deny", Principal: "*",
+		Action: []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"}, Resource: []string{queueARN},
+	}
+	if redriveRoleARN != "" {
+		readers.Condition = map[string]map[string]any{"ArnNotEquals": {"aws:PrincipalArn": redriveRoleARN}}
+	}
 	return policy.New(
 		policy.Statement{
 			Sid: "OnlyTheRouterKeeps", Effect: "Deny", Principal: "*",
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
 			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:PrincipalArn": routerRoleARN}},
 		},
+		readers,
+		policy.Statement{Sid: "NobodyPurges", Effect: "Deny", Principal: "*", Action: []string{"sqs:PurgeQueue"}, Resource: []string{queueARN}},
 		policy.DenyInsecureTransport(queueARN),
 	)
+}
+
+// RedriveAllowPolicy values for the bus's queues ("CreateQueue", RedriveAllowPolicy,
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html): without one a queue
+// is "allowAll": "Any source queues in this AWS account in the same Region can specify this queue as the dead-letter
+// queue", which would let any queue of the account move messages, attributes and all, into the central queue or the
+// quarantine. DenyAll refuses every source queue; OnlyFrom admits the one queue given.
+const DenyAllRedrive = `{"redrivePermission":"denyAll"}`
+
+// OnlyFrom is the RedriveAllowPolicy that admits sourceARN alone ("byQueue", up to 10 source queues).
+func OnlyFrom(sourceARN string) string {
+	return fmt.Sprintf(`{"redrivePermission":"byQueue","sourceQueueArns":[%q]}`, sourceARN)
 }
 
 // DLQPolicy lets only the rules send to a dead-letter queue (the events EventBridge could not deliver). SQS
@@ -84,7 +137,7 @@ func DLQPolicy(env awsenv.Env, queueARN, centralARN string, ruleARNs []string) p
 		sources = append(sources, centralARN)
 	}
 	return policy.New(
-		fromRules(env, queueARN, ruleARNs),
+		fromRules(env, queueARN, ruleARNs, "EventBridgeRules"),
 		policy.Statement{
 			Sid: "OnlyTheRulesSend", Effect: "Deny", Principal: "*",
 			Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
@@ -94,9 +147,9 @@ func DLQPolicy(env awsenv.Env, queueARN, centralARN string, ruleARNs []string) p
 	)
 }
 
-func fromRules(env awsenv.Env, queueARN string, ruleARNs []string) policy.Statement {
+func fromRules(env awsenv.Env, queueARN string, ruleARNs []string, sid string) policy.Statement {
 	return policy.Statement{
-		Sid: "EventBridgeRules", Effect: "Allow", Principal: policy.Service(env.Principal("events")),
+		Sid: sid, Effect: "Allow", Principal: policy.Service(env.Principal("events")),
 		Action: []string{"sqs:SendMessage"}, Resource: []string{queueARN},
 		Condition: map[string]map[string]any{"ArnEquals": {"aws:SourceArn": ruleARNs}},
 	}
@@ -104,18 +157,27 @@ func fromRules(env awsenv.Env, queueARN string, ruleARNs []string) policy.Statem
 
 // RedrivePolicy is what sending the DLQ's and the quarantine's messages back into the central queue takes, and
 // nothing more: the requeue command receives from either, sends to the central queue as its caller, deletes what it
-// sent and releases what it did not (ChangeMessageVisibility); StartMessageMoveTask stays allowed on the DLQ.
+// sent and releases what it did not (ChangeMessageVisibility). Not sqs:StartMessageMoveTask: AWS does not document
+// what sender a moved message keeps, so a genuine event moved that way could be judged a forgery; requeue carries
+// each message's first sender instead, which the router judges it by.
 func RedrivePolicy(dlqARN, centralARN, quarantineARN string) policy.Document {
+	read := []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}
 	return policy.New(
-		policy.Allow("ReadTheDeadLetterQueue", []string{
-			"sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks", "sqs:CancelMessageMoveTask",
-			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
-		}, []string{dlqARN}),
-		policy.Allow("ReadTheQuarantine", []string{
-			"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
-		}, []string{quarantineARN}),
+		policy.Allow("ReadTheDeadLetterQueue", read, []string{dlqARN}),
+		policy.Allow("ReadTheQuarantine", read, []string{quarantineARN}),
 		policy.Allow("SendToTheCentralQueue", []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}, []string{centralARN}),
 	)
+}
+
+// RedriveTrust lets exactly principals (roles and users, by ARN) assume the redrive role: their accounts are the
+// principal, their ARNs the aws:PrincipalArn condition (policy.PrincipalIs), so a principal named before it
+// exists, or created anew, is admitted, and nobody else of those accounts is, whatever sts:AssumeRole their own
+// policies allow.
+func RedriveTrust(principals []string) policy.Document {
+	principal, condition := policy.PrincipalIs(principals...)
+	return policy.New(policy.Statement{
+		Sid: "NamedOperators", Effect: "Allow", Principal: principal, Action: []string{"sts:AssumeRole"}, Condition: condition,
+	})
 }
 
 // forwarderRole declares the hub's forwarder role, which the hub's rules deliver to the central queue as.
@@ -142,18 +204,16 @@ func forwarderRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, c
 }
 
 // redriveRole declares the role operators assume to send the DLQ's and the quarantine's messages back: the one
-// principal besides the forwarders that may send to the central queue. Any principal of the account whose own policy allows sts:AssumeRole on it may
-// assume it (the account's usual delegation).
-func redriveRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, dlqARN, centralARN, quarantineARN string, tags pulumi.StringMap,
+// principal besides the forwarders that may send to the central queue, and the one that may read the quarantine.
+// Only principals may assume it (RedriveTrust).
+func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN string, tags pulumi.StringMap,
 	opts ...pulumi.ResourceOption,
 ) (*iam.Role, error) {
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
-		Name:        pulumi.String(roleName),
-		Description: pulumi.String("Moves interruption events from the dead-letter queue back to the central queue"),
-		AssumeRolePolicy: pulumi.String(policy.New(policy.Statement{
-			Effect: "Allow", Principal: map[string]string{"AWS": env.IAMARN("root")}, Action: []string{"sts:AssumeRole"},
-		}).JSON()),
-		Tags: tags,
+		Name:             pulumi.String(roleName),
+		Description:      pulumi.String("Sends interruption events of the quarantine and the dead-letter queue back to the central queue"),
+		AssumeRolePolicy: pulumi.String(RedriveTrust(principals).JSON()),
+		Tags:             tags,
 	}, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("declaring the redrive role: %w", err)

@@ -194,12 +194,14 @@ func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, quarantineQueu
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
 	}
 	// The sender check learns the unique IDs of the roles of the account that may send to the central queue: its
-	// forwarder (its rules) and the redrive role (docs/security.md, "Who sent each message").
+	// forwarder (its rules, unless they deliver through the queue's policy) and the redrive role, when the stack has
+	// them (docs/security.md, "Who sent each message").
 	var roles []string
-	for _, name := range []string{s.ForwarderRoleName, s.RedriveRoleName} {
-		if name != "" {
-			roles = append(roles, env.IAMARN("role/"+name))
-		}
+	if arn := s.ForwarderRole(s.Account); arn != "" {
+		roles = append(roles, env.IAMARN("role/"+s.ForwarderRoleName))
+	}
+	if s.RedriveRoleName != "" {
+		roles = append(roles, env.IAMARN("role/"+s.RedriveRoleName))
 	}
 	if len(roles) > 0 {
 		statements = append(statements, policy.Allow("LearnTheSenderRoleIDs", []string{"iam:GetRole"}, roles))

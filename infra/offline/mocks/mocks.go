@@ -122,12 +122,20 @@ func (m *Mocks) region() string { return cmp.Or(m.Region, DefaultRegion) }
 // would (infra/concurrency).
 var DefaultLambda = concurrency.Account{Limit: 1000, Unreserved: 1000}
 
-// ReadConcurrency answers as Lambda's GetAccountSettings and GetFunctionConcurrency would in m's world.
-func (m *Mocks) ReadConcurrency(context.Context, string, string, string) (concurrency.Account, error) {
-	if m == nil || m.Lambda == nil {
+// ReadConcurrency answers as Lambda's GetAccountSettings and GetFunctionConcurrency would in m's world, read in m's
+// account (a nil m's is not known: the offline render's world has no account of its own).
+func (m *Mocks) ReadConcurrency(context.Context, string, concurrency.Identity, string) (concurrency.Account, error) {
+	if m == nil {
 		return DefaultLambda, nil
 	}
-	return *m.Lambda, nil
+	a := DefaultLambda
+	if m.Lambda != nil {
+		a = *m.Lambda
+	}
+	if a.Caller == "" {
+		a.Caller = m.account()
+	}
+	return a, nil
 }
 
 func (m *Mocks) account() string { return cmp.Or(m.Account, DefaultAccount) }

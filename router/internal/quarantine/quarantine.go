@@ -33,9 +33,11 @@ type Message struct {
 	Reason contract.Reason
 	Err    error
 	// Account is the account the event names ("" when the body is no event); Sender and Sent are the SenderId and
-	// SentTimestamp (epoch milliseconds, as SQS gives it) of the message in the central queue; MessageID its ID
-	// there, EventID its event's id.
+	// SentTimestamp (epoch milliseconds, as SQS gives it) the router judged: the message's in the central queue, or
+	// the first sender of a message sent back; MessageID its ID there, EventID its event's id.
 	Account, Sender, Sent, MessageID, EventID string
+	// FromDLQ: Sender is the one the dead-letter queue held (contract.AttrOrigin).
+	FromDLQ bool
 }
 
 // Queue keeps messages in one SQS queue.
@@ -103,15 +105,13 @@ func (q *Queue) send(ctx context.Context, msgs []Message, errs []error) {
 func attributes(m Message) map[string]types.MessageAttributeValue {
 	reason := ""
 	if m.Err != nil {
-		reason = m.Err.Error()
-	}
-	if len(reason) > contract.MaxAttrError {
-		reason = reason[:contract.MaxAttrError]
+		reason = contract.TruncateUTF8(m.Err.Error(), contract.MaxAttrError)
 	}
 	out := map[string]types.MessageAttributeValue{}
 	for name, v := range map[string]string{
 		contract.AttrReason: string(m.Reason), contract.AttrError: reason, contract.AttrAccount: m.Account,
 		contract.AttrSender: m.Sender, contract.AttrMessageID: m.MessageID, contract.AttrEventID: m.EventID,
+		contract.AttrOrigin: map[bool]string{true: contract.OriginDLQ}[m.FromDLQ],
 	} {
 		if v != "" {
 			out[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}

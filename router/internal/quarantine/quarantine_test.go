@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -13,7 +14,8 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
-// fakeSQS records each SendMessageBatch, failing the entries whose body is "fail", or the whole call with err.
+// fakeSQS records each SendMessageBatch, failing the entries whose body is "fail", answering nothing for those whose
+// body is "unanswered", or failing the whole call with err.
 type fakeSQS struct {
 	calls [][]types.SendMessageBatchRequestEntry
 	err   error
@@ -26,8 +28,11 @@ func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchIn
 	}
 	out := &sqs.SendMessageBatchOutput{}
 	for _, e := range in.Entries {
-		if aws.ToString(e.MessageBody) == "fail" {
+		switch aws.ToString(e.MessageBody) {
+		case "fail":
 			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String("stub")})
+			continue
+		case "unanswered": // in neither list: SQS breaking its batch contract
 			continue
 		}
 		out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id})
@@ -93,5 +98,70 @@ func TestKeep(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "ServiceUnavailable") {
 			t.Errorf("message %d with the call failing: %v", i, err)
 		}
+	}
+}
+
+// TestAnEntryUnansweredIsNotKept: an entry SQS lists neither as successful nor as failed is not kept: the router
+// retries its message rather than delete it.
+func TestAnEntryUnansweredIsNotKept(t *testing.T) {
+	errs := New(&fakeSQS{}, "https://sqs/q").Keep(context.Background(), []Message{msg("a"), msg("unanswered"), msg("b")})
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("the answered entries: %v", errs)
+	}
+	if errs[1] == nil || !strings.Contains(errs[1].Error(), "answered nothing") {
+		t.Errorf("the unanswered entry: %v, want it not kept", errs[1])
+	}
+}
+
+// TestTheErrorIsCutOnACharacterAtItsLimit: kib-error keeps MaxAttrError bytes at most, the last character whole
+// (SQS refuses an attribute that is not UTF-8), and an error within the limit whole.
+func TestTheErrorIsCutOnACharacterAtItsLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name, err string
+		want      int
+	}{
+		{"one byte over", strings.Repeat("x", contract.MaxAttrError+1), contract.MaxAttrError},
+		{"at the limit", strings.Repeat("x", contract.MaxAttrError), contract.MaxAttrError},
+		{"a character across the limit", strings.Repeat("x", contract.MaxAttrError-1) + "é" + "tail", contract.MaxAttrError - 1},
+		{"a four-byte character across the limit", strings.Repeat("x", contract.MaxAttrError-2) + "𝄞", contract.MaxAttrError - 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeSQS{}
+			m := msg("body")
+			m.Err = errors.New(tt.err)
+			New(f, "https://sqs/q").Keep(context.Background(), []Message{m})
+			got := aws.ToString(f.calls[0][0].MessageAttributes[contract.AttrError].StringValue)
+			if len(got) != tt.want || !utf8.ValidString(got) {
+				t.Errorf("kib-error is %d bytes (valid UTF-8 %t), want %d", len(got), utf8.ValidString(got), tt.want)
+			}
+		})
+	}
+}
+
+// TestTheBatchCountsAttributes: SendMessageBatch's 1 MiB counts attributes as well as bodies: two bodies that fit
+// together only without their attributes go in two calls.
+func TestTheBatchCountsAttributes(t *testing.T) {
+	f := &fakeSQS{}
+	body := strings.Repeat("b", maxBytes/2-80)
+	if errs := New(f, "https://sqs/q").Keep(context.Background(), []Message{msg(body), msg(body)}); errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	if len(f.calls) != 2 {
+		t.Errorf("%d calls for two bodies of %d bytes with their attributes, want 2: together they pass %d bytes", len(f.calls), len(body), maxBytes)
+	}
+}
+
+// TestTheDLQsSenderIsMarked: a message whose sender is the one the dead-letter queue held says so (kib-origin), so
+// that sent back again it is still never proven forged by it.
+func TestTheDLQsSenderIsMarked(t *testing.T) {
+	f := &fakeSQS{}
+	m := msg("body")
+	m.FromDLQ = true
+	New(f, "https://sqs/q").Keep(context.Background(), []Message{m, msg("other")})
+	if got := aws.ToString(f.calls[0][0].MessageAttributes[contract.AttrOrigin].StringValue); got != contract.OriginDLQ {
+		t.Errorf("kib-origin = %q, want %q", got, contract.OriginDLQ)
+	}
+	if _, ok := f.calls[0][1].MessageAttributes[contract.AttrOrigin]; ok {
+		t.Error("a message judged in the central queue carries kib-origin")
 	}
 }

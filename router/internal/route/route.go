@@ -42,9 +42,10 @@ type Redeliverer interface {
 	Later(ctx context.Context, receiptHandle string, receiveCount int) (time.Duration, error)
 }
 
-// SenderChecker decides whether the senders of messages may speak for the account their events name.
+// SenderChecker judges whether the senders of messages may speak for the account their events name, which is on
+// the bus or not.
 type SenderChecker interface {
-	Check(ctx context.Context, account string, msgs []sender.Message) []sender.Result
+	Check(ctx context.Context, account string, onBus bool, msgs []sender.Message) []sender.Result
 }
 
 // Quarantiner keeps refused messages, returning one error per message.
@@ -101,8 +102,9 @@ type Options struct {
 	BusQueues []string
 	// Redeliverer, when set, brings retried messages back after a backoff instead of the visibility timeout.
 	Redeliverer Redeliverer
-	// Senders, when set, checks that each message's sender may speak for the account its event names: a forged
-	// one is dropped as forged_sender, an undecided one retried; with SenderObserve, both are logged, counted and
+	// Senders, when set, checks that each message's sender may speak for the account its event names, before
+	// anything else is decided of it: a proven forgery is dropped as forged_sender, a sender that cannot be
+	// attributed as unattributable_sender, an undecided one retried; with SenderObserve, each is logged, counted and
 	// forwarded all the same.
 	Senders       SenderChecker
 	SenderObserve bool
@@ -167,6 +169,9 @@ type message struct {
 	rec *events.SQSMessage
 	ev  event.Event
 	out outcome
+	// judged is what the sender check made of it: the sender judged (the first sender of a message sent back) is
+	// what the quarantine keeps.
+	judged sender.Result
 
 	sent    int      // deliveries SQS accepted
 	noQueue error    // why an owner has no queue, if one has none
@@ -212,6 +217,7 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	var stats metrics.Batch
 	msgs := r.parse(in.Records, &stats)
 	r.checkSenders(ctx, msgs, &stats)
+	r.admit(msgs)
 	deliveries := r.plan(msgs, r.resolve(ctx, lookups(msgs)))
 	// The refused messages are kept while the others are delivered: a refusal never holds the batch up.
 	var wg sync.WaitGroup
@@ -232,8 +238,9 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 // where is an account and a region: the scope of an instance id.
 type where struct{ account, region string }
 
-// parse decodes every record, drops what is not an interruption event or a canary of this bus, or comes from an
-// account not on the bus, and returns the messages.
+// parse decodes every record and drops what is not an interruption event or a canary of this bus. Nothing is
+// decided here of the account an event names: its sender is judged first (checkSenders), so an event naming an
+// account not on the bus is kept with the verdict on its sender, never sent back later as that account's unjudged.
 func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) []message {
 	msgs := make([]message, len(recs))
 	for i := range recs {
@@ -246,19 +253,38 @@ func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) []message
 			m.out = drop(contract.ReasonNotInterruption, err)
 		case err != nil:
 			m.out = drop(contract.ReasonUnparseable, err)
-		case len(r.accounts) > 0 && !slices.Contains(r.accounts, ev.Account):
-			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("account %s is not on the bus", ev.Account))
-		case len(r.accounts) > 0 && ev.Kind == contract.KindCanary && !slices.Contains(r.accounts, ev.To):
-			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("a canary for account %s, which is not on the bus", ev.To))
 		case ev.Kind == contract.KindCanary && ev.Bus != r.bus:
 			m.out = drop(contract.ReasonNotInterruption, fmt.Errorf("a canary for bus %q, this is %q", ev.Bus, r.bus))
-		case ev.Kind == contract.KindCanary && ev.To != ev.Account && (r.hub == "" || ev.Account != r.hub):
-			m.out = drop(contract.ReasonCanaryForbidden, fmt.Errorf("a canary put in account %s names clusters of account %s: "+
-				"only canaries put in the bus's own account may", ev.Account, ev.To))
 		}
 		stats.Receive(ev.Kind)
 	}
 	return msgs
+}
+
+// onBus reports whether account is on the bus: every account when the bus lists none (a bus of one account, or an
+// organization's, whose accounts the sender check and the lookups find out).
+func (r *Router) onBus(account string) bool {
+	return len(r.accounts) == 0 || slices.Contains(r.accounts, account)
+}
+
+// admit drops, of the messages still routing once their senders were judged, those whose content the bus does not
+// take: an event of an account not on the bus (when no sender check judged it), a canary naming clusters of an
+// account not on the bus, or of an account other than the one it was put in outside the bus's own.
+func (r *Router) admit(msgs []message) {
+	for i := range msgs {
+		m := &msgs[i]
+		ev := m.ev
+		switch {
+		case m.out.verdict != routing:
+		case !r.onBus(ev.Account):
+			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("account %s is not on the bus", ev.Account))
+		case ev.Kind == contract.KindCanary && !r.onBus(ev.To):
+			m.out = drop(contract.ReasonUnknownAccount, fmt.Errorf("a canary for account %s, which is not on the bus", ev.To))
+		case ev.Kind == contract.KindCanary && ev.To != ev.Account && (r.hub == "" || ev.Account != r.hub):
+			m.out = drop(contract.ReasonCanaryForbidden, fmt.Errorf("a canary put in account %s names clusters of account %s: "+
+				"only canaries put in the bus's own account may", ev.Account, ev.To))
+		}
+	}
 }
 
 // lookups are the instance ids of the routing messages to look up, per account and region (canaries name
@@ -279,10 +305,9 @@ func lookups(msgs []message) map[where][]string {
 	return ids
 }
 
-// checkSenders decides, for each account the routing messages name, whether their senders may speak for it (the
-// accounts in parallel, as lookups are), and settles what may not: forged_sender, dropped (or, observed, logged
-// and forwarded); undecided, retried (observed: forwarded); an account whose reader role is refused,
-// unknown_account. A sender that is not a role is counted, and logged once per value.
+// checkSenders judges, for each account the routing messages name, whether their senders may speak for it (the
+// accounts in parallel, as lookups are), and settles what may not (settleSender). A message the redrive role sent
+// back is judged by the first sender it carries.
 func (r *Router) checkSenders(ctx context.Context, msgs []message, stats *metrics.Batch) {
 	if r.senders == nil {
 		return
@@ -305,59 +330,117 @@ func (r *Router) checkSenders(ctx context.Context, msgs []message, stats *metric
 			byAccount[m.ev.Account] = c
 			names = append(names, m.ev.Account)
 		}
-		var sent time.Time
-		if ms, err := strconv.ParseInt(m.rec.Attributes[sender.SentAttribute], 10, 64); err == nil {
-			sent = time.UnixMilli(ms)
-		}
 		c.msgs = append(c.msgs, m)
-		c.in = append(c.in, sender.Message{Sender: m.rec.Attributes[sender.Attribute], Sent: sent})
+		c.in = append(c.in, sender.Message{Sender: m.rec.Attributes[sender.Attribute], Sent: millis(m.rec.Attributes[sender.SentAttribute]),
+			Requeue: requeueOf(m.rec)})
 	}
-	parallel(r.concurrency, len(names), func(i int) {
-		c := byAccount[names[i]]
-		c.out = r.senders.Check(ctx, names[i], c.in)
-	})
+	// The accounts on the bus first: the forwarders they learn tie their IDs to them, so a forwarder naming an
+	// account not on the bus in the same batch is found out.
+	on, off := partition(names, r.onBus)
+	for _, group := range [][]string{on, off} {
+		parallel(r.concurrency, len(group), func(i int) {
+			c := byAccount[group[i]]
+			c.out = r.senders.Check(ctx, group[i], r.onBus(group[i]), c.in)
+		})
+	}
 	for _, a := range names {
 		c := byAccount[a]
 		for j, m := range c.msgs {
-			r.settleSender(ctx, m, c.in[j].Sender, c.out[j], stats)
+			m.judged = c.out[j]
+			r.settleSender(ctx, m, c.in[j].Sender, stats)
 		}
 	}
 }
 
-// settleSender applies the sender check's result res of m, sent by s.
-func (r *Router) settleSender(ctx context.Context, m *message, s string, res sender.Result, stats *metrics.Batch) {
+// partition splits names into those keep says true of and the others, in order.
+func partition(names []string, keep func(string) bool) (yes, no []string) {
+	for _, n := range names {
+		if keep(n) {
+			yes = append(yes, n)
+		} else {
+			no = append(no, n)
+		}
+	}
+	return yes, no
+}
+
+// millis is an SQS epoch-milliseconds attribute as a time; zero when it is none.
+func millis(v string) time.Time {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// requeueOf is what a record says of its first sending (contract.AttrFirstSender, ...); the checker honours it only
+// when the redrive role sent the record.
+func requeueOf(rec *events.SQSMessage) sender.Requeue {
+	return sender.Requeue{
+		FirstSender: attr(rec, contract.AttrFirstSender), FirstSent: millis(attr(rec, contract.AttrFirstSent)),
+		FromDLQ: attr(rec, contract.AttrOrigin) == contract.OriginDLQ, Vouch: attr(rec, contract.AttrVouched),
+	}
+}
+
+// settleSender applies the sender check's result of m, sent by s (the record's own SenderId): a proven forgery is
+// dropped as forged_sender, an unattributable sender as unattributable_sender, an account not on the bus as
+// unknown_account (each kept in the quarantine), an undecided one retried; observed, only the last two are.
+func (r *Router) settleSender(ctx context.Context, m *message, s string, stats *metrics.Batch) {
+	res := m.judged
+	who := s // the sender judged: the record's, or the first sender of a message sent back
+	if res.Requeued {
+		who = res.Sender
+	}
 	if _, isRole := sender.RoleID(s); !isRole && s != "" {
 		stats.ServiceSender()
 		if _, logged := r.seen.LoadOrStore(s, true); !logged {
-			r.log.WarnContext(ctx, contract.LogServiceSender, contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
+			r.log.InfoContext(ctx, contract.LogServiceSender, contract.LogSender, s, "account", m.ev.Account, contract.LogEventID, m.ev.ID)
 		}
+	}
+	refuse := func(reason contract.Reason) {
+		if r.observe {
+			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogReason, reason, contract.LogSender, who,
+				"account", m.ev.Account, contract.LogEventID, m.ev.ID, contract.LogRequeued, res.Requeued, "error", res.Err.Error())
+			return
+		}
+		m.out = drop(reason, res.Err)
 	}
 	switch res.Verdict {
 	case sender.Genuine:
+		if res.Vouched {
+			r.log.WarnContext(ctx, contract.LogVouched, contract.LogSender, who, "account", m.ev.Account, contract.LogEventID, m.ev.ID,
+				contract.LogVouch, attr(m.rec, contract.AttrVouched), contract.LogVouchedBy, attr(m.rec, contract.AttrVouchedBy))
+		}
 	case sender.Forged:
 		stats.ForgedSender()
-		if r.observe {
-			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogReason, contract.ReasonForgedSender, contract.LogSender, s,
-				"account", m.ev.Account, contract.LogEventID, m.ev.ID, "error", res.Err.Error())
-			return
-		}
-		m.out = drop(contract.ReasonForgedSender, res.Err)
-	case sender.Undecided:
-		switch {
-		case errors.Is(res.Err, accounts.ErrUnknownAccount):
+		refuse(contract.ReasonForgedSender)
+	case sender.Unattributable:
+		refuse(contract.ReasonUnattributable)
+	case sender.NotOnBus:
+		if errors.Is(res.Err, accounts.ErrUnknownAccount) {
 			if _, logged := r.refused.LoadOrStore(m.ev.Account, true); !logged {
 				r.log.WarnContext(ctx, contract.LogReaderRefused, "account", m.ev.Account, "error", res.Err.Error())
 			}
-			m.out = drop(contract.ReasonUnknownAccount, res.Err)
-		case r.observe:
-			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, s, "account", m.ev.Account,
-				contract.LogEventID, m.ev.ID, "error", res.Err.Error())
-		default:
-			m.out = retry(fmt.Errorf("checking the sender: %w", res.Err))
 		}
+		m.out = drop(contract.ReasonUnknownAccount, res.Err)
+	case sender.Undecided:
+		if r.observe {
+			r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, who, "account", m.ev.Account,
+				contract.LogEventID, m.ev.ID, "error", res.Err.Error())
+			return
+		}
+		m.out = retry(fmt.Errorf("checking the sender: %w", res.Err))
 	default:
 		m.out = retry(fmt.Errorf("no verdict on sender %q of account %s", s, m.ev.Account))
 	}
+}
+
+// attr is a record's string message attribute k, or "".
+func attr(rec *events.SQSMessage, k string) string {
+	if v := rec.MessageAttributes[k].StringValue; v != nil {
+		return *v
+	}
+	return ""
 }
 
 // keep sends every message refused for a reason worth reading again to the quarantine (when there is one), and
@@ -375,11 +458,7 @@ func (r *Router) keep(ctx context.Context, msgs []message, stats *metrics.Batch)
 			continue
 		}
 		refused = append(refused, m)
-		kept = append(kept, quarantine.Message{
-			Body: &m.rec.Body, Reason: m.out.reason, Err: m.out.err, Account: m.ev.Account,
-			Sender: m.rec.Attributes[sender.Attribute], Sent: m.rec.Attributes[sender.SentAttribute],
-			MessageID: m.rec.MessageId, EventID: m.ev.ID,
-		})
+		kept = append(kept, r.kept(m))
 	}
 	if len(refused) == 0 {
 		return
@@ -393,6 +472,23 @@ func (r *Router) keep(ctx context.Context, msgs []message, stats *metrics.Batch)
 		m.out.verdict = quarantined
 		stats.Quarantine()
 	}
+}
+
+// kept is what the quarantine keeps of refused message m: its sender and send time are the ones its sender check
+// judged (the first sender of a message sent back), or, unjudged, the record's own.
+func (r *Router) kept(m *message) quarantine.Message {
+	k := quarantine.Message{
+		Body: &m.rec.Body, Reason: m.out.reason, Err: m.out.err, Account: m.ev.Account,
+		Sender: m.rec.Attributes[sender.Attribute], Sent: m.rec.Attributes[sender.SentAttribute],
+		MessageID: m.rec.MessageId, EventID: m.ev.ID,
+	}
+	if j := m.judged; j.Verdict != 0 && j.Requeued {
+		k.Sender, k.Sent, k.FromDLQ = j.Sender, "", j.FromDLQ
+		if !j.Sent.IsZero() && j.Sent.UnixMilli() > 0 {
+			k.Sent = strconv.FormatInt(j.Sent.UnixMilli(), 10)
+		}
+	}
+	return k
 }
 
 // resolve finds the owners of the instances of each account and region, the scopes in parallel, so one
@@ -640,8 +736,14 @@ func (r *Router) logDrop(ctx context.Context, m *message) {
 	if m.out.verdict == quarantined {
 		attrs = append(attrs, contract.LogQuarantined, true)
 	}
-	if m.out.reason == contract.ReasonForgedSender {
-		attrs = append(attrs, contract.LogSender, m.rec.Attributes[sender.Attribute], "account", m.ev.Account)
+	switch m.out.reason {
+	case contract.ReasonForgedSender, contract.ReasonUnattributable, contract.ReasonUnknownAccount:
+		s := m.rec.Attributes[sender.Attribute]
+		if m.judged.Requeued {
+			s = m.judged.Sender
+			attrs = append(attrs, contract.LogRequeued, true)
+		}
+		attrs = append(attrs, contract.LogSender, s, "account", m.ev.Account)
 	}
 	switch {
 	case m.ev.Kind != "":

@@ -804,7 +804,7 @@ type fakeSenders struct {
 	results map[string]sender.Result // sender -> result, whatever the account
 }
 
-func (f *fakeSenders) Check(_ context.Context, _ string, msgs []sender.Message) []sender.Result {
+func (f *fakeSenders) Check(_ context.Context, _ string, _ bool, msgs []sender.Message) []sender.Result {
 	out := make([]sender.Result, len(msgs))
 	for i, m := range msgs {
 		out[i] = f.results[m.Sender]
@@ -827,7 +827,7 @@ func TestSenderCheck(t *testing.T) {
 				"AROAA:s":  {Verdict: sender.Genuine},
 				"AROAX:s":  {Verdict: sender.Forged, Err: errors.New("sender AROAX:s may not speak for account " + memberB)},
 				"AROAU:s":  {Verdict: sender.Undecided, Err: errors.New("iam:GetRole throttled")},
-				"AROAD:s":  {Verdict: sender.Undecided, Err: fmt.Errorf("%w: refused", accounts.ErrUnknownAccount)},
+				"AROAD:s":  {Verdict: sender.NotOnBus, Err: fmt.Errorf("%w: refused", accounts.ErrUnknownAccount)},
 				"AIDASVC1": {Verdict: sender.Forged, Err: errors.New("sender AIDASVC1 is not an IAM role")},
 			}}
 			h.r.senders, h.r.observe = senders, observe

@@ -1,5 +1,5 @@
-// Package sender decides whether the sender of a message on the central queue may speak for the account its event
-// names (docs/security.md, "Who sent each message").
+// Package sender judges whether the sender of a message on the central queue may speak for the account its event
+// names, and when it may not, whether that is proven (docs/security.md, "Who sent each message").
 //
 // What AWS documents, and what follows:
 //   - SQS stamps every message with the system attribute SenderId, which Lambda's SQS record carries; "for an IAM
@@ -7,26 +7,36 @@
 //     https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html; its example,
 //     ABCDE1F2GH3I4JK5LMNOP:i-a123b456, has a colon and a suffix, which AWS does not define further: it is not
 //     checked). A role's unique ID starts with AROA ("IAM identifiers", unique ID prefixes,
-//     https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids), and IAM
-//     GetRole returns it as RoleId; a role deleted and created again gets a new one.
-//   - Every rule that delivers to the central queue delivers as an execution role, its account's forwarder: a
-//     member's rules because a target in another account needs one ("Sending events to an AWS service in another
+//     https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids); IAM
+//     GetRole returns it as RoleId with the role's CreateDate ("GetRole",
+//     https://docs.aws.amazon.com/IAM/latest/APIReference/API_GetRole.html); a role deleted and created again gets a
+//     new ID, and an ID is never another role's.
+//   - Every rule that delivers to the central queue delivers as its account's forwarder role (the target's RoleArn):
+//     a member's because a target in another account needs one ("Sending events to an AWS service in another
 //     account", https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-cross-account.html), the hub's
-//     own because a target's RoleArn may name one for an SQS target of its own account too ("For Lambda, Amazon
-//     SNS, and Amazon SQS resources, EventBridge can use either an IAM execution role or a resource-based policy",
-//     "Using resource-based policies for Amazon EventBridge",
-//     https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-use-resource-based.html). So a message naming an
-//     account must come from that account's forwarder, or from the hub's redrive role, which the hub's
-//     administrators assume to send messages back (the redrive and quarantine commands, which send as it): they run
-//     the router itself, so it may speak for any account on the bus.
+//     own unless the stack says its rules deliver through the queue's policy (Options.HubByPolicy).
 //
-// What AWS does not document, and how it is decided instead of guessed: the SenderId of a delivery through a
-// queue's resource policy alone, and whether StartMessageMoveTask keeps a message's original SenderId and
-// SentTimestamp (a redrive makes "new messages"). Neither is a path the bus uses: every sender the central queue
-// admits is a role. A sender that is not a role, or a role that may not speak for the account (a former ID of a
-// forwarder created anew, kept by a move task, included), is refused; the router keeps every refused message in
-// the quarantine queue, counted and alarmed on, from which an operator sends it back as the redrive role. So no
-// refusal loses an event, whatever AWS stamps.
+// The verdicts, from what IAM says now and SQS's SentTimestamp:
+//   - Genuine: the sender is the account's forwarder as it stands, or was when the message was sent (an ID IAM gave
+//     for it after the message was sent);
+//   - Forged, proven: the sender is another account's forwarder (an ID IAM gave for that account's role), or the
+//     account's forwarder as it stands was created before the message was sent and has another ID, so it was the
+//     forwarder then too;
+//   - Unattributable: neither: the account's forwarder was created after the message was sent (one created anew
+//     since), or the account has none now. IAM keeps no history of a role's former IDs, so nothing ties the sender
+//     to the account, nor proves it was not its forwarder then;
+//   - NotOnBus: the account is not on the bus (or its reader role is refused), and the sender is tied to no other
+//     account: kept with its sender, judged against the account's forwarder once it joins;
+//   - Undecided: IAM or STS failed, or the forwarder's last answer predates the message (asked again, at most once
+//     per Recheck): the message is retried.
+//
+// A message the hub's redrive role sent (cmd/requeue sending the quarantine or the dead-letter queue back) is judged
+// by the first sender and send time it carries (contract.AttrFirstSender, AttrFirstSent), never by the redrive
+// role: sending back launders nothing. Without them it is unattributable; an unattributable one the operator vouched
+// for by name (contract.AttrVouched) is genuine, a proven forgery never is. The dead-letter queue's senders are not
+// the central queue's (EventBridge's own delivery failures, a move whose kept SenderId AWS does not document), so a
+// first sender from there is never proven forged: one that is no role naming the hub is EventBridge delivering the
+// stack's own rules' events, the one sender besides the central queue that the dead-letter queue's policy admits.
 package sender
 
 import (
@@ -41,6 +51,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/smithy-go"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
@@ -53,10 +64,25 @@ const (
 	SentAttribute = "SentTimestamp"
 )
 
-// Message is what the checker needs of one message: who sent it, and when (zero: unknown, taken as now).
+// Message is what the checker needs of one message: who sent it, and when (zero: unknown, taken as now), and what
+// it says of its first sending when the redrive role sent it back.
 type Message struct {
-	Sender string
-	Sent   time.Time
+	Sender  string
+	Sent    time.Time
+	Requeue Requeue
+}
+
+// Requeue is what a message sent back by the redrive role says of itself; honoured only when the redrive role sent
+// it, since any sender may set message attributes.
+type Requeue struct {
+	// FirstSender and FirstSent are the sender and send time of the message where it was refused or dead-lettered
+	// ("" and zero: it says none; a zero time proves nothing by the clock).
+	FirstSender string
+	FirstSent   time.Time
+	// FromDLQ: the first sender is the one the dead-letter queue held.
+	FromDLQ bool
+	// Vouch is what an operator vouched for by name (contract.VouchEvent, VouchSender); "" none.
+	Vouch string
 }
 
 // RoleGetter is the one IAM call the checker makes.
@@ -70,18 +96,30 @@ var _ RoleGetter = (*iam.Client)(nil)
 type Verdict uint8
 
 const (
-	// Genuine: a role that may speak for the account.
+	// Genuine: the account's forwarder as it stands, the hub's rules through the queue's policy, or a message sent
+	// back whose first sender is one of these or that an operator vouched for.
 	Genuine Verdict = iota + 1
-	// Forged: a role that may not speak for the account, a sender that is not a role, or no sender at all.
+	// Forged: proven not to be the forwarder the account had when the message was sent.
 	Forged
-	// Undecided: the role the sender must be could not be learned now (IAM or STS failed); ask again later.
+	// Unattributable: neither tied to the account nor proven not to be its forwarder then.
+	Unattributable
+	// NotOnBus: the account is not on the bus, and the sender is tied to no other account.
+	NotOnBus
+	// Undecided: what decides could not be learned now (IAM or STS failed, or asked again shortly); retry.
 	Undecided
 )
 
-// Result is a sender's verdict, with why when it is not Genuine.
+// Result is a message's verdict, with why when it is not Genuine, and the sender it judged.
 type Result struct {
 	Verdict Verdict
 	Err     error
+	// Sender and Sent are the sender judged and when it sent: the message's own, or the first sender a message sent
+	// back by the redrive role carries.
+	Sender string
+	Sent   time.Time
+	// Requeued: the redrive role sent the message back; FromDLQ, its first sender is the dead-letter queue's;
+	// Vouched, it is genuine only because an operator vouched for it.
+	Requeued, FromDLQ, Vouched bool
 }
 
 // RoleID is the role unique ID of a SenderId that is a role's session ("AROA...:session"), and whether it is one.
@@ -98,6 +136,10 @@ type Options struct {
 	RedriveRole string
 	// ForwarderRole is the ARN of an account's forwarder role, the hub's own included ("" when the account has none).
 	ForwarderRole func(account string) string
+	// HubByPolicy: the hub's rules deliver through the central queue's policy (contract.HubDeliveryQueuePolicy),
+	// which admits no principal that is not a role but EventBridge for the stack's own rules: a sender that is no
+	// role speaks for the hub.
+	HubByPolicy bool
 	// IAM returns the client that reads account's roles: the router's own for the hub, one acting as the
 	// account's reader role for a member.
 	IAM func(account string) (RoleGetter, error)
@@ -106,7 +148,7 @@ type Options struct {
 	CacheSize        int
 	TTL, NegativeTTL time.Duration
 	// Recheck is the least time between two GetRole calls for one role. A sender that differs from a role's ID
-	// is refused only on an answer IAM gave after the message was sent; an older answer is asked again, at most
+	// is judged only on an answer IAM gave after the message was sent; an older answer is asked again, at most
 	// once per Recheck, the message retried meanwhile. So a role created anew (a new ID) is learned without a
 	// message of it being refused, and a stream of forgeries costs at most one GetRole per Recheck. Negative: IAM is
 	// asked again whenever an answer is older than the message (observe mode, which retries nothing, so that what it
@@ -124,15 +166,25 @@ type Checker struct {
 	opts  Options
 	roles *expirable.LRU[string, learned] // "<account>/<role name>" -> what IAM answered
 	neg   *expirable.LRU[string, learned]
-	locks sync.Map // key -> *sync.Mutex: one GetRole at a time per role
+	// forwarders ties each forwarder ID IAM ever gave to its account, and when IAM last gave it: an ID is never
+	// another role's, so the tie holds after the role is gone.
+	forwarders *lru.Cache[string, tie]
+	locks      sync.Map // key -> *sync.Mutex: one GetRole at a time per role
 }
 
-// learned is what IAM answered about a role, and when: its ID ("" when it does not exist), or why it could not be
-// read.
+// tie is the account a forwarder ID is the role of, and when IAM last said so.
+type tie struct {
+	account string
+	at      time.Time
+}
+
+// learned is what IAM answered about a role, and when: its ID and creation ("" when it does not exist), or why it
+// could not be read.
 type learned struct {
-	id  string
-	err error // the account's reader role was refused
-	at  time.Time
+	id      string
+	created time.Time
+	err     error // the account's reader role was refused
+	at      time.Time
 }
 
 // New returns a Checker.
@@ -147,68 +199,165 @@ func New(opts Options) *Checker {
 		opts.ForwarderRole = func(string) string { return "" }
 	}
 	size := max(opts.CacheSize, 1)
+	forwarders, _ := lru.New[string, tie](size) // only a size below 1 fails
 	return &Checker{
-		opts:  opts,
-		roles: expirable.NewLRU[string, learned](size, nil, opts.TTL),
-		neg:   expirable.NewLRU[string, learned](size, nil, opts.NegativeTTL),
+		opts:       opts,
+		roles:      expirable.NewLRU[string, learned](size, nil, opts.TTL),
+		neg:        expirable.NewLRU[string, learned](size, nil, opts.NegativeTTL),
+		forwarders: forwarders,
 	}
 }
 
-// Check decides each of msgs, messages whose events name account; the results are in msgs' order.
-func (c *Checker) Check(ctx context.Context, account string, msgs []Message) []Result {
+// Check judges each of msgs, messages whose events name account, which is on the bus (onBus) or not; the results
+// are in msgs' order.
+func (c *Checker) Check(ctx context.Context, account string, onBus bool, msgs []Message) []Result {
 	out := make([]Result, len(msgs))
-	// The roles that speak for account: its forwarder, and the hub's redrive role for every account.
-	var candidates []role
-	if arn := c.opts.ForwarderRole(account); arn != "" {
-		candidates = append(candidates, role{account, arn[strings.LastIndex(arn, "/")+1:]})
-	}
-	if c.opts.RedriveRole != "" {
-		candidates = append(candidates, role{c.opts.Hub, c.opts.RedriveRole})
-	}
 	for i, m := range msgs {
-		switch _, isRole := RoleID(m.Sender); {
-		case m.Sender == "":
-			out[i] = Result{Forged, errors.New("the message has no SenderId: SQS names the sender of every message, so it cannot be attributed")}
-		case !isRole:
-			out[i] = Result{Forged, fmt.Errorf("sender %s is not an IAM role: every sender the central queue admits (the accounts' "+
-				"forwarders, the redrive role) is one, so it cannot speak for account %s", m.Sender, account)}
-		default:
-			out[i] = c.decide(ctx, account, m, candidates)
-		}
+		out[i] = c.judge(ctx, account, onBus, m)
 	}
 	return out
+}
+
+// judge decides one message: by its own sender, or, sent back by the redrive role, by the first sender it carries.
+func (c *Checker) judge(ctx context.Context, account string, onBus bool, m Message) Result {
+	sent := m.Sent
+	if sent.IsZero() {
+		sent = c.opts.Now()
+	}
+	res, redriven := c.decide(ctx, account, onBus, m.Sender, sent, false)
+	if !redriven {
+		return res
+	}
+	r := m.Requeue
+	switch first := r.FirstSent; {
+	case r.FirstSender == "":
+		res = Result{Verdict: Unattributable, Sender: m.Sender, Sent: sent, Err: fmt.Errorf("the redrive role (%s) sent it back without "+
+			"its first sender (kib-first-sender): only make requeue says who first sent what it sends back", m.Sender)}
+	default:
+		if first.IsZero() {
+			first = time.Unix(0, 0) // no time: the clock proves nothing
+		}
+		if res, redriven = c.decide(ctx, account, onBus, r.FirstSender, first, r.FromDLQ); redriven {
+			res = Result{Verdict: Unattributable, Sender: r.FirstSender, Sent: first,
+				Err: errors.New("its first sender is the redrive role itself, which speaks for no account")}
+		}
+	}
+	res.Requeued, res.FromDLQ = true, r.FromDLQ
+	if res.Verdict == Unattributable && r.Vouch != "" {
+		res.Verdict, res.Vouched, res.Err = Genuine, true, nil
+	}
+	return res
 }
 
 // role is an IAM role: its account and name.
 type role struct{ account, name string }
 
-// decide checks one role sender naming account against the roles that may speak for it.
-func (c *Checker) decide(ctx context.Context, account string, m Message, candidates []role) Result {
-	id, _ := RoleID(m.Sender)
-	sent := m.Sent
-	if sent.IsZero() {
-		sent = c.opts.Now()
+// decide judges sender s of a message naming account, sent at sent; redriven reports that s is the redrive role,
+// whose message is judged by what it carries instead (the result is then empty). fromDLQ: s is the first sender
+// the dead-letter queue held.
+func (c *Checker) decide(ctx context.Context, account string, onBus bool, s string, sent time.Time, fromDLQ bool) (res Result, redriven bool) {
+	res = Result{Sender: s, Sent: sent}
+	verdict := func(v Verdict, err error) (Result, bool) {
+		res.Verdict, res.Err = v, err
+		return res, false
 	}
-	var names []string
-	var undecided error
-	for _, cand := range candidates {
-		match, err := c.is(ctx, cand.account, cand.name, id, sent)
+	if s == "" {
+		return verdict(Unattributable, errors.New("the message has no SenderId: SQS names the sender of every message, so nothing attributes it"))
+	}
+	id, isRole := RoleID(s)
+	// The account's forwarder as it stands: the one sender that speaks for it.
+	var fwd role
+	var fl learned
+	var ferr error
+	if arn := c.opts.ForwarderRole(account); onBus && arn != "" {
+		fwd = role{account, arn[strings.LastIndex(arn, "/")+1:]}
+		fl, ferr = c.learn(ctx, fwd.account, fwd.name, time.Time{}, true)
 		switch {
+		case ferr == nil && isRole && fl.id == id:
+			return verdict(Genuine, nil)
+		case errors.Is(ferr, accounts.ErrUnknownAccount): // its reader role is refused: not on the bus
+			onBus, fwd = false, role{}
+		}
+	}
+	// A forwarder IAM named: another account's is proven, whatever the account named; the account's own, one IAM
+	// named after the message was sent (so it existed then, under the forwarder's name: a forwarder since created
+	// anew whose former ID the router learned), speaks for it.
+	if isRole {
+		if t, ok := c.forwarders.Get(id); ok && t.account != account {
+			return verdict(Forged, fmt.Errorf("sender %s is account %s's forwarder, which speaks for %s only, not for account %s", s, t.account, t.account, account))
+		} else if ok && onBus && !t.at.Before(sent) {
+			return verdict(Genuine, nil)
+		}
+	}
+	var undecided error
+	if isRole && c.opts.RedriveRole != "" {
+		switch match, err := c.is(ctx, c.opts.Hub, c.opts.RedriveRole, id, sent); {
 		case match:
-			return Result{Verdict: Genuine}
+			return Result{}, true
 		case err != nil:
 			undecided = err
 		}
-		names = append(names, fmt.Sprintf("%s's %s", cand.account, cand.name))
+	}
+	if !isRole && account == c.opts.Hub && (c.opts.HubByPolicy || fromDLQ) {
+		// The central queue's policy (in this mode) and the dead-letter queue's admit no principal that is not a role
+		// but EventBridge for the stack's own rules, which carry the hub's own events only.
+		return verdict(Genuine, nil)
+	}
+	if !onBus {
+		if undecided != nil {
+			return verdict(Undecided, undecided)
+		}
+		err := fmt.Errorf("account %s is not on the bus", account)
+		if ferr != nil {
+			err = ferr
+		}
+		return verdict(NotOnBus, err)
+	}
+	if fwd == (role{}) {
+		return verdict(Unattributable, fmt.Errorf("sender %s: no role is account %s's forwarder on this bus, so nothing ties a sender to it", s, account))
+	}
+	if ferr != nil {
+		return verdict(Undecided, ferr)
 	}
 	if undecided != nil {
-		return Result{Undecided, undecided}
+		return verdict(Undecided, undecided)
 	}
-	who := "no role may"
-	if len(names) > 0 {
-		who = "only " + strings.Join(names, " or ") + " may"
+	// Judged on an answer IAM gave after the message was sent: an older one may predate a forwarder created anew.
+	if fl.at.Before(sent) {
+		if c.opts.Now().Sub(fl.at) < c.opts.Recheck {
+			return verdict(Undecided, fmt.Errorf("sender %s, role %s of account %s: %w", s, fwd.name, account, errNotYet))
+		}
+		if fl, ferr = c.learn(ctx, fwd.account, fwd.name, fl.at, true); ferr != nil {
+			return verdict(Undecided, ferr)
+		}
+		if isRole && fl.id == id {
+			return verdict(Genuine, nil)
+		}
 	}
-	return Result{Forged, fmt.Errorf("sender %s may not speak for account %s: %s", m.Sender, account, who)}
+	switch {
+	case fl.id == "":
+		return verdict(Unattributable, fmt.Errorf("sender %s: account %s has no forwarder role %s now, so nothing ties a sender to it", s, account, fwd.name))
+	case createdBy(fl.created).After(sent):
+		return verdict(Unattributable, fmt.Errorf("sender %s is not account %s's forwarder %s (%s), which was created %s, after the message was sent "+
+			"(%s): IAM keeps no former ID of the role, so the sender can be neither tied to the account nor ruled out", s, account,
+			fwd.name, fl.id, stamp(fl.created), stamp(sent)))
+	case fromDLQ:
+		return verdict(Unattributable, fmt.Errorf("sender %s, as the dead-letter queue holds it, is not account %s's forwarder %s (%s): AWS does "+
+			"not document what sender a message moved there keeps, so it proves nothing", s, account, fwd.name, fl.id))
+	}
+	return verdict(Forged, fmt.Errorf("sender %s may not speak for account %s: its forwarder %s when the message was sent (%s) was %s, created %s",
+		s, account, fwd.name, stamp(sent), fl.id, stamp(fl.created)))
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// createdBy is when a role IAM says was created at created surely existed: IAM gives CreateDate to the second
+// (GetRole's example, "2019-06-12T18:09:55Z"), so a message sent within that second may predate the role.
+func createdBy(created time.Time) time.Time {
+	if created.Equal(created.Truncate(time.Second)) {
+		return created.Add(time.Second)
+	}
+	return created
 }
 
 // errNotYet: the role's ID IAM gave differs, but was given before the message was sent, less than Recheck ago.
@@ -217,7 +366,7 @@ var errNotYet = errors.New("the role's ID was learned before the message was sen
 // is reports whether id is the unique ID of role name of account, on an answer IAM gave after sent: the
 // remembered one, or, when that is older, a new one, at most once per Recheck (errNotYet meanwhile).
 func (c *Checker) is(ctx context.Context, account, name, id string, sent time.Time) (bool, error) {
-	l, err := c.learn(ctx, account, name, time.Time{})
+	l, err := c.learn(ctx, account, name, time.Time{}, false)
 	switch {
 	case err != nil:
 		return false, err
@@ -228,25 +377,23 @@ func (c *Checker) is(ctx context.Context, account, name, id string, sent time.Ti
 	case c.opts.Now().Sub(l.at) < c.opts.Recheck:
 		return false, fmt.Errorf("sender %s, role %s of account %s: %w", id, name, account, errNotYet)
 	}
-	if l, err = c.learn(ctx, account, name, l.at); err != nil {
+	if l, err = c.learn(ctx, account, name, l.at, false); err != nil {
 		return false, err
 	}
 	return l.id == id, nil
 }
 
 // learn returns what IAM says of role name of account: the remembered answer, unless it is no newer than stale
-// (then IAM is asked again). A refused reader role is an error wrapping accounts.ErrUnknownAccount, remembered.
-func (c *Checker) learn(ctx context.Context, account, name string, stale time.Time) (learned, error) {
+// (then IAM is asked again). A refused reader role is an error wrapping accounts.ErrUnknownAccount, remembered. The
+// ID of a forwarder is tied to its account for good.
+func (c *Checker) learn(ctx context.Context, account, name string, stale time.Time, forwarder bool) (learned, error) {
 	key := account + "/" + name
 	mu, _ := c.locks.LoadOrStore(key, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 	for _, cache := range []*expirable.LRU[string, learned]{c.roles, c.neg} {
 		if l, ok := cache.Get(key); ok && l.at.After(stale) {
-			if l.err != nil {
-				return l, l.err
-			}
-			return l, nil
+			return l, l.err
 		}
 	}
 	client, err := c.opts.IAM(account)
@@ -258,9 +405,12 @@ func (c *Checker) learn(ctx context.Context, account, name string, stale time.Ti
 	var missing *types.NoSuchEntityException
 	switch {
 	case err == nil:
-		l := learned{id: aws.ToString(out.Role.RoleId), at: now}
+		l := learned{id: aws.ToString(out.Role.RoleId), created: aws.ToTime(out.Role.CreateDate), at: now}
 		c.neg.Remove(key)
 		c.roles.Add(key, l)
+		if forwarder && l.id != "" {
+			c.forwarders.Add(l.id, tie{account, now})
+		}
 		return l, nil
 	case errors.As(err, &missing):
 		l := learned{at: now}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 )
 
@@ -23,19 +24,25 @@ const (
 	idHub                 = "AROAFORWARDERHUB0001"
 )
 
-// fakeIAM answers GetRole from a table per account, counting calls; errs per account replace the answer.
+// fakeIAM answers GetRole from a table per account, counting calls; errs per account replace the answer. Every role
+// was created at created unless born says otherwise.
 type fakeIAM struct {
 	mu    sync.Mutex
-	ids   map[string]string // "<account>/<name>" -> role ID
-	errs  map[string]error  // account -> error
-	calls map[string]int    // "<account>/<name>" -> GetRole calls
+	ids   map[string]string    // "<account>/<name>" -> role ID
+	born  map[string]time.Time // "<account>/<name>" -> CreateDate
+	errs  map[string]error     // account -> error
+	calls map[string]int       // "<account>/<name>" -> GetRole calls
 }
+
+// created is when the fake's roles were created: before every message of the tests but those that say otherwise.
+var created = time.Unix(0, 0)
 
 func newIAM() *fakeIAM {
 	return &fakeIAM{
 		ids: map[string]string{
 			memberA + "/" + forwarder: idA, memberB + "/" + forwarder: idB, hub + "/" + forwarder: idHub, hub + "/" + redrive: idRedrive,
 		},
+		born:  map[string]time.Time{},
 		errs:  map[string]error{},
 		calls: map[string]int{},
 	}
@@ -58,13 +65,18 @@ func (c accountIAM) GetRole(_ context.Context, in *iam.GetRoleInput, _ ...func(*
 	if !ok {
 		return nil, &types.NoSuchEntityException{Message: aws.String("The role with name " + aws.ToString(in.RoleName) + " cannot be found.")}
 	}
-	return &iam.GetRoleOutput{Role: &types.Role{RoleId: aws.String(id), RoleName: in.RoleName}}, nil
+	born, ok := c.f.born[key]
+	if !ok {
+		born = created
+	}
+	return &iam.GetRoleOutput{Role: &types.Role{RoleId: aws.String(id), RoleName: in.RoleName, CreateDate: aws.Time(born)}}, nil
 }
 
-func (f *fakeIAM) set(key, id string) {
+// set creates role key anew, at when.
+func (f *fakeIAM) set(key, id string, when time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ids[key] = id
+	f.ids[key], f.born[key] = id, when
 }
 
 func (f *fakeIAM) fail(account string, err error) {
@@ -99,47 +111,191 @@ func newChecker(f *fakeIAM, c *clock) *Checker {
 
 func session(id string) string { return id + ":events-session" }
 
-// check decides one message of sender naming account, sent at sent.
+// check decides one message of sender naming account (on the bus), sent at sent.
 func check(ch *Checker, account, sender string, sent time.Time) Result {
-	return ch.Check(context.Background(), account, []Message{{Sender: sender, Sent: sent}})[0]
+	return ch.Check(context.Background(), account, true, []Message{{Sender: sender, Sent: sent}})[0]
 }
 
-// TestCheck: each sender naming each account gets the verdict AWS's documentation makes of it.
+// TestCheck: each sender naming each account gets the verdict IAM's answers prove, in either mode of the hub's
+// delivery.
 func TestCheck(t *testing.T) {
 	tests := []struct {
 		name, account, sender string
+		byPolicy              bool // the hub's rules deliver through the central queue's policy
 		want                  Verdict
-		why                   string // in the error, when forged
+		why                   string // in the error
 	}{
-		{"a member's own forwarder", memberA, session(idA), Genuine, ""},
-		{"another member's forwarder", memberB, session(idA), Forged, "may not speak for account " + memberB},
-		{"a member's forwarder naming the hub", hub, session(idA), Forged, "only " + hub + "'s " + forwarder + " or " + hub + "'s " + redrive + " may"},
-		{"the hub's forwarder (its rules) naming the hub", hub, session(idHub), Genuine, ""},
-		{"the hub's forwarder naming a member", memberA, session(idHub), Forged, "may not speak for account " + memberA},
-		{"the hub's redrive role naming the hub", hub, session(idRedrive), Genuine, ""},
-		{"the hub's redrive role naming a member", memberA, session(idRedrive), Genuine, ""},
-		{"an unknown role naming a member", memberA, session("AROAUNKNOWN000000001"), Forged, memberA + "'s " + forwarder + " or " + hub + "'s " + redrive},
-		{"an unknown role naming an account without a forwarder", "444444444444", session("AROAUNKNOWN000000001"), Forged, redrive},
-		{"no sender", memberA, "", Forged, "no SenderId"},
-		{"a sender that is no role naming the hub", hub, "AIDAEVENTBRIDGE00001", Forged, "is not an IAM role"},
-		{"a sender that is no role naming a member", memberA, "AIDAEVENTBRIDGE00001", Forged, "is not an IAM role"},
-		{"a role's ID without a session", memberA, idA, Forged, "is not an IAM role"},
-		{"a user-looking ID with a session", memberA, "AIDAUSER:x", Forged, "is not an IAM role"},
+		{"a member's own forwarder", memberA, session(idA), false, Genuine, ""},
+		{"another member's forwarder", memberB, session(idA), false, Forged, "its forwarder " + forwarder},
+		{"a member's forwarder naming the hub", hub, session(idA), false, Forged, "may not speak for account " + hub},
+		{"the hub's forwarder (its rules) naming the hub", hub, session(idHub), false, Genuine, ""},
+		{"the hub's forwarder naming a member", memberA, session(idHub), false, Forged, "may not speak for account " + memberA},
+		{"the redrive role, saying no first sender, naming the hub", hub, session(idRedrive), false, Unattributable, "without its first sender"},
+		{"the redrive role, saying no first sender, naming a member", memberA, session(idRedrive), false, Unattributable, "without its first sender"},
+		{"an unknown role naming a member", memberA, session("AROAUNKNOWN000000001"), false, Forged, "was " + idA},
+		{"an unknown role naming an account without a forwarder", "444444444444", session("AROAUNKNOWN000000001"), false, Unattributable, "no role is account 444444444444's forwarder"},
+		{"no sender", memberA, "", false, Unattributable, "no SenderId"},
+		{"a sender that is no role naming the hub", hub, "AIDAEVENTBRIDGE00001", false, Forged, "its forwarder " + forwarder},
+		{"a sender that is no role naming a member", memberA, "AIDAEVENTBRIDGE00001", false, Forged, "may not speak"},
+		{"a role's ID without a session", memberA, idA, false, Forged, "may not speak"},
+		{"a user-looking ID with a session", memberA, "AIDAUSER:x", false, Forged, "may not speak"},
+		{"by policy: a sender that is no role naming the hub", hub, "AIDAEVENTBRIDGE00001", true, Genuine, ""},
+		{"by policy: a sender that is no role naming a member", memberA, "AIDAEVENTBRIDGE00001", true, Forged, "may not speak"},
+		{"by policy: the hub's forwarder, while it exists", hub, session(idHub), true, Genuine, ""},
+		{"by policy: a member's forwarder naming the hub", hub, session(idA), true, Forged, "may not speak for account " + hub},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newChecker(newIAM(), &clock{time.Unix(0, 0)})
-			res := c.Check(context.Background(), tt.account, []Message{{Sender: tt.sender}})[0]
+			c := newChecker(newIAM(), &clock{time.Unix(10, 0)}) // the roles were created at 0
+			c.opts.HubByPolicy = tt.byPolicy
+			res := c.Check(context.Background(), tt.account, true, []Message{{Sender: tt.sender}})[0]
 			if res.Verdict != tt.want {
 				t.Fatalf("verdict %d (%v), want %d", res.Verdict, res.Err, tt.want)
 			}
 			if tt.why != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.why)) {
 				t.Errorf("error %v, want it to say %q", res.Err, tt.why)
 			}
-			if tt.want == Forged && tt.sender != "" && !strings.Contains(res.Err.Error(), tt.sender) {
+			if tt.want != Genuine && tt.sender != "" && !strings.Contains(res.Err.Error(), tt.sender) {
 				t.Errorf("error %v does not name the sender %s", res.Err, tt.sender)
 			}
+			if redriven := tt.sender == session(idRedrive); res.Sender != tt.sender || res.Requeued != redriven {
+				t.Errorf("judged sender %q (requeued %t), want the message's own, %q (requeued %t)", res.Sender, res.Requeued, tt.sender, redriven)
+			}
 		})
+	}
+}
+
+// TestProvenOrUnattributable: a sender that differs from the account's forwarder is a proven forgery only when that
+// forwarder, as IAM gives it now, was created before the message was sent; a message sent before it was created (by
+// the role it replaced, or by anyone) is unattributable.
+func TestProvenOrUnattributable(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(5000, 0)}
+	const recreated = "AROAFORWARDERA000002"
+	f.set(memberA+"/"+forwarder, recreated, time.Unix(4000, 0))
+	ch := newChecker(f, c)
+	for _, tt := range []struct {
+		name   string
+		sender string
+		sent   time.Time
+		want   Verdict
+		why    string
+	}{
+		{"the old forwarder, before the new one was created", session(idA), time.Unix(3999, 0), Unattributable, "created 1970-01-01T01:06:40Z, after the message was sent"},
+		{"the old forwarder, after the new one was created", session(idA), time.Unix(4001, 0), Forged, "was " + recreated + ", created 1970-01-01T01:06:40Z"},
+		{"within the second the new one was created", session(idA), time.Unix(4000, 999e6), Unattributable, "after the message was sent"},
+		{"the second after", session(idA), time.Unix(4001, 0), Forged, "was " + recreated},
+		{"the new forwarder", session(recreated), time.Unix(4001, 0), Genuine, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := check(ch, memberA, tt.sender, tt.sent)
+			if res.Verdict != tt.want || (tt.why != "" && !strings.Contains(res.Err.Error(), tt.why)) {
+				t.Errorf("verdict %d, %v; want %d saying %q", res.Verdict, res.Err, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+// TestTiedToAnotherAccount: a forwarder's ID, once IAM gave it for its account, is that account's for good: naming
+// another account (on the bus or not, its forwarder readable or not) is a proven forgery, even once the role is gone.
+// A sender tied to no account, naming an account not on the bus, is kept as not on the bus.
+func TestTiedToAnotherAccount(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(5000, 0)}
+	ch := newChecker(f, c)
+	const joining = "444444444444"
+	unknown := ch.Check(context.Background(), joining, false, []Message{{Sender: session(idA), Sent: c.t}})[0]
+	if unknown.Verdict != NotOnBus || !strings.Contains(unknown.Err.Error(), "not on the bus") {
+		t.Fatalf("A's forwarder, not yet learned, naming an account not on the bus: verdict %d, %v; want not on the bus", unknown.Verdict, unknown.Err)
+	}
+	if r := check(ch, memberA, session(idA), c.t); r.Verdict != Genuine {
+		t.Fatalf("A's own event: %v", r.Err)
+	}
+	f.mu.Lock()
+	delete(f.ids, memberA+"/"+forwarder) // gone since: the tie holds
+	f.mu.Unlock()
+	for _, tt := range []struct {
+		account string
+		onBus   bool
+	}{{joining, false}, {memberB, true}, {hub, true}} {
+		r := ch.Check(context.Background(), tt.account, tt.onBus, []Message{{Sender: session(idA), Sent: c.t.Add(-time.Hour)}})[0]
+		if r.Verdict != Forged || !strings.Contains(r.Err.Error(), "is account "+memberA+"'s forwarder") {
+			t.Errorf("A's forwarder naming %s (on the bus %t): verdict %d, %v; want forged, tied to A", tt.account, tt.onBus, r.Verdict, r.Err)
+		}
+	}
+	if r := ch.Check(context.Background(), joining, false, []Message{{Sender: session("AROAUNKNOWN000000001")}})[0]; r.Verdict != NotOnBus {
+		t.Errorf("an unknown role naming an account not on the bus: verdict %d, %v; want not on the bus", r.Verdict, r.Err)
+	}
+}
+
+// requeued is a message the redrive role sent back, saying first sender first, sent at sent.
+func requeued(first string, sent time.Time, fromDLQ bool, vouch string) Message {
+	return Message{Sender: session(idRedrive), Sent: time.Unix(9000, 0), Requeue: Requeue{FirstSender: first, FirstSent: sent, FromDLQ: fromDLQ, Vouch: vouch}}
+}
+
+// TestWhatIsSentBackIsJudgedByWhoFirstSentIt: a message the redrive role sent back is judged by the first sender it
+// carries, never by the redrive role: genuine, delivered; a proven forgery, refused again, vouched for or not; an
+// unattributable one, delivered only when vouched for; an event planted before its account joined is not that
+// account's; what the dead-letter queue held is never proven forged, and one that is no role naming the hub is
+// EventBridge's own delivery of the stack's rules.
+func TestWhatIsSentBackIsJudgedByWhoFirstSentIt(t *testing.T) {
+	const joining = "444444444444"
+	old := time.Unix(100, 0)
+	tests := []struct {
+		name    string
+		account string
+		msg     Message
+		want    Verdict
+		vouched bool
+		why     string
+	}{
+		{"a genuine first sender", memberA, requeued(session(idA), time.Unix(8000, 0), false, ""), Genuine, false, ""},
+		{"a proven forgery", memberB, requeued(session(idA), time.Unix(8000, 0), false, ""), Forged, false, "its forwarder"},
+		{"a proven forgery, vouched for", memberB, requeued(session(idA), time.Unix(8000, 0), false, contract.VouchEvent), Forged, false, "its forwarder"},
+		{"the old forwarder, before the new one", memberA, requeued(session("AROAOLDA000000000001"), old, false, ""), Unattributable, false, "after the message was sent"},
+		{"the old forwarder, vouched for by event", memberA, requeued(session("AROAOLDA000000000001"), old, false, contract.VouchEvent), Genuine, true, ""},
+		{"the old forwarder, vouched for by sender", memberA, requeued(session("AROAOLDA000000000001"), old, false, contract.VouchSender), Genuine, true, ""},
+		{"no first sender", memberA, requeued("", time.Time{}, false, ""), Unattributable, false, "without its first sender"},
+		{"no first sender, vouched for", memberA, requeued("", time.Time{}, false, contract.VouchEvent), Genuine, true, ""},
+		{"the redrive role as its own first sender", memberA, requeued(session(idRedrive), old, false, ""), Unattributable, false, "redrive role itself"},
+		{"no first send time", memberA, requeued(session("AROAOLDA000000000001"), time.Time{}, false, ""), Unattributable, false, "after the message was sent"},
+		{"planted before its account joined", joining, requeued(session(idB), old, false, ""), Unattributable, false, "after the message was sent"},
+		{"from the DLQ: no role, the hub's", hub, requeued("AIDAEVENTBRIDGE00001", time.Unix(8000, 0), true, ""), Genuine, false, ""},
+		{"from the DLQ: no role, a member's", memberA, requeued("AIDAEVENTBRIDGE00001", time.Unix(8000, 0), true, ""), Unattributable, false, "dead-letter queue"},
+		{"from the DLQ: another role", memberA, requeued(session("AROAOLDA000000000001"), time.Unix(8000, 0), true, ""), Unattributable, false, "dead-letter queue"},
+		{"from the DLQ: the genuine forwarder", memberA, requeued(session(idA), time.Unix(8000, 0), true, ""), Genuine, false, ""},
+		{"not from the DLQ: no role, the hub's", hub, requeued("AIDAEVENTBRIDGE00001", time.Unix(8000, 0), false, ""), Forged, false, "its forwarder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newIAM()
+			f.set(memberA+"/"+forwarder, idA, time.Unix(1000, 0))                    // created after old
+			f.set(joining+"/"+forwarder, "AROAJOINING000000001", time.Unix(1000, 0)) // the joining account's, created when it joined
+			ch := newChecker(f, &clock{time.Unix(9000, 0)})
+			ch.opts.ForwarderRole = func(account string) string { return "arn:aws:iam::" + account + ":role/" + forwarder }
+			r := ch.Check(context.Background(), tt.account, true, []Message{tt.msg})[0]
+			if r.Verdict != tt.want || r.Vouched != tt.vouched {
+				t.Fatalf("verdict %d (vouched %t), %v; want %d (vouched %t)", r.Verdict, r.Vouched, r.Err, tt.want, tt.vouched)
+			}
+			if tt.why != "" && !strings.Contains(r.Err.Error(), tt.why) {
+				t.Errorf("error %v, want it to say %q", r.Err, tt.why)
+			}
+			if !r.Requeued || r.FromDLQ != tt.msg.Requeue.FromDLQ {
+				t.Errorf("requeued %t, from the DLQ %t; want true, %t", r.Requeued, r.FromDLQ, tt.msg.Requeue.FromDLQ)
+			}
+			if tt.msg.Requeue.FirstSender != "" && r.Sender != tt.msg.Requeue.FirstSender {
+				t.Errorf("judged sender %q, want the first sender %q", r.Sender, tt.msg.Requeue.FirstSender)
+			}
+		})
+	}
+}
+
+// TestFirstSenderIsHonouredOnlyFromTheRedriveRole: any sender may set message attributes: a first sender carried by
+// a message that the redrive role did not send changes nothing.
+func TestFirstSenderIsHonouredOnlyFromTheRedriveRole(t *testing.T) {
+	ch := newChecker(newIAM(), &clock{time.Unix(9000, 0)})
+	m := Message{Sender: session(idA), Sent: time.Unix(8000, 0), Requeue: Requeue{FirstSender: session(idB), FirstSent: time.Unix(8000, 0), Vouch: contract.VouchSender}}
+	r := ch.Check(context.Background(), memberB, true, []Message{m})[0]
+	if r.Verdict != Forged || r.Requeued || r.Sender != session(idA) {
+		t.Errorf("A's forwarder claiming B's as first sender: verdict %d, requeued %t, sender %s; want forged, judged as A's", r.Verdict, r.Requeued, r.Sender)
 	}
 }
 
@@ -171,7 +327,7 @@ func TestRoleIDsAreCachedAndRelearned(t *testing.T) {
 	// A's forwarder is deleted and created again: its first message, sent after the answer, is not refused but
 	// retried until IAM may be asked again, then forwarded.
 	const recreated = "AROAFORWARDERA000002"
-	f.set(keyA, recreated)
+	f.set(keyA, recreated, c.t.Add(time.Second))
 	c.t = c.t.Add(2 * time.Second)
 	if r := check(ch, memberA, session(recreated), c.t); r.Verdict != Undecided || !errors.Is(r.Err, errNotYet) {
 		t.Fatalf("the re-created forwarder within %s of the answer: verdict %d, %v; want undecided, not yet", DefaultRecheck, r.Verdict, r.Err)
@@ -207,7 +363,7 @@ func TestRoleIDsAreCachedAndRelearned(t *testing.T) {
 func apiError(code string) error { return &smithy.GenericAPIError{Code: code, Message: "stub"} }
 
 // TestFailuresAreNotForgeries: IAM or STS failing leaves the sender undecided (the message is retried), a reader
-// role STS refuses marks the account unknown (remembered), a missing forwarder makes every role sender forged.
+// role STS refuses takes the account off the bus (remembered), a missing forwarder makes every sender unattributable.
 func TestFailuresAreNotForgeries(t *testing.T) {
 	assumeDenied := &smithy.OperationError{ServiceID: "IAM", OperationName: "GetRole", Err: &smithy.OperationError{
 		ServiceID: "STS", OperationName: "AssumeRole", Err: apiError("AccessDenied"),
@@ -223,8 +379,8 @@ func TestFailuresAreNotForgeries(t *testing.T) {
 	}{
 		{"throttled", apiError("Throttling"), false, Undecided, false, 2, "Throttling"},
 		{"the reader may not read the forwarder", apiError("AccessDenied"), false, Undecided, false, 2, "update the account's baseline"},
-		{"the reader role refused", assumeDenied, false, Undecided, true, 1, "cannot be assumed"},
-		{"no forwarder in the account", nil, true, Forged, false, 1, "may not speak"},
+		{"the reader role refused", assumeDenied, false, NotOnBus, true, 1, "cannot be assumed"},
+		{"no forwarder in the account", nil, true, Unattributable, false, 1, "has no forwarder role"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,15 +453,19 @@ func TestNegativeRecheckAsksAgainAtOnce(t *testing.T) {
 	}
 }
 
-// TestEveryCandidateIsTried: a role that cannot be read now (IAM failing in the member) does not stop the next
-// candidate from deciding: the redrive role, read in the hub, still speaks for the member, so a member's events
-// sent back by the hub's administrators are forwarded while its forwarder cannot be read.
+// TestEveryCandidateIsTried: a role that cannot be read now (IAM failing in the member) does not stop the redrive
+// role, read in the hub, from being recognised: a message it sends back is judged by its first sender (undecided
+// while A's forwarder cannot be read), and one carrying none is unattributable, not left undecided.
 func TestEveryCandidateIsTried(t *testing.T) {
 	f := newIAM()
 	f.fail(memberA, apiError("ServiceUnavailable"))
 	ch := newChecker(f, &clock{time.Unix(1000, 0)})
-	if r := check(ch, memberA, session(idRedrive), time.Unix(999, 0)); r.Verdict != Genuine {
-		t.Errorf("the redrive role naming A while A's forwarder cannot be read: verdict %d, %v; want genuine", r.Verdict, r.Err)
+	if r := check(ch, memberA, session(idRedrive), time.Unix(999, 0)); r.Verdict != Unattributable || !r.Requeued {
+		t.Errorf("the redrive role naming A, saying no first sender, while A's forwarder cannot be read: verdict %d, %v; want unattributable", r.Verdict, r.Err)
+	}
+	r := ch.Check(context.Background(), memberA, true, []Message{requeued(session(idA), time.Unix(900, 0), false, "")})[0]
+	if r.Verdict != Undecided || !r.Requeued {
+		t.Errorf("sent back, first sent by A's forwarder, which cannot be read: verdict %d, %v; want undecided", r.Verdict, r.Err)
 	}
 	if r := check(ch, memberA, session(idB), time.Unix(999, 0)); r.Verdict != Undecided {
 		t.Errorf("another role naming A while A's forwarder cannot be read: verdict %d, %v; want undecided", r.Verdict, r.Err)
@@ -322,7 +482,7 @@ func TestRecheckCountsFromIAMsAnswer(t *testing.T) {
 		t.Fatalf("A's forwarder: %v", r.Err)
 	}
 	const recreated = "AROAFORWARDERA000002"
-	f.set(memberA+"/"+forwarder, recreated)
+	f.set(memberA+"/"+forwarder, recreated, c.t.Add(time.Minute))
 	c.t = c.t.Add(30 * time.Minute)
 	if r := check(ch, memberA, session(recreated), c.t.Add(-time.Second)); r.Verdict != Genuine {
 		t.Errorf("the re-created forwarder's message, sent a second ago, the answer 30 min old: verdict %d, %v; want genuine at once", r.Verdict, r.Err)
@@ -330,7 +490,7 @@ func TestRecheckCountsFromIAMsAnswer(t *testing.T) {
 }
 
 // TestAMissingRoleForgetsItsID: a role IAM says is gone loses its remembered ID at once: its old ID no longer speaks
-// for the account, and once it is created again its new ID does, as soon as IAM may be asked again.
+// for the account (nor does anyone: unattributable), and once it is created again its new ID does, as soon as IAM may be asked again.
 func TestAMissingRoleForgetsItsID(t *testing.T) {
 	f, c := newIAM(), &clock{time.Unix(10000, 0)}
 	ch := newChecker(f, c)
@@ -343,8 +503,8 @@ func TestAMissingRoleForgetsItsID(t *testing.T) {
 	delete(f.ids, key)
 	f.mu.Unlock()
 	c.t = c.t.Add(DefaultRecheck)
-	if r := check(ch, memberA, session(idB), c.t); r.Verdict != Forged {
-		t.Fatalf("another role once A's forwarder is gone: verdict %d, %v", r.Verdict, r.Err)
+	if r := check(ch, memberA, session(idB), c.t); r.Verdict != Unattributable || !strings.Contains(r.Err.Error(), "has no forwarder role") {
+		t.Fatalf("another role once A's forwarder is gone: verdict %d, %v; want unattributable: nothing speaks for A", r.Verdict, r.Err)
 	}
 	gone := c.t
 	c.t = c.t.Add(time.Second)
@@ -353,9 +513,35 @@ func TestAMissingRoleForgetsItsID(t *testing.T) {
 	}
 	// Created again, with a new ID: learned once IAM may be asked again.
 	const recreated = "AROAFORWARDERA000002"
-	f.set(key, recreated)
+	f.set(key, recreated, c.t)
 	c.t = c.t.Add(DefaultRecheck)
 	if r := check(ch, memberA, session(recreated), c.t); r.Verdict != Genuine {
 		t.Errorf("the re-created forwarder: verdict %d, %v; want genuine", r.Verdict, r.Err)
+	}
+}
+
+// TestAFormerForwarderSpeaksForWhatItSentWhileItStood: an ID IAM once gave for the account's forwarder was that
+// forwarder for the role's whole life: a message it sent before IAM last named it is genuine after the role was
+// created anew; one it sent later, once the new forwarder stands, is proven forged (it cannot be the forwarder then).
+func TestAFormerForwarderSpeaksForWhatItSentWhileItStood(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(5000, 0)}
+	ch := newChecker(f, c)
+	if r := check(ch, memberA, session(idA), time.Unix(4000, 0)); r.Verdict != Genuine {
+		t.Fatalf("A's forwarder: %v", r.Err)
+	}
+	const recreated = "AROAFORWARDERA000002"
+	f.set(memberA+"/"+forwarder, recreated, time.Unix(6000, 0))
+	c.t = time.Unix(7000, 0)
+	if r := check(ch, memberA, session(recreated), time.Unix(6500, 0)); r.Verdict != Genuine {
+		t.Fatalf("the new forwarder: %v", r.Err)
+	}
+	if r := check(ch, memberA, session(idA), time.Unix(4500, 0)); r.Verdict != Genuine {
+		t.Errorf("the former forwarder's message, sent before IAM last named it: verdict %d, %v; want genuine", r.Verdict, r.Err)
+	}
+	if r := check(ch, memberA, session(idA), time.Unix(6500, 0)); r.Verdict != Forged {
+		t.Errorf("the former forwarder's message, sent once the new one stood: verdict %d, %v; want forged", r.Verdict, r.Err)
+	}
+	if r := ch.Check(context.Background(), memberA, false, []Message{{Sender: session(idA), Sent: time.Unix(4500, 0)}})[0]; r.Verdict != NotOnBus {
+		t.Errorf("the account's own forwarder, the account off the bus: verdict %d, want not on the bus", r.Verdict)
 	}
 }

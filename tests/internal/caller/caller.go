@@ -49,6 +49,15 @@ func Sender(r *http.Request) string {
 	return ServiceSender
 }
 
+// Session is the role session the request r is signed as, when its key was made by SessionKey.
+func Session(r *http.Request) (Identity, bool) {
+	id, ok := sessions.Load(accessKey(r))
+	if !ok {
+		return Identity{}, false
+	}
+	return id.(Identity), true
+}
+
 func accessKey(r *http.Request) string {
 	auth := r.Header.Get("Authorization")
 	i := strings.Index(auth, "Credential=")

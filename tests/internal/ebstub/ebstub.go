@@ -4,7 +4,7 @@
 // Its wire protocol is the AWS SDK's (JSON 1.1, X-Amz-Target AWSEvents.PutEvents).
 //
 // What EventBridge does that the stub does not: it delivers asynchronously, retrying by the target's retry
-// policy and then to its dead-letter queue; the target queue's policy is evaluated (the rule's aws:SourceArn);
+// policy and then to its dead-letter queue (the stub dead-letters only what Refuse makes it); the target queue's policy is evaluated (the rule's aws:SourceArn);
 // PutEvents is authorised by IAM (events:source, events:detail-type); events over 256 KB are refused; and there
 // are other buses than the default.
 package ebstub
@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"quamina.net/go/quamina"
 )
 
@@ -40,6 +41,26 @@ type Server struct {
 	mu              sync.Mutex
 	q               *quamina.Quamina
 	targets         map[string]string // rule name -> queue URL
+	refusal         *Refusal
+}
+
+// Refusal makes every delivery fail as EventBridge reports a target it may not send to (its execution role refused,
+// say): the event goes to the rule's dead-letter queue instead, with the attributes EventBridge gives it
+// (ERROR_CODE, ERROR_MESSAGE, RULE_ARN: "Using dead-letter queues to process undelivered events in EventBridge",
+// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-dlq.html), sent by DLQClient (EventBridge's own
+// delivery, through the dead-letter queue's policy). EventBridge retries some errors first; permission errors it
+// does not.
+type Refusal struct {
+	Code, Message string
+	DLQURL        string
+	DLQClient     *sqs.Client
+}
+
+// Refuse makes every delivery from now on fail as r says; nil delivers again.
+func (s *Server) Refuse(r *Refusal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusal = r
 }
 
 // Start serves PutEvents for account and region with rules, sending matches through client: a session of the rules'
@@ -134,8 +155,23 @@ func (s *Server) put(ctx context.Context, e entry) resultEntry {
 	if err != nil {
 		return resultEntry{ErrorCode: "InternalException", ErrorMessage: err.Error()}
 	}
+	s.mu.Lock()
+	refusal := s.refusal
+	s.mu.Unlock()
 	for _, m := range matches {
-		if _, err := s.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(s.targets[m.(string)]), MessageBody: aws.String(string(body))}); err != nil {
+		in := &sqs.SendMessageInput{QueueUrl: aws.String(s.targets[m.(string)]), MessageBody: aws.String(string(body))}
+		client := s.sqs
+		if refusal != nil {
+			str := func(v string) types.MessageAttributeValue {
+				return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+			}
+			in.QueueUrl, client = aws.String(refusal.DLQURL), refusal.DLQClient
+			in.MessageAttributes = map[string]types.MessageAttributeValue{
+				"ERROR_CODE": str(refusal.Code), "ERROR_MESSAGE": str(refusal.Message),
+				"RULE_ARN": str("arn:aws:events:" + s.region + ":" + s.account + ":rule/" + m.(string)),
+			}
+		}
+		if _, err := client.SendMessage(ctx, in); err != nil {
 			return resultEntry{ErrorCode: "InternalException", ErrorMessage: fmt.Sprintf("delivering to rule %v: %v", m, err)}
 		}
 	}

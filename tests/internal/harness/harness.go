@@ -18,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/handler"
@@ -59,6 +61,9 @@ type Options struct {
 	Handler lambdaesm.Handler
 	// RetryDelay is the router's first backoff for a message left for redelivery; 0 keeps its default.
 	RetryDelay time.Duration
+	// HubDelivery is how the hub's rules deliver (contract.HubDeliveryQueuePolicy: Publish sends the hub's events as
+	// no role, as EventBridge through the queue's policy); "" as the hub's forwarder.
+	HubDelivery string
 }
 
 // Bus is the running path.
@@ -75,7 +80,7 @@ type Bus struct {
 	Environments []Environment
 	// Settings are the router's: what the infrastructure would give it on this bus.
 	Settings contract.Settings
-	// STS answers the router's AssumeRole of the members' reader roles (nil without members).
+	// STS answers the router's AssumeRole of the members' reader roles, and GetCallerIdentity.
 	STS *stsstub.Server
 	// IAM holds every account's roles and their unique IDs, and answers the router's GetRole of the redrive role
 	// and, as each member's reader, of that member's forwarder role.
@@ -105,10 +110,11 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		b.IAM.Create(m, ReaderRoleName)
 		b.IAM.Create(m, ForwarderRoleName)
 	}
-	if len(roles) > 0 {
-		b.STS = stsstub.Start(readers, sqsemu.Account)
-		b.STS.SetRoleIDs(b.IAM.IDOfARN)
-	}
+	b.IAM.Backdate(time.Now().Add(-time.Hour)) // deployed before the events: IAM gives CreateDate to the second
+	// STS answers the router's AssumeRole of the members' reader roles, and who an operator is (requeue).
+	b.STS = stsstub.Start(readers, sqsemu.Account)
+	b.STS.SetRoleIDs(b.IAM.IDOfARN)
+	b.STS.SetRoleNames(b.IAM.Name)
 	sdkEnv := map[string]string{
 		"AWS_ENDPOINT_URL_SQS": b.SQS.URL, "AWS_ENDPOINT_URL_EC2": b.EC2.URL, "AWS_REGION": sqsemu.Region,
 		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
@@ -118,13 +124,21 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	if opts.SDKRetries {
 		delete(sdkEnv, "AWS_MAX_ATTEMPTS")
 	}
-	if b.STS != nil {
-		sdkEnv["AWS_ENDPOINT_URL_STS"] = b.STS.URL
-	}
+	sdkEnv["AWS_ENDPOINT_URL_STS"] = b.STS.URL
 	b.restore = setenv(sdkEnv)
 	var err error
-	for name, u := range map[string]*string{CentralQueue: &b.Central, DeadLetterQueue: &b.DLQ, QuarantineQueue: &b.Quarantine} {
-		if *u, err = b.SQS.CreateQueue(ctx, name, nil); err != nil {
+	// The bus's queues refuse to be dead-letter queues as the stack declares them (bus.DenyAllRedrive,
+	// bus.OnlyFrom: TestTheQuarantineKeepsItsEvidence pins those values), which the emulator enforces.
+	for _, q := range []struct {
+		name  string
+		url   *string
+		allow string
+	}{
+		{CentralQueue, &b.Central, `{"redrivePermission":"denyAll"}`},
+		{DeadLetterQueue, &b.DLQ, `{"redrivePermission":"byQueue","sourceQueueArns":["arn:aws:sqs:` + sqsemu.Region + `:` + sqsemu.Account + `:` + CentralQueue + `"]}`},
+		{QuarantineQueue, &b.Quarantine, `{"redrivePermission":"denyAll"}`},
+	} {
+		if *q.url, err = b.SQS.CreateQueue(ctx, q.name, map[string]string{"RedriveAllowPolicy": q.allow}); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -132,7 +146,7 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	b.Settings = contract.Settings{
 		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue, QuarantineQueue}, CentralQueueURL: b.Central,
 		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles, RedriveRoleName: RedriveRoleName,
-		ForwarderRoleName: ForwarderRoleName, Partition: "aws", QuarantineQueueURL: b.Quarantine,
+		ForwarderRoleName: ForwarderRoleName, Partition: "aws", QuarantineQueueURL: b.Quarantine, HubDelivery: opts.HubDelivery,
 	}
 	if opts.Organization != "" {
 		b.Settings.MemberReaderRoles = nil
@@ -220,15 +234,19 @@ func (b *Bus) AccountOf(queue string) string {
 func QueueOf(cluster string) string { return queuename.For(Prefix, cluster) }
 
 // Publish puts bodies on the central queue, one SendMessage each, as the EventBridge rules do: each account's as
-// its rules send it, as its forwarder role: a member's (in an organization, any account's but the hub's), or the
-// hub's for any other account.
+// its rules send it, as its forwarder role (the hub's, a member's, or an account's not on the bus); with the hub's
+// rules delivering through the queue's policy, the hub's as no role.
 func (b *Bus) Publish(ctx context.Context, bodies ...string) error {
 	for _, body := range bodies {
 		var ev struct{ Account string }
 		_ = json.Unmarshal([]byte(body), &ev)
 		c := b.As(sqsemu.Account, ForwarderRoleName)
-		if b.members[ev.Account] || (b.Settings.OrganizationID != "" && ev.Account != sqsemu.Account && contract.IsAccount(ev.Account)) {
+		switch {
+		case ev.Account != sqsemu.Account && contract.IsAccount(ev.Account):
+			// A member's rules, or an account not on the bus (its own rules, were it let in).
 			c = b.As(ev.Account, ForwarderRoleName)
+		case b.Settings.HubDelivery == contract.HubDeliveryQueuePolicy:
+			c = b.SQS.Client() // no credentials: caller.ServiceSender, as a service's delivery
 		}
 		if err := b.PublishAs(ctx, c, body); err != nil {
 			return err
@@ -239,8 +257,20 @@ func (b *Bus) Publish(ctx context.Context, bodies ...string) error {
 
 // PublishAs puts bodies on the central queue, one SendMessage each, with client: a forgery's, a redrive's.
 func (b *Bus) PublishAs(ctx context.Context, client *sqs.Client, bodies ...string) error {
+	return b.PublishWith(ctx, client, nil, bodies...)
+}
+
+// PublishWith is PublishAs with string message attributes attrs on each message (what make requeue sends back with).
+func (b *Bus) PublishWith(ctx context.Context, client *sqs.Client, attrs map[string]string, bodies ...string) error {
+	var ma map[string]sqstypes.MessageAttributeValue
+	for k, v := range attrs {
+		if ma == nil {
+			ma = map[string]sqstypes.MessageAttributeValue{}
+		}
+		ma[k] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
 	for _, body := range bodies {
-		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &b.Central, MessageBody: aws.String(body)}); err != nil {
+		if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &b.Central, MessageBody: aws.String(body), MessageAttributes: ma}); err != nil {
 			return fmt.Errorf("publishing: %w", err)
 		}
 	}
@@ -253,6 +283,15 @@ func (b *Bus) As(account, roleName string) *sqs.Client {
 	key := caller.SessionKey(account, b.IAM.ID(account, roleName), "stub-session")
 	return sqs.New(sqs.Options{
 		Region: sqsemu.Region, BaseEndpoint: aws.String(b.SQS.URL),
+		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"),
+	})
+}
+
+// STSAs is an STS client acting as the same session As gives: whom GetCallerIdentity names.
+func (b *Bus) STSAs(account, roleName string) *sts.Client {
+	key := caller.SessionKey(account, b.IAM.ID(account, roleName), "stub-session")
+	return sts.New(sts.Options{
+		Region: sqsemu.Region, BaseEndpoint: aws.String(b.STS.URL),
 		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"),
 	})
 }

@@ -6,7 +6,8 @@
 // What IAM does that the stub does not: it evaluates the caller's identity policy (the stub answers any caller of
 // the role's own account; the IAM matrix judges the reader role's grant of iam:GetRole on its forwarder alone),
 // signs and checks requests, and is eventually consistent (a role just created may not be seen at once). Like IAM,
-// it answers only about roles of the caller's own account, and a role created again gets a new unique ID.
+// it answers only about roles of the caller's own account, a role created again gets a new unique ID, and GetRole
+// gives the time the role was created (CreateDate), which the sender check judges a message's send time against.
 package iamstub
 
 import (
@@ -18,6 +19,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/queryproto"
@@ -30,14 +32,15 @@ type Server struct {
 	def string // the account of a request whose key names none
 
 	mu     sync.Mutex
-	roles  map[string]string // "<account>/<name>" -> unique ID
-	denied map[string]bool   // accounts whose callers may not read their roles
-	calls  map[string]int    // "<account>/<name>" -> GetRole calls
+	roles  map[string]string    // "<account>/<name>" -> unique ID
+	born   map[string]time.Time // "<account>/<name>" -> when it was created (GetRole's CreateDate)
+	denied map[string]bool      // accounts whose callers may not read their roles
+	calls  map[string]int       // "<account>/<name>" -> GetRole calls
 }
 
 // Start serves GetRole; a request whose credentials name no account is def's.
 func Start(def string) *Server {
-	s := &Server{def: def, roles: map[string]string{}, denied: map[string]bool{}, calls: map[string]int{}}
+	s := &Server{def: def, roles: map[string]string{}, born: map[string]time.Time{}, denied: map[string]bool{}, calls: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	return s
@@ -55,7 +58,38 @@ func (s *Server) Create(account, name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.roles[account+"/"+name] = id
+	s.born[account+"/"+name] = time.Now()
 	return id
+}
+
+// Backdate sets the creation time of every role that exists now to when: roles a deployment created before the test
+// began.
+func (s *Server) Backdate(when time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.born {
+		s.born[k] = when
+	}
+}
+
+// Delete deletes role name of account, as IAM does: GetRole no longer finds it.
+func (s *Server) Delete(account, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.roles, account+"/"+name)
+	delete(s.born, account+"/"+name)
+}
+
+// Name is the name of the role of account whose unique ID is id, "" when there is none.
+func (s *Server) Name(account, id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, rid := range s.roles {
+		if a, name, _ := strings.Cut(key, "/"); a == account && rid == id {
+			return name
+		}
+	}
+	return ""
 }
 
 // ID is the unique ID of role name of account, which is created if it does not exist.
@@ -118,6 +152,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[key]++
 	id, ok := s.roles[key]
+	born := s.born[key]
 	denied := s.denied[account]
 	s.mu.Unlock()
 	switch {
@@ -129,7 +164,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := response{Xmlns: xmlns, RequestID: "stub", Role: role{
-		Path: "/", RoleName: name, RoleID: id, Arn: "arn:aws:iam::" + account + ":role/" + name, Created: "2026-01-01T00:00:00Z",
+		Path: "/", RoleName: name, RoleID: id, Arn: "arn:aws:iam::" + account + ":role/" + name, Created: born.UTC().Format(time.RFC3339), // to the second, as IAM gives it
 	}}
 	queryproto.WriteResult(w, resp)
 }

@@ -51,6 +51,7 @@ func (m Mapping) PollWindow(ctx context.Context, window time.Duration) (Result, 
 		out, err := m.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: &m.QueueURL, MaxNumberOfMessages: int32(min(10, m.BatchSize-len(msgs))),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"}, // Lambda's records carry every message attribute
 		})
 		if err != nil {
 			return Result{}, fmt.Errorf("receiving from %s: %w", m.QueueURL, err)
@@ -84,7 +85,7 @@ func (m Mapping) invoke(ctx context.Context, msgs []types.Message) (Result, erro
 		batch.Records[i] = events.SQSMessage{
 			MessageId: id, ReceiptHandle: aws.ToString(msg.ReceiptHandle), Body: aws.ToString(msg.Body),
 			Md5OfBody: aws.ToString(msg.MD5OfBody), Attributes: msg.Attributes, EventSource: "aws:sqs",
-			EventSourceARN: m.QueueARN, AWSRegion: "us-east-1",
+			EventSourceARN: m.QueueARN, AWSRegion: "us-east-1", MessageAttributes: recordAttributes(msg.MessageAttributes),
 		}
 	}
 	res := Result{Received: len(msgs)}
@@ -159,4 +160,17 @@ func (m Mapping) Left(ctx context.Context) (int, error) {
 	visible, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)])
 	hidden, _ := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
 	return visible + hidden, nil
+}
+
+// recordAttributes are a message's attributes as Lambda's SQS record gives them (messageAttributes: stringValue,
+// binaryValue, dataType).
+func recordAttributes(in map[string]types.MessageAttributeValue) map[string]events.SQSMessageAttribute {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]events.SQSMessageAttribute, len(in))
+	for k, v := range in {
+		out[k] = events.SQSMessageAttribute{DataType: aws.ToString(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+	}
+	return out
 }

@@ -4,7 +4,8 @@
 //
 // What CloudWatch Logs does that the stub does not: a line is searchable seconds after Lambda writes it, and is
 // stamped when ingested; events come from many log streams, over pages; and the filter pattern language is
-// richer than the one form the stub understands, { $.key = "value" } (it refuses any other).
+// richer than the one form the stub understands, equalities joined by ||, { $.key = "value" || ... } (it refuses
+// any other).
 package logstub
 
 import (
@@ -13,6 +14,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -35,7 +38,26 @@ func Start(group string, lines func() []string) *Server {
 // Close stops the stub.
 func (s *Server) Close() { s.srv.Close() }
 
-var equalsRE = regexp.MustCompile(`^\{\s*\$\.([A-Za-z0-9_]+)\s*=\s*"([^"]*)"\s*\}$`)
+var equalsRE = regexp.MustCompile(`^\s*\$\.([A-Za-z0-9_]+)\s*=\s*"([^"]*)"\s*$`)
+
+// parsePattern reads a JSON filter pattern of equalities joined by ||, { $.a = "x" || $.b = "y" }: its terms, each
+// a key and the value it must have ("Filter pattern syntax for metric filters, subscription filters, and filter log
+// events", JSON log events, https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/FilterAndPatternSyntax.html).
+func parsePattern(p string) ([][2]string, bool) {
+	p = strings.TrimSpace(p)
+	if !strings.HasPrefix(p, "{") || !strings.HasSuffix(p, "}") {
+		return nil, false
+	}
+	var terms [][2]string
+	for _, t := range strings.Split(p[1:len(p)-1], "||") {
+		m := equalsRE.FindStringSubmatch(t)
+		if m == nil {
+			return nil, false
+		}
+		terms = append(terms, [2]string{m[1], m[2]})
+	}
+	return terms, true
+}
 
 type event struct {
 	EventID       string `json:"eventId"`
@@ -68,9 +90,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail("ResourceNotFoundException", "The specified log group does not exist.")
 		return
 	}
-	m := equalsRE.FindStringSubmatch(in.FilterPattern)
-	if m == nil {
-		fail("InvalidParameterException", fmt.Sprintf("the stub understands { $.key = \"value\" } only, not %q", in.FilterPattern))
+	terms, ok := parsePattern(in.FilterPattern)
+	if !ok {
+		fail("InvalidParameterException", fmt.Sprintf("the stub understands { $.key = \"value\" || ... } only, not %q", in.FilterPattern))
 		return
 	}
 	out := struct {
@@ -79,7 +101,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}{Events: []event{}, SearchedLogStreams: []any{}}
 	for i, line := range s.lines() {
 		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) != nil || fmt.Sprint(rec[m[1]]) != m[2] {
+		if json.Unmarshal([]byte(line), &rec) != nil || !slices.ContainsFunc(terms, func(t [2]string) bool { return fmt.Sprint(rec[t[0]]) == t[1] }) {
 			continue
 		}
 		at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(rec["time"]))

@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,7 @@ type Server struct {
 	visibilities []int                    // VisibilityTimeout of every ChangeMessageVisibility, in order
 	receives     map[string]int           // message id -> times received
 	senders      map[string]sent          // message id -> who sent it, and when
+	redriveAllow map[string]string        // "<account>/<queue>" -> its RedriveAllowPolicy, as set
 }
 
 // sent is a message's SenderId and SentTimestamp, as SQS stamps them.
@@ -129,6 +131,7 @@ func (s *Server) Reset() {
 	s.visibilities = nil
 	s.receives = map[string]int{}
 	s.senders = map[string]sent{}
+	s.redriveAllow = map[string]string{}
 }
 
 // SetLatency adds d to every call of action (e.g. "SendMessageBatch"), as a network and service would; 0 removes it.
@@ -207,10 +210,12 @@ func (s *Server) CreateQueueIn(ctx context.Context, account, name string, attrs 
 }
 
 type request struct {
-	QueueURL  string            `json:"QueueUrl"`
-	QueueName string            `json:"QueueName"`
-	Owner     string            `json:"QueueOwnerAWSAccountId"`
-	Entries   []json.RawMessage `json:"Entries"`
+	// Attributes are CreateQueue's and SetQueueAttributes'.
+	Attributes map[string]string `json:"Attributes"`
+	QueueURL   string            `json:"QueueUrl"`
+	QueueName  string            `json:"QueueName"`
+	Owner      string            `json:"QueueOwnerAWSAccountId"`
+	Entries    []json.RawMessage `json:"Entries"`
 	// VisibilityTimeout is ChangeMessageVisibility's.
 	VisibilityTimeout int `json:"VisibilityTimeout"`
 }
@@ -303,6 +308,19 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		if faulty && fault.Status != 0 {
 			writeError(w, fault.Status, fault.Code)
 			return
+		}
+		if why := s.redrive(action, req, caller.Account(r, Account)); why != "" {
+			writeErrorMessage(w, http.StatusBadRequest, "InvalidParameterValue", why)
+			return
+		}
+		if _, ok := req.Attributes["RedriveAllowPolicy"]; ok {
+			// goaws refuses the attribute it does not know: the middleware keeps it (redrive) instead.
+			var m map[string]any
+			_ = json.Unmarshal(body, &m)
+			if attrs, _ := m["Attributes"].(map[string]any); attrs != nil {
+				delete(attrs, "RedriveAllowPolicy")
+			}
+			body, _ = json.Marshal(m)
 		}
 		failedID := ""
 		if i := fault.FailEntry - 1; faulty && i >= 0 && i < len(req.Entries) {
@@ -422,6 +440,65 @@ func nonNil(xs []json.RawMessage) []json.RawMessage {
 }
 
 // writeError answers like SQS's JSON protocol: a __type, a message, and the query-compatible error header.
+// redrive enforces what SQS enforces of dead-letter queues where goaws does not ("CreateQueue", RedrivePolicy and
+// RedriveAllowPolicy, https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html): a
+// queue's RedrivePolicy may name as its dead-letter queue only a queue of the same account whose RedriveAllowPolicy
+// admits it ("allowAll", the default when none is set; "denyAll" admits none; "byQueue" the source queues it lists).
+// It records each queue's RedriveAllowPolicy as CreateQueue and SetQueueAttributes set it, and returns why SQS would
+// refuse the request, "" when it would not. What SQS checks besides (the target's existence and type, a FIFO
+// queue's DLQ being FIFO, maxReceiveCount's range) it does not.
+func (s *Server) redrive(action string, req request, from string) string {
+	if action != "CreateQueue" && action != "SetQueueAttributes" {
+		return ""
+	}
+	account, name := from, req.QueueName
+	if req.QueueURL != "" {
+		if u, err := url.Parse(req.QueueURL); err == nil {
+			if p := strings.Split(strings.Trim(u.Path, "/"), "/"); len(p) == 2 {
+				account, name = p[0], p[1]
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if text, ok := req.Attributes["RedrivePolicy"]; ok && text != "" {
+		var rp struct {
+			Target string `json:"deadLetterTargetArn"`
+		}
+		if err := json.Unmarshal([]byte(text), &rp); err != nil {
+			return "RedrivePolicy is not JSON: " + err.Error()
+		}
+		parts := strings.Split(rp.Target, ":")
+		if len(parts) != 6 || parts[4] != account {
+			return fmt.Sprintf("Value %s for parameter RedrivePolicy is invalid. Reason: the dead-letter queue must be of the source queue's account", text)
+		}
+		var allow struct {
+			Permission string   `json:"redrivePermission"`
+			Sources    []string `json:"sourceQueueArns"`
+		}
+		source := "arn:aws:sqs:" + Region + ":" + account + ":" + name
+		if p := s.redriveAllow[parts[4]+"/"+parts[5]]; p != "" {
+			_ = json.Unmarshal([]byte(p), &allow)
+		}
+		switch {
+		case allow.Permission == "denyAll", allow.Permission == "byQueue" && !slices.Contains(allow.Sources, source):
+			return fmt.Sprintf("Value %s for parameter RedrivePolicy is invalid. Reason: the RedriveAllowPolicy of %s does not allow %s as a source queue", text, rp.Target, source)
+		}
+	}
+	if p, ok := req.Attributes["RedriveAllowPolicy"]; ok {
+		s.redriveAllow[account+"/"+name] = p
+	}
+	return ""
+}
+
+// writeErrorMessage writes an SQS JSON-protocol error of code with msg.
+func writeErrorMessage(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.Header().Set("x-amzn-query-error", code+";Sender")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.sqs#" + code, "message": msg})
+}
+
 func writeError(w http.ResponseWriter, status int, code string) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 	w.Header().Set("x-amzn-query-error", code+";"+map[bool]string{true: "Sender", false: "Receiver"}[status < 500])

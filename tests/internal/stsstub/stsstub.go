@@ -1,5 +1,5 @@
-// Package stsstub stands in for STS's AssumeRole on loopback, where no emulator of it exists to use. Its wire
-// protocol is the AWS SDK's (the query protocol, Action=AssumeRole, an XML answer): it issues session
+// Package stsstub stands in for STS's AssumeRole and GetCallerIdentity on loopback, where no emulator of it exists to
+// use. Its wire protocol is the AWS SDK's (the query protocol, Action=AssumeRole, an XML answer): it issues session
 // credentials whose access key names the role's account and session (caller.SessionKey, with the role's unique
 // ID when RoleID is set), valid for an hour, and counts the calls per role.
 //
@@ -33,6 +33,14 @@ type Server struct {
 	fail    map[string]int    // role ARN -> AssumeRole calls still to refuse
 	calls   map[string]int    // role ARN -> AssumeRole calls
 	roleID  func(roleARN string) string
+	name    func(account, roleID string) string
+}
+
+// SetRoleNames makes GetCallerIdentity name a session's role as name answers it (the IAM stub's Name).
+func (s *Server) SetRoleNames(name func(account, roleID string) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.name = name
 }
 
 // SetRoleIDs makes the sessions issued for a role carry its unique ID as id answers it (the IAM stub's).
@@ -49,6 +57,18 @@ func Start(roles map[string]string, def string) *Server {
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, def) }))
 	s.URL = s.srv.URL
 	return s
+}
+
+// Allow lets account's credentials assume role from now on (on), or no longer (off): a reader role's trust fixed,
+// or not yet.
+func (s *Server) Allow(role, account string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if on {
+		s.allowed[role] = account
+		return
+	}
+	delete(s.allowed, role)
 }
 
 // SetLatency adds d to every call from now on, as a real endpoint's round trip would (the storm's figures).
@@ -100,6 +120,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	d := s.latency
 	s.mu.Unlock()
 	time.Sleep(d)
+	if r.ParseForm() == nil && r.PostForm.Get("Action") == "GetCallerIdentity" {
+		s.whoami(w, r, def)
+		return
+	}
 	form, ok := queryproto.Action(w, r, xmlns, "AssumeRole")
 	if !ok {
 		return
@@ -137,6 +161,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	resp.Result.AssumedRoleUser.AssumedRoleID = roleID + ":" + session
 	resp.RequestID = "stub"
 	queryproto.WriteResult(w, resp)
+}
+
+// whoami answers GetCallerIdentity: for a role's session its assumed-role ARN and "<role ID>:<session>", as STS
+// does; for any other key, the account's root-like user.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request, def string) {
+	type result struct {
+		XMLName   xml.Name `xml:"GetCallerIdentityResponse"`
+		Xmlns     string   `xml:"xmlns,attr"`
+		Arn       string   `xml:"GetCallerIdentityResult>Arn"`
+		UserID    string   `xml:"GetCallerIdentityResult>UserId"`
+		Account   string   `xml:"GetCallerIdentityResult>Account"`
+		RequestID string   `xml:"ResponseMetadata>RequestId"`
+	}
+	res := result{Xmlns: xmlns, RequestID: "stub", Account: caller.Account(r, def)}
+	res.Arn, res.UserID = "arn:aws:iam::"+res.Account+":user/stub", "AIDA"+res.Account
+	if id, ok := caller.Session(r); ok {
+		s.mu.Lock()
+		name := "unknown"
+		if s.name != nil {
+			name = s.name(id.Account, id.RoleID)
+		}
+		s.mu.Unlock()
+		res.Account, res.UserID = id.Account, id.RoleID+":"+id.Session
+		res.Arn = "arn:aws:sts::" + id.Account + ":assumed-role/" + name + "/" + id.Session
+	}
+	queryproto.WriteResult(w, res)
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

@@ -1,0 +1,231 @@
+package infra_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+const (
+	oncall   = "arn:aws:iam::123456789012:role/platform-oncall"
+	security = "arn:aws:iam::210987654321:user/security-lead"
+)
+
+// withRedrive is kv with the redrive role's principals.
+func withRedrive(kv map[string]string, principals ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range kv {
+		out[k] = v
+	}
+	out["redrive"] = fmt.Sprintf(`{"principals":["%s"]}`, strings.Join(principals, `","`))
+	return out
+}
+
+// TestTheRedriveRoleIsHeldByNamedPrincipals: the redrive role's trust admits exactly the principals the stack names,
+// by aws:PrincipalArn with their accounts as the principal (so a principal named before it exists, or created anew,
+// works, and nobody else of those accounts does); without the key no redrive role is declared, the router learns no
+// such role, the central queue excepts none, and nobody may read the quarantine.
+func TestTheRedriveRoleIsHeldByNamedPrincipals(t *testing.T) {
+	r := mustRun(t, "dev", withRedrive(nil, oncall, security))
+	trust := stacktest.Doc(t, r.resources.Named(t, "aws:iam/role:Role", "kib-dev-redrive"), "assumeRolePolicy")
+	if len(trust.Statement) != 1 {
+		t.Fatalf("trust %+v, want one statement", trust)
+	}
+	st := trust.Statement[0]
+	if st.Effect != "Allow" || !slices.Equal(st.Action, []string{"sts:AssumeRole"}) ||
+		fmt.Sprint(st.Principal) != "map[AWS:[arn:aws:iam::123456789012:root arn:aws:iam::210987654321:root]]" ||
+		fmt.Sprint(st.Condition) != "map[ArnEquals:map[aws:PrincipalArn:["+oncall+" "+security+"]]]" {
+		t.Errorf("trust statement %+v, want the two principals' accounts, conditioned on their exact ARNs", st)
+	}
+	if got := r.outputs["redriveRoleArn"]; got != "arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1" {
+		t.Errorf("output redriveRoleArn = %v", got)
+	}
+	if s := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function")); s.RedriveRoleName != "kib-dev-redrive-us-east-1" {
+		t.Errorf("the router learns the redrive role %q", s.RedriveRoleName)
+	}
+	policyDoc := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-redrive"), "policy")
+	for _, s := range policyDoc.Statement {
+		for _, a := range s.Action {
+			if strings.Contains(a, "MessageMoveTask") {
+				t.Errorf("the redrive role may %s: a moved message's sender is undocumented, requeue is the way back", a)
+			}
+		}
+	}
+
+	none := mustRun(t, "dev", nil)
+	if n := len(none.resources.Where(func(x mocks.Resource) bool { return strings.HasSuffix(x.Name, "-redrive") })); n != 0 {
+		t.Errorf("%d redrive resources declared without redrive.principals, want none", n)
+	}
+	if got := none.outputs["redriveRoleArn"]; got != "" {
+		t.Errorf("output redriveRoleArn = %q without a redrive role", got)
+	}
+	if s := routerSettings(t, none.resources.One(t, "aws:lambda/function:Function")); s.RedriveRoleName != "" {
+		t.Errorf("the router learns the redrive role %q, which does not exist", s.RedriveRoleName)
+	}
+	central := stacktest.Statement(t, stacktest.Doc(t, none.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-dev-central"), "policy"), "OnlyTheBusSends")
+	if fmt.Sprint(central.Condition) != "map[ArnNotLike:map[aws:PrincipalArn:[arn:aws:iam::123456789012:role/kib-dev-forward-us-east-1]]]" {
+		t.Errorf("without a redrive role the central queue excepts %v, want the forwarder only", central.Condition)
+	}
+	readers := stacktest.Statement(t, stacktest.Doc(t, none.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-dev-quarantine"), "policy"), "OnlyTheRedriveRoleReads")
+	if readers.Effect != "Deny" || readers.Condition != nil {
+		t.Errorf("without a redrive role the quarantine's readers %+v, want everyone denied", readers)
+	}
+}
+
+// TestTheQuarantineKeepsItsEvidence: only the router may send to the quarantine; only the redrive role may receive,
+// delete or change a message's visibility there; nobody may purge it; neither it nor the central queue takes
+// anyone's dead letters, and the DLQ takes the central queue's only.
+func TestTheQuarantineKeepsItsEvidence(t *testing.T) {
+	r := mustRun(t, "dev", withRedrive(nil, oncall))
+	d := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-dev-quarantine"), "policy")
+	redrive, router := "arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1", "arn:aws:iam::123456789012:role/kib-dev-router-us-east-1"
+	for sid, want := range map[string]struct {
+		actions   []string
+		condition string
+	}{
+		"OnlyTheRouterKeeps":      {[]string{"sqs:SendMessage"}, "map[ArnNotEquals:map[aws:PrincipalArn:" + router + "]]"},
+		"OnlyTheRedriveRoleReads": {[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage"}, "map[ArnNotEquals:map[aws:PrincipalArn:" + redrive + "]]"},
+		"NobodyPurges":            {[]string{"sqs:PurgeQueue"}, "map[]"},
+	} {
+		s := stacktest.Statement(t, d, sid)
+		if s.Effect != "Deny" || s.Principal != "*" || !slices.Equal(sorted(s.Action), want.actions) || fmt.Sprint(s.Condition) != want.condition {
+			t.Errorf("%s = %+v, want Deny %v to all %s", sid, s, want.actions, want.condition)
+		}
+	}
+	for _, s := range d.Statement {
+		if s.Effect == "Allow" {
+			t.Errorf("the quarantine's policy allows %+v", s)
+		}
+	}
+	for name, want := range map[string]string{
+		"kib-dev-central":    `{"redrivePermission":"denyAll"}`,
+		"kib-dev-quarantine": `{"redrivePermission":"denyAll"}`,
+		"kib-dev-dlq":        `{"redrivePermission":"byQueue","sourceQueueArns":["` + arnPrefix + `kib-dev-central"]}`,
+	} {
+		if got := stacktest.Str(t, r.resources.Named(t, "aws:sqs/queue:Queue", name), "redriveAllowPolicy"); got != want {
+			t.Errorf("%s's RedriveAllowPolicy = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// TestHubDeliveryThroughTheQueuePolicy: with centralQueue.hubDelivery queuePolicy the hub's rules deliver with no
+// execution role and no forwarder of the hub is declared; the central queue admits EventBridge for the stack's own
+// rules only (aws:SourceArn), and its Deny excepts those rules and the bus's roles and nothing else; the router is
+// told, and learns no forwarder of the hub.
+func TestHubDeliveryThroughTheQueuePolicy(t *testing.T) {
+	kv := map[string]string{"centralQueue": `{"hubDelivery":"queuePolicy"}`}
+	r := mustRun(t, "dev", withRedrive(kv, oncall))
+	var rules []any
+	for _, rule := range r.resources.OfType("aws:cloudwatch/eventRule:EventRule") {
+		rules = append(rules, "arn:aws:events:us-east-1:123456789012:rule/"+stacktest.Str(t, rule, "name"))
+	}
+	for _, target := range r.resources.OfType("aws:cloudwatch/eventTarget:EventTarget") {
+		if _, ok := target.Inputs["roleArn"]; ok {
+			t.Errorf("target %s delivers as %v, want no execution role", target.Name, target.Inputs["roleArn"])
+		}
+	}
+	if n := len(r.resources.Where(func(x mocks.Resource) bool { return strings.HasSuffix(x.Name, "-forward") })); n != 0 {
+		t.Errorf("%d forwarder resources of the hub declared, want none", n)
+	}
+	d := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-dev-central"), "policy")
+	allow := stacktest.Statement(t, d, "TheHubsRules")
+	if allow.Effect != "Allow" || fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" || !slices.Equal(allow.Action, []string{"sqs:SendMessage"}) ||
+		fmt.Sprint(allow.Condition) != fmt.Sprint(map[string]map[string]any{"ArnEquals": {"aws:SourceArn": rules}}) {
+		t.Errorf("the rules' Allow %+v, want events.amazonaws.com for exactly %v", allow, rules)
+	}
+	deny := stacktest.Statement(t, d, "OnlyTheBusSends")
+	if fmt.Sprint(deny.Condition) != fmt.Sprint(map[string]map[string]any{
+		"ArnNotLike":   {"aws:PrincipalArn": []any{"arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1"}},
+		"ArnNotEquals": {"aws:SourceArn": rules},
+	}) {
+		t.Errorf("the Deny's conditions %v, want the redrive role and the rules excepted", deny.Condition)
+	}
+	s := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function"))
+	if s.HubDelivery != contract.HubDeliveryQueuePolicy || s.ForwarderRole(s.Account) != "" {
+		t.Errorf("the router's hub delivery %q, the hub's forwarder %q; want queuePolicy and none", s.HubDelivery, s.ForwarderRole(s.Account))
+	}
+	learn := stacktest.Statement(t, stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-router"), "policy"), "LearnTheSenderRoleIDs")
+	if !slices.Equal(learn.Resource, []string{"arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1"}) {
+		t.Errorf("the router may iam:GetRole %v, want the redrive role only", learn.Resource)
+	}
+	// The default: as the forwarder, which the queue's policy has no Allow for.
+	def := stacktest.Doc(t, mustRun(t, "dev", nil).resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-dev-central"), "policy")
+	for _, st := range def.Statement {
+		if st.Effect == "Allow" {
+			t.Errorf("by default the central queue allows %+v", st)
+		}
+	}
+}
+
+// TestRedriveAndDeliveryAreChecked: the redrive role's principals and the hub's delivery are validated before
+// anything is declared, each mistake named by its path.
+func TestRedriveAndDeliveryAreChecked(t *testing.T) {
+	_, err := run(t, "dev", map[string]string{
+		"redrive": `{"principals":["arn:aws:iam::123456789012:root","arn:aws:iam::123456789012:role/ops-*","arn:aws:s3:::bucket",` +
+			`"arn:aws:iam::123456789012:role/Ops","arn:aws:iam::123456789012:role/ops"]}`,
+		"centralQueue": `{"hubDelivery":"resourcePolicy"}`,
+	})
+	var cerr *config.Error
+	if err == nil || !errors.As(err, &cerr) {
+		t.Fatalf("error %v, want a configuration error", err)
+	}
+	for _, want := range []string{
+		"redrive.principals[0]: \"arn:aws:iam::123456789012:root\" is an account's root",
+		"redrive.principals[1]: \"arn:aws:iam::123456789012:role/ops-*\" has a wildcard",
+		"redrive.principals[2]: \"arn:aws:s3:::bucket\" is not an IAM role or user ARN",
+		"redrive.principals[4]: duplicate of redrive.principals[3]",
+		"centralQueue.hubDelivery: \"resourcePolicy\" is not one of executionRole, queuePolicy",
+	} {
+		if !slices.ContainsFunc(cerr.Problems, func(p string) bool { return strings.HasPrefix(p, want) }) {
+			t.Errorf("problems %q\ndo not say %q", cerr.Problems, want)
+		}
+	}
+}
+
+// TestTheRedriveTrustFitsIAMsQuota: redrive.principals that would make the redrive role's trust policy longer than
+// IAM's 2,048 characters (white space not counted; "IAM and AWS STS quotas") are refused before anything is
+// declared, naming the key; as many as fit are taken.
+func TestTheRedriveTrustFitsIAMsQuota(t *testing.T) {
+	principals := func(n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("arn:aws:iam::123456789012:role/operators/platform-oncall-%03d", i))
+		}
+		return out
+	}
+	fits := 0
+	for n := 1; n < 60; n++ {
+		if _, err := run(t, "dev", withRedrive(nil, principals(n)...)); err != nil {
+			if !strings.Contains(err.Error(), "redrive.principals: ") || !strings.Contains(err.Error(), "over IAM's 2048") {
+				t.Fatalf("%d principals: %v, want the trust's size refused naming the key", n, err)
+			}
+			break
+		}
+		fits = n
+	}
+	if fits < 20 || fits >= 59 {
+		t.Errorf("%d principals of about 60 characters fit, want the trust's quota reached at some 25", fits)
+	}
+}
+
+// TestConcurrencyIsReadInTheStacksAccount: the account's concurrency read as an identity of another account than the
+// one the stack deploys into (an aws:assumeRole or aws:profile the check did not follow, say) is refused before
+// anything is declared, naming both accounts.
+func TestConcurrencyIsReadInTheStacksAccount(t *testing.T) {
+	elsewhere := mocks.DefaultLambda
+	elsewhere.Caller = "999999999999"
+	_, err := runWith(t, &mocks.Mocks{Lambda: &elsewhere}, render.AnyCommand, "dev", nil)
+	for _, want := range []string{"an identity of account 999999999999", "the stack deploys into account " + mocks.DefaultAccount, "aws:assumeRole"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package requeue
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+const (
+	central, quarantine, dlq = "https://sqs/central", "https://sqs/quarantine", "https://sqs/dlq"
+	redriveARN               = "arn:aws:iam::111111111111:role/kib-prod-redrive-eu-west-1"
+	redriveID                = "AROAREDRIVE000000001"
+	operatorARN              = "arn:aws:sts::111111111111:assumed-role/kib-prod-redrive-eu-west-1/alice"
+)
+
+var outputs = Outputs{Region: "eu-west-1", CentralQueueURL: central, QuarantineQueueURL: quarantine, DeadLetterQueueURL: dlq, RedriveRoleARN: redriveARN}
+
+// fakeSQS holds each queue's messages, hands them out once (one receive returns them all), and records what was
+// sent, deleted and released; the central queue fails the entries whose body is in refuse, and answers neither way
+// for those in silent.
+type fakeSQS struct {
+	queues         map[string][]types.Message
+	given          map[string]bool
+	sent           []types.SendMessageBatchRequestEntry
+	deleted        []string // receipt handles
+	released       []string
+	refuse, silent map[string]bool
+}
+
+func newSQS(queue string, msgs ...types.Message) *fakeSQS {
+	for i := range msgs {
+		msgs[i].ReceiptHandle = aws.String("rh-" + aws.ToString(msgs[i].MessageId))
+	}
+	return &fakeSQS{queues: map[string][]types.Message{queue: msgs}, given: map[string]bool{}, refuse: map[string]bool{}, silent: map[string]bool{}}
+}
+
+func (f *fakeSQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	q := aws.ToString(in.QueueUrl)
+	if f.given[q] {
+		return &sqs.ReceiveMessageOutput{}, nil
+	}
+	f.given[q] = true
+	return &sqs.ReceiveMessageOutput{Messages: f.queues[q]}, nil
+}
+
+func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	if aws.ToString(in.QueueUrl) != central {
+		return nil, fmt.Errorf("sent to %s", aws.ToString(in.QueueUrl))
+	}
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		switch body := aws.ToString(e.MessageBody); {
+		case f.refuse[body]:
+			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InvalidParameterValue"), Message: aws.String("stub")})
+		case f.silent[body]:
+		default:
+			f.sent = append(f.sent, e)
+			out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSQS) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	for _, e := range in.Entries {
+		f.deleted = append(f.deleted, aws.ToString(e.ReceiptHandle))
+	}
+	return &sqs.DeleteMessageBatchOutput{}, nil
+}
+
+func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
+	if in.VisibilityTimeout == 0 {
+		f.released = append(f.released, aws.ToString(in.ReceiptHandle))
+	}
+	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+// whoami answers GetCallerIdentity as the session of arn, whose role's unique ID is roleID.
+type whoami struct{ arn, roleID string }
+
+func (w whoami) GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error) {
+	return &sts.GetCallerIdentityOutput{Arn: aws.String(w.arn), UserId: aws.String(w.roleID + ":alice"), Account: aws.String("111111111111")}, nil
+}
+
+var operator = whoami{operatorARN, redriveID}
+
+// kept is a message of the quarantine as the router writes one.
+func kept(id string, reason contract.Reason, sender, sent, event string) types.Message {
+	str := func(v string) types.MessageAttributeValue {
+		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	return types.Message{
+		MessageId: aws.String(id), Body: aws.String(`{"id":"` + event + `","account":"222222222222"}`),
+		Attributes: map[string]string{"SenderId": "AROAROUTER0000000001:router", "SentTimestamp": "1800000000000"},
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			contract.AttrReason: str(string(reason)), contract.AttrAccount: str("222222222222"), contract.AttrSender: str(sender),
+			contract.AttrSent: {DataType: aws.String("Number"), StringValue: aws.String(sent)}, contract.AttrEventID: str(event),
+		},
+	}
+}
+
+func sentEvents(f *fakeSQS) []string {
+	var out []string
+	for _, e := range f.sent {
+		out = append(out, aws.ToString(e.MessageAttributes[contract.AttrFirstSender].StringValue)+"/"+eventOf(aws.ToString(e.MessageBody)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func eventOf(body string) string {
+	_, rest, _ := strings.Cut(body, `"id":"`)
+	id, _, _ := strings.Cut(rest, `"`)
+	return id
+}
+
+// TestOnlyWhatMayGoBackIsSent: of everything selected, the proven forgeries and forbidden canaries are listed as
+// evidence and never sent, the unattributable ones are sent only when vouched for by event or by sender, the rest
+// is sent; each carries its first sender and time, and a vouch who gave it; what is not sent is released, never
+// deleted, and only what the central queue took is deleted.
+func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
+	f := newSQS(quarantine,
+		kept("m1", contract.ReasonForgedSender, "AROAA:s", "1700000000001", "forged"),
+		kept("m2", contract.ReasonCanaryForbidden, "AROAA:s", "1700000000002", "canary"),
+		kept("m3", contract.ReasonUnattributable, "AROAOLD:s", "1700000000003", "old"),
+		kept("m4", contract.ReasonUnattributable, "AROAOLD:s", "1700000000004", "old-vouched"),
+		kept("m5", contract.ReasonUnattributable, "AROAOTHER:s", "1700000000005", "by-sender"),
+		kept("m6", contract.ReasonUnknownAccount, "AROAC:s", "1700000000006", "joined"),
+		kept("m7", contract.ReasonUnparseable, "AROAC:s", "1700000000007", "garbled"),
+	)
+	var w bytes.Buffer
+	rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{
+		From: Quarantine, EventIDs: nil, Senders: nil, Send: true,
+	}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sentEvents(f); fmt.Sprint(got) != "[AROAC:s/garbled AROAC:s/joined]" {
+		t.Errorf("sent %v, want only the unknown account's and the unparseable one", got)
+	}
+	if rep.Evidence != 2 || rep.NeedVouch != 3 || rep.Sent != 2 {
+		t.Errorf("evidence %d, needing a vouch %d, sent %d; want 2, 3, 2", rep.Evidence, rep.NeedVouch, rep.Sent)
+	}
+	for _, want := range []string{"2 proven forgeries or forbidden canaries kept as evidence", "3 unattributable: sent back only when you vouch", StatusEvidence} {
+		if !strings.Contains(w.String(), want) {
+			t.Errorf("the listing does not say %q:\n%s", want, w.String())
+		}
+	}
+	if fmt.Sprint(f.deleted) != "[rh-m6 rh-m7]" || len(f.released) != 5 {
+		t.Errorf("deleted %v, released %v; want the two sent deleted, the five others released", f.deleted, f.released)
+	}
+	e := f.sent[0]
+	for k, want := range map[string]string{contract.AttrFirstSender: "AROAC:s", contract.AttrFirstSent: "1700000000006", contract.AttrRequeuedFrom: "quarantine"} {
+		if got := aws.ToString(e.MessageAttributes[k].StringValue); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if _, ok := e.MessageAttributes[contract.AttrVouched]; ok {
+		t.Error("a message nobody vouched for carries a vouch")
+	}
+
+	// Vouched for, by event and by sender: those two go, with the vouch and who gave it; the forgery named never.
+	f = newSQS(quarantine,
+		kept("m1", contract.ReasonForgedSender, "AROAA:s", "1700000000001", "forged"),
+		kept("m3", contract.ReasonUnattributable, "AROAOLD:s", "1700000000003", "old"),
+		kept("m4", contract.ReasonUnattributable, "AROAOLD:s", "1700000000004", "old-vouched"),
+		kept("m5", contract.ReasonUnattributable, "AROAOTHER:s", "1700000000005", "by-sender"),
+	)
+	w.Reset()
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{
+		From: Quarantine, Reasons: []string{"unattributable_sender", "forged_sender"}, EventIDs: nil, Send: true, Vouch: true,
+		Senders: []string{"AROAOTHER:s", "AROAA:s"},
+	}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if got := sentEvents(f); fmt.Sprint(got) != "[AROAOTHER:s/by-sender]" {
+		t.Errorf("vouched for by sender: sent %v, want the one of that sender, not the forgery", got)
+	}
+	f = newSQS(quarantine,
+		kept("m1", contract.ReasonForgedSender, "AROAA:s", "1700000000001", "forged"),
+		kept("m4", contract.ReasonUnattributable, "AROAOLD:s", "1700000000004", "old-vouched"),
+	)
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{
+		From: Quarantine, EventIDs: []string{"old-vouched", "forged"}, Send: true, Vouch: true,
+	}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if got := sentEvents(f); fmt.Sprint(got) != "[AROAOLD:s/old-vouched]" {
+		t.Fatalf("vouched for by event: sent %v, want that event only", got)
+	}
+	a := f.sent[0].MessageAttributes
+	if aws.ToString(a[contract.AttrVouched].StringValue) != contract.VouchEvent || aws.ToString(a[contract.AttrVouchedBy].StringValue) != operatorARN {
+		t.Errorf("vouch %q by %q, want %q by %s", aws.ToString(a[contract.AttrVouched].StringValue), aws.ToString(a[contract.AttrVouchedBy].StringValue), contract.VouchEvent, operatorARN)
+	}
+}
+
+// TestWhatTheCentralQueueDidNotTakeStays: an entry the central queue refused, or answered nothing for, is neither
+// deleted nor counted as sent: it is released at once, and the run says so.
+func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
+	msgs := []types.Message{
+		kept("m1", contract.ReasonUnknownAccount, "AROAC:s", "1", "a"),
+		kept("m2", contract.ReasonUnknownAccount, "AROAC:s", "2", "b"),
+		kept("m3", contract.ReasonUnknownAccount, "AROAC:s", "3", "c"),
+	}
+	f := newSQS(quarantine, msgs...)
+	f.refuse[aws.ToString(msgs[1].Body)], f.silent[aws.ToString(msgs[2].Body)] = true, true
+	var w bytes.Buffer
+	rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true}, &w)
+	if err == nil || !strings.Contains(err.Error(), "refused 2 of 3") {
+		t.Errorf("error %v, want the two not taken named", err)
+	}
+	if rep.Sent != 1 || fmt.Sprint(f.deleted) != "[rh-m1]" || fmt.Sprint(f.released) != "[rh-m2 rh-m3]" {
+		t.Errorf("sent %d, deleted %v, released %v; want 1, m1, m2 and m3", rep.Sent, f.deleted, f.released)
+	}
+	if !strings.Contains(w.String(), StatusNotTaken) {
+		t.Errorf("the listing does not say what was not taken:\n%s", w.String())
+	}
+}
+
+// TestItRunsAsTheRedriveRole: without a redrive role (no redrive.principals) the quarantine cannot be read nor
+// anything sent, and the command names the key; run as another identity, it names the role to assume; the
+// dead-letter queue can be listed by anyone.
+func TestItRunsAsTheRedriveRole(t *testing.T) {
+	none := outputs
+	none.RedriveRoleARN = ""
+	for _, tt := range []struct {
+		name string
+		out  Outputs
+		who  whoami
+		opts Options
+		want string
+	}{
+		{"no redrive role, the quarantine", none, operator, Options{From: Quarantine}, "set redrive.principals"},
+		{"no redrive role, sending the DLQ", none, operator, Options{From: DLQ, Send: true}, "set redrive.principals"},
+		{"another identity", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Quarantine}, "aws sts assume-role --role-arn " + redriveARN},
+		{"vouching for nothing named", outputs, operator, Options{From: Quarantine, Vouch: true, Send: true}, "set EVENT= or SENDER="},
+		{"no redrive role, listing the DLQ", none, whoami{}, Options{From: DLQ}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Run(context.Background(), Clients{newSQS(dlq), tt.who}, tt.out, tt.opts, &bytes.Buffer{})
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("error %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestTheDLQsFirstSender: a message of the dead-letter queue carries the sender SQS gives it there, marked as the
+// DLQ's; one the redrive role sent back before (its own ID) carries the first sender it was sent with.
+func TestTheDLQsFirstSender(t *testing.T) {
+	plain := types.Message{MessageId: aws.String("d1"), Body: aws.String(`{"id":"ev-1","account":"222222222222"}`),
+		Attributes: map[string]string{"SenderId": "AROAFORWARDERA:events", "SentTimestamp": "1700000000000"}}
+	again := types.Message{MessageId: aws.String("d2"), Body: aws.String(`{"id":"ev-2","account":"222222222222"}`),
+		Attributes: map[string]string{"SenderId": redriveID + ":alice", "SentTimestamp": "1800000000000"},
+		MessageAttributes: map[string]types.MessageAttributeValue{
+			contract.AttrFirstSender: {DataType: aws.String("String"), StringValue: aws.String("AROAFIRST:s")},
+			contract.AttrFirstSent:   {DataType: aws.String("Number"), StringValue: aws.String("1600000000000")},
+		}}
+	forged := again
+	forged.MessageId, forged.Body = aws.String("d3"), aws.String(`{"id":"ev-3","account":"222222222222"}`)
+	forged.Attributes = map[string]string{"SenderId": "AROAFORWARDERA:events", "SentTimestamp": "1800000000000"} // a forwarder setting the attributes itself
+	f := newSQS(dlq, plain, again, forged)
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: DLQ, Send: true}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range f.sent {
+		a := e.MessageAttributes
+		got[eventOf(aws.ToString(e.MessageBody))] = aws.ToString(a[contract.AttrFirstSender].StringValue) + " " +
+			aws.ToString(a[contract.AttrFirstSent].StringValue) + " " + aws.ToString(a[contract.AttrOrigin].StringValue)
+	}
+	want := map[string]string{"ev-1": "AROAFORWARDERA:events 1700000000000 dlq", "ev-2": "AROAFIRST:s 1600000000000 "}
+	if got["ev-1"] != want["ev-1"] || got["ev-2"] != want["ev-2"] {
+		t.Errorf("first senders %v, want %v", got, want)
+	}
+	if n := len(f.sent); n != 3 {
+		t.Fatalf("%d sent, want 3", n)
+	}
+	if v := got[eventOf(aws.ToString(forged.Body))]; !strings.HasPrefix(v, "AROAFORWARDERA:events 1800000000000 dlq") {
+		t.Errorf("a DLQ message not sent by the redrive role carries %q, want its own SenderId: its attributes are anyone's", v)
+	}
+}
