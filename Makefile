@@ -18,7 +18,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: shards fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: mutate shards fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -142,6 +142,15 @@ $(MERMAID): docgen/mermaid/package.json docgen/mermaid/package-lock.json
 
 test-workflows:
 	$(TOOL) actionlint -color=false .github/workflows/*.yml
+
+## mutate: mutation testing with gremlins (pinned by tools/mutate/go.mod) on the packages a change touches: every
+## package with a Go source file changed since BASE (default HEAD~1; the working tree's changes included), or those
+## PKGS names (directories from the root, e.g. PKGS="router/internal/sender requeue"); WORKERS (default 2); DIFF=1
+## only the lines changed since BASE; INTEGRATION=1 each mutant judged by its whole module's tests. Each
+## package's LIVED mutants are listed: kill each with a test, or name it, with why, in the issue's closing note
+## (docs/contributing.md, "Mutation testing")
+mutate:
+	@BASE=$(or $(BASE),HEAD~1) PKGS="$(PKGS)" WORKERS=$(or $(WORKERS),2) DIFF="$(DIFF)" INTEGRATION="$(INTEGRATION)" tools/mutate/mutate.sh
 
 ## lint: golangci-lint (config .golangci.yml) over every module
 lint:

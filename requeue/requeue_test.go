@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -35,6 +36,7 @@ type fakeSQS struct {
 	deleted        []string // receipt handles
 	released       []string
 	refuse, silent map[string]bool
+	receives       []string // "<wait>/<visibility>" of each ReceiveMessage
 }
 
 func newSQS(queue string, msgs ...types.Message) *fakeSQS {
@@ -46,6 +48,7 @@ func newSQS(queue string, msgs ...types.Message) *fakeSQS {
 
 func (f *fakeSQS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	q := aws.ToString(in.QueueUrl)
+	f.receives = append(f.receives, fmt.Sprintf("%d/%d", in.WaitTimeSeconds, in.VisibilityTimeout))
 	if f.given[q] {
 		return &sqs.ReceiveMessageOutput{}, nil
 	}
@@ -222,8 +225,20 @@ func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
 	if rep.Sent != 1 || fmt.Sprint(f.deleted) != "[rh-m1]" || fmt.Sprint(f.released) != "[rh-m2 rh-m3]" {
 		t.Errorf("sent %d, deleted %v, released %v; want 1, m1, m2 and m3", rep.Sent, f.deleted, f.released)
 	}
-	if !strings.Contains(w.String(), StatusNotTaken) {
-		t.Errorf("the listing does not say what was not taken:\n%s", w.String())
+	statuses := map[string]string{}
+	for _, m := range rep.Messages {
+		statuses[m.ID] = m.Status
+	}
+	if statuses["m1"] != StatusSent || statuses["m2"] != StatusNotTaken || statuses["m3"] != StatusNotTaken {
+		t.Errorf("statuses %v, want m1 sent, m2 and m3 not taken", statuses)
+	}
+	if !strings.Contains(err.Error(), "InvalidParameterValue") {
+		t.Errorf("error %v does not name what the central queue answered", err)
+	}
+	f = newSQS(quarantine, kept("m4", contract.ReasonUnknownAccount, "AROAC:s", "4", "d"))
+	f.silent[aws.ToString(f.queues[quarantine][0].Body)] = true
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true}, &w); err == nil || !strings.Contains(err.Error(), "SQS answered nothing") {
+		t.Errorf("an entry answered neither way: %v", err)
 	}
 }
 
@@ -288,5 +303,133 @@ func TestTheDLQsFirstSender(t *testing.T) {
 	}
 	if v := got[eventOf(aws.ToString(forged.Body))]; !strings.HasPrefix(v, "AROAFORWARDERA:events 1800000000000 dlq") {
 		t.Errorf("a DLQ message not sent by the redrive role carries %q, want its own SenderId: its attributes are anyone's", v)
+	}
+}
+
+// TestWhatIsReadAndListed: the command reads until a long poll finds nothing (a short poll first), hiding what it
+// reads a minute by default; it takes a message's account and event from the router's attributes, else from its
+// body, and a DLQ message's reason from EventBridge's ERROR_CODE, else "retries exhausted"; it counts what it read
+// and selected, marks each message's fate, cuts long errors in the listing, and prints the closing lines only when
+// they say something.
+func TestWhatIsReadAndListed(t *testing.T) {
+	long := strings.Repeat("e", 121)
+	withOrigin := kept("q1", contract.ReasonUnknownAccount, "AROAC:s", "1", "from-dlq")
+	withOrigin.MessageAttributes[contract.AttrOrigin] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(contract.OriginDLQ)}
+	withOrigin.MessageAttributes[contract.AttrError] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(long)}
+	plain := kept("q2", contract.ReasonUnknownAccount, "AROAC:s", "2", "plain")
+	plain.MessageAttributes[contract.AttrAccount] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("444444444444")}
+	plain.MessageAttributes[contract.AttrError] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(strings.Repeat("s", 120))}
+	f := newSQS(quarantine, withOrigin, plain)
+	var w bytes.Buffer
+	rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Accounts: []string{"444444444444"}, Send: true}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(f.receives) != "[0/60 0/60 1/60]" {
+		t.Errorf("receives (wait/visibility) %v, want a short poll, another, then a long one, each hiding a minute", f.receives)
+	}
+	if rep.Read != 2 || rep.Selected != 1 || rep.Sent != 1 {
+		t.Errorf("read %d, selected %d, sent %d; want 2, 1, 1", rep.Read, rep.Selected, rep.Sent)
+	}
+	if got := sentEvents(f); fmt.Sprint(got) != "[AROAC:s/plain]" {
+		t.Errorf("sent %v, want the one naming 444444444444 by its attribute", got)
+	}
+	if _, ok := f.sent[0].MessageAttributes[contract.AttrOrigin]; ok {
+		t.Error("a message judged in the central queue was sent back marked as the DLQ's")
+	}
+	statuses := map[string]string{}
+	for _, m := range rep.Messages {
+		statuses[m.ID] = m.Status
+	}
+	if statuses["q1"] != "" || statuses["q2"] != StatusSent {
+		t.Errorf("statuses %v, want q1 listed only, q2 sent", statuses)
+	}
+	out := w.String()
+	if !strings.Contains(out, strings.Repeat("e", 120)+"…") || strings.Contains(out, long) || !strings.Contains(out, strings.Repeat("s", 120)+" ") ||
+		strings.Contains(out, strings.Repeat("s", 120)+"…") {
+		t.Errorf("the listing does not cut the 121-byte error alone:\n%s", out)
+	}
+	for _, absent := range []string{"kept as evidence", "unattributable: sent back only", "needs"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("the listing says %q with nothing of it:\n%s", absent, out)
+		}
+	}
+	if !strings.Contains(out, "the router judges each by its first sender") {
+		t.Errorf("the listing does not say what becomes of what was sent:\n%s", out)
+	}
+
+	// Sent back from the quarantine with its DLQ origin, it keeps it.
+	f = newSQS(quarantine, withOrigin)
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true, Visibility: 30 * time.Second}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if got := aws.ToString(f.sent[0].MessageAttributes[contract.AttrOrigin].StringValue); got != contract.OriginDLQ || f.receives[0] != "0/30" {
+		t.Errorf("kib-origin %q, first receive %s; want dlq, and the visibility asked", got, f.receives[0])
+	}
+
+	// Listing only: nothing sent, no closing line about it.
+	f = newSQS(quarantine, plain)
+	w.Reset()
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(w.String(), "the router judges each") || len(f.sent) != 0 {
+		t.Errorf("a listing sent %d or speaks of sending:\n%s", len(f.sent), w.String())
+	}
+}
+
+// TestTheDLQsReasonsAndEvents: a DLQ message's reason is EventBridge's ERROR_CODE, else "retries exhausted", and its
+// account and event come from its body; a quarantine message without a reason keeps none.
+func TestTheDLQsReasonsAndEvents(t *testing.T) {
+	eb := types.Message{MessageId: aws.String("d1"), Body: aws.String(`{"id":"ev-1","account":"222222222222"}`),
+		Attributes:        map[string]string{"SenderId": "AIDAEVENTBRIDGE", "SentTimestamp": "1"},
+		MessageAttributes: map[string]types.MessageAttributeValue{"ERROR_CODE": {DataType: aws.String("String"), StringValue: aws.String("NO_PERMISSIONS")}}}
+	moved := types.Message{MessageId: aws.String("d2"), Body: aws.String(`not json`), Attributes: map[string]string{"SenderId": "AROAX:s", "SentTimestamp": "2"}}
+	rep, err := Run(context.Background(), Clients{newSQS(dlq, eb, moved), operator}, outputs, Options{From: DLQ}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Message{}
+	for _, m := range rep.Messages {
+		got[m.ID] = m
+	}
+	if m := got["d1"]; m.Reason != "NO_PERMISSIONS" || m.Account != "222222222222" || m.EventID != "ev-1" || !m.FromDLQ {
+		t.Errorf("EventBridge's dead letter read as %+v", m)
+	}
+	if m := got["d2"]; m.Reason != "retries exhausted" || m.Account != "" || m.EventID != "" {
+		t.Errorf("a moved message with no JSON body read as %+v", m)
+	}
+	// A kept message missing one of the two attributes takes it from its body.
+	noAccount, noEvent := kept("qa", contract.ReasonUnparseable, "AROAC:s", "1", "ev-a"), kept("qe", contract.ReasonUnparseable, "AROAC:s", "1", "ev-e")
+	delete(noAccount.MessageAttributes, contract.AttrAccount)
+	delete(noEvent.MessageAttributes, contract.AttrEventID)
+	noAccount.Body, noEvent.Body = aws.String(`{"id":"ev-a","account":"555555555555"}`), aws.String(`{"id":"ev-body","account":"555555555555"}`)
+	rep, err = Run(context.Background(), Clients{newSQS(quarantine, noAccount, noEvent), operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.Messages {
+		if m.ID == "qa" && m.Account != "555555555555" || m.ID == "qe" && (m.EventID != "ev-body" || m.Account != "222222222222") {
+			t.Errorf("%s read as account %s, event %s: a missing attribute is taken from the body, a present one kept", m.ID, m.Account, m.EventID)
+		}
+	}
+	noReason := kept("q", "", "AROAC:s", "1", "ev")
+	delete(noReason.MessageAttributes, contract.AttrReason)
+	rep, err = Run(context.Background(), Clients{newSQS(quarantine, noReason), operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
+	if err != nil || rep.Messages[0].Reason != "" {
+		t.Errorf("a quarantine message with no reason read as %q, %v", rep.Messages[0].Reason, err)
+	}
+}
+
+// TestASendOfNothingSaysNothingOfTheRouter: a send that sends nothing back (only evidence selected) does not say the
+// router will judge what was sent.
+func TestASendOfNothingSaysNothingOfTheRouter(t *testing.T) {
+	var w bytes.Buffer
+	f := newSQS(quarantine, kept("m1", contract.ReasonForgedSender, "AROAA:s", "1", "forged"))
+	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(w.String(), "the router judges each") || !strings.Contains(w.String(), "sent back to the central queue: 0") {
+		t.Errorf("listing:\n%s", w.String())
 	}
 }

@@ -37,6 +37,11 @@ type fakeAWS struct {
 	// refused are clusters whose canaries the router refuses for their sender; deadLettered, clusters whose canaries
 	// EventBridge could not deliver, in the dead-letter queue.
 	refused, deadLettered map[string]bool
+	// forwardAfter delays a cluster's forwarded line until that many reads of it; fullReads keeps its queue holding
+	// a message for that many reads.
+	forwardAfter, fullReads map[string]int
+	reads                   map[string]int
+	startTimes              []int64 // each FilterLogEvents call's StartTime
 }
 
 func (f *fakeAWS) PutEvents(_ context.Context, in *eventbridge.PutEventsInput, _ ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
@@ -67,6 +72,7 @@ func (f *fakeAWS) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLo
 	if !slices.Contains(f.patterns, pattern) {
 		f.patterns = append(f.patterns, pattern)
 	}
+	f.startTimes = append(f.startTimes, aws.ToInt64(in.StartTime))
 	out := &cloudwatchlogs.FilterLogEventsOutput{}
 	ts := aws.Int64(time.Unix(1000, 0).Add(1500 * time.Millisecond).UnixMilli())
 	first := map[string]bool{}
@@ -81,7 +87,7 @@ func (f *fakeAWS) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLo
 		case f.refused[cluster] && pattern == `{ $.reason = "forged_sender" || $.reason = "unattributable_sender" }`:
 			msg := fmt.Sprintf(`{"msg":"message dropped","reason":"forged_sender","senderId":"AROAEVENTBRIDGE:s","eventId":%q,"error":"not the forwarder"}`, id)
 			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
-		case !heldBack && f.forwards[cluster] && pattern == `{ $.msg = "canary forwarded" }`:
+		case !heldBack && f.forwards[cluster] && pattern == `{ $.msg = "canary forwarded" }` && f.read("fwd/"+cluster) > f.forwardAfter[cluster]:
 			msg := fmt.Sprintf(`{"msg":%q,"eventId":%q,"cluster":%q}`, contract.LogCanaryForwarded, id, cluster)
 			out.Events = append(out.Events, logtypes.FilteredLogEvent{Message: aws.String(msg), Timestamp: ts})
 		}
@@ -89,9 +95,21 @@ func (f *fakeAWS) FilterLogEvents(_ context.Context, in *cloudwatchlogs.FilterLo
 	return out, nil
 }
 
+// read counts a read of key, and returns how many there were (the fake's lock held).
+func (f *fakeAWS) read(key string) int {
+	if f.reads == nil {
+		f.reads = map[string]int{}
+	}
+	f.reads[key]++
+	return f.reads[key]
+}
+
 func (f *fakeAWS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	n := "0"
-	if f.full[strings.TrimPrefix(aws.ToString(in.QueueUrl), "https://sqs/")] {
+	cluster := strings.TrimPrefix(aws.ToString(in.QueueUrl), "https://sqs/")
+	if f.full[cluster] || f.read("queue/"+cluster) <= f.fullReads[cluster] {
 		n = "1"
 	}
 	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": n}}, nil
@@ -353,5 +371,67 @@ func TestTheHubsOwnDelivery(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEveryPendingCanaryIsAwaited: verify keeps polling while any canary is pending, whatever keeps it so (not yet
+// forwarded, its queue still full, held back, put again): two clusters pending for different reasons in the same
+// round both end consumed.
+func TestEveryPendingCanaryIsAwaited(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		f        *fakeAWS
+		clusters []string
+	}{
+		{"not yet forwarded, and a queue still full", &fakeAWS{forwards: map[string]bool{"slow": true, "full": true}, forwardAfter: map[string]int{"slow": 2},
+			fullReads: map[string]int{"full": 2}}, []string{"full", "slow"}},
+		{"held back, and not yet forwarded", &fakeAWS{forwards: map[string]bool{"held": true, "slow": true}, held: map[string]bool{"held": true},
+			forwardAfter: map[string]int{"slow": 12}}, []string{"held", "slow"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.full, f.put = map[string]bool{}, map[string]string{}
+			o := outputs(tt.clusters...)
+			o.CanaryIntervalSeconds = 2
+			results, err := Run(context.Background(), Clients{f, f, f}, o, Options{Timeout: time.Minute, Poll: time.Millisecond, Now: clock()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range results {
+				if r.Err != nil {
+					t.Errorf("%s: %v", r.Cluster, r.Err)
+				}
+			}
+		})
+	}
+}
+
+// TestDefaults: the run waits two minutes unless told (the message says so), reads the log group from a minute
+// before it began (the router's clock may lag), holds a canary back by the router's default interval when the
+// outputs give none, and writes times under a second to the hundredth.
+func TestDefaults(t *testing.T) {
+	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}}
+	results, err := Run(context.Background(), Clients{f, f, f}, outputs("a"), Options{Poll: time.Millisecond, Now: clock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Err == nil || !strings.Contains(results[0].Err.Error(), "not forwarded within 120.0 s") {
+		t.Errorf("a canary never forwarded: %v, want the two minutes named", results[0].Err)
+	}
+	if want := time.Unix(1001, 0).Add(-time.Minute).UnixMilli(); len(f.startTimes) == 0 || f.startTimes[0] != want {
+		t.Errorf("log reads from %v, want %d: a minute before the run's start", f.startTimes[:1], want)
+	}
+	held := &fakeAWS{forwards: map[string]bool{"b": true}, full: map[string]bool{}, put: map[string]string{}, held: map[string]bool{"b": true}}
+	results, err = Run(context.Background(), Clients{held, held, held}, outputs("b"), Options{Timeout: 20 * time.Second, Poll: time.Millisecond, Now: clock()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results[0].Err == nil || !strings.Contains(results[0].Err.Error(), "canary interval, 30.0 s") {
+		t.Errorf("held back with no interval in the outputs: %v, want the router's default, 30 s, named", results[0].Err)
+	}
+	for d, want := range map[time.Duration]string{999 * time.Millisecond: "1.00 s", time.Second: "1.0 s", 1500 * time.Millisecond: "1.5 s"} {
+		if got := seconds(d); got != want {
+			t.Errorf("seconds(%s) = %q, want %q", d, got, want)
+		}
 	}
 }

@@ -87,6 +87,10 @@ func TestProblem(t *testing.T) {
 	if p := Problem(Account{Limit: 50, Unreserved: 50}, 20, "x", "123456789012", "eu-west-1"); !strings.Contains(p, "can give it none") {
 		t.Errorf("an account of 50: %q", p)
 	}
+	// Two is the least the mapping takes: an account that can give two gives at most two, not none.
+	if p := Problem(Account{Limit: 1000, Unreserved: 102}, 5, "x", "123456789012", "eu-west-1"); !strings.Contains(p, "can give it at most 2") {
+		t.Errorf("an account that can give 2: %q", p)
+	}
 }
 
 // identityStubs stand in for STS and Lambda on one loopback server, each answering for the account of the request's
@@ -112,7 +116,7 @@ func newIdentityStubs(t *testing.T) *identityStubs {
 		account := strings.TrimPrefix(strings.TrimPrefix(key, "AKIA"), "ASIA")
 		if r.Method == http.MethodGet && strings.TrimSuffix(r.URL.Path, "/") == "/2016-08-19/account-settings" {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"AccountLimit":{"ConcurrentExecutions":1000,"UnreservedConcurrentExecutions":` + map[string]string{"111111111111": "900", "222222222222": "400"}[account] + `}}`))
+			_, _ = w.Write([]byte(`{"AccountLimit":{"ConcurrentExecutions":1000,"UnreservedConcurrentExecutions":` + map[string]string{"111111111111": "900", "222222222222": "400", "333333333333": "300"}[account] + `}}`))
 			return
 		}
 		if strings.HasSuffix(r.URL.Path, "/concurrency") {
@@ -184,6 +188,45 @@ func TestReadsAsTheProvidersIdentity(t *testing.T) {
 	if s := id.String(); !strings.Contains(s, "aws:assumeRole arn:aws:iam::222222222222:role/deploy") {
 		t.Errorf("the identity says %q", s)
 	}
+
+	// A profile of the provider's own shared files, whose keys are another account's.
+	dir := t.TempDir()
+	creds, conf := dir+"/credentials", dir+"/config"
+	// The credentials file's profile is one account's, the config file's another's: each read only from its file.
+	if err := os.WriteFile(creds, []byte("[deploy]\naws_access_key_id = AKIA222222222222\naws_secret_access_key = s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, []byte("[profile configured]\naws_access_key_id = AKIA333333333333\naws_secret_access_key = s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	profiled := map[string]string{"aws:profile": "deploy", "aws:sharedCredentialsFiles": `["` + creds + `"]`, "aws:sharedConfigFiles": `["` + conf + `"]`}
+	id, err = IdentityOf(func(k string) (string, bool) { v, ok := profiled[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router"); err != nil || a.Caller != "222222222222" {
+		t.Errorf("with aws:profile in the provider's shared files: %+v, %v; want the profile's account", a, err)
+	}
+	if s := id.String(); s != "aws:profile deploy" {
+		t.Errorf("the identity says %q", s)
+	}
+	profiled["aws:profile"] = "configured"
+	if id, err = IdentityOf(func(k string) (string, bool) { v, ok := profiled[k]; return v, ok }); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router"); err != nil || a.Caller != "333333333333" {
+		t.Errorf("with aws:profile in the provider's shared config file: %+v, %v; want that profile's account", a, err)
+	}
+	if s := (Identity{AccessKey: "AKIA"}).String(); s != "aws:accessKey" {
+		t.Errorf("the identity of a key says %q", s)
+	}
+	if s := (Identity{}).String(); s != "the environment's credentials" {
+		t.Errorf("no identity says %q", s)
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIA111111111111")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "s")
 
 	config["aws:assumeRole"] = `{"roleArn": 7}`
 	if _, err := IdentityOf(get); err == nil || !strings.Contains(err.Error(), "aws:assumeRole") {

@@ -121,6 +121,8 @@ func TestReservationBelowTheMappingIsRefused(t *testing.T) {
 	}{
 		{`{"maximumConcurrency":50,"reservedConcurrency":30}`, []string{"router.maximumConcurrency: 50 is above router.reservedConcurrency (30)",
 			"set router.maximumConcurrency to at most 30, or router.reservedConcurrency to at least 50"}},
+		{`{"maximumConcurrency":51,"reservedConcurrency":50}`, []string{"router.maximumConcurrency: 51 is above router.reservedConcurrency (50)"}},
+		{`{"provisionedPollers":{"minimum":2,"maximum":91},"reservedConcurrency":900}`, []string{"router.provisionedPollers.maximum: 91 pollers run up to 910 invocations"}},
 		{`{"provisionedPollers":{"minimum":2,"maximum":100},"reservedConcurrency":900}`, []string{
 			"router.provisionedPollers.maximum: 100 pollers run up to 1000 invocations at once (10 each), above router.reservedConcurrency (900)",
 			"set router.provisionedPollers.maximum to at most 90, or router.reservedConcurrency to at least 1000"}},

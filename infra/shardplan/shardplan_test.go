@@ -213,3 +213,125 @@ func TestTheBudgetsEdge(t *testing.T) {
 		}
 	}
 }
+
+// TestOneEKSProviderForEveryCreatedCluster: the engine starts one process per provider configuration; pulumi-eks's
+// components share its one default provider, however many clusters the stack creates.
+func TestOneEKSProviderForEveryCreatedCluster(t *testing.T) {
+	create := `"mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}`
+	cfg, err := config.Load("prod", hubAccount, map[string]string{"clusters": `[{"name":"a",` + create + `},{"name":"b",` + create + `},{"name":"c",` + create + `}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := shardplan.Of(cfg)
+	if aws, kubernetes, eks := s.Counts(); aws != 1 || kubernetes != 3 || eks != 1 {
+		t.Errorf("three created clusters: %d AWS, %d Kubernetes, %d pulumi-eks providers; want 1, 3, 1", aws, kubernetes, eks)
+	}
+	if s.Providers() != 5 || s.MemoryMB() != 2*shardplan.AWSProviderMB+3*shardplan.KubernetesProviderMB {
+		t.Errorf("%d providers, %d MB; want 5, %d", s.Providers(), s.MemoryMB(), 2*shardplan.AWSProviderMB+3*shardplan.KubernetesProviderMB)
+	}
+}
+
+// TestPrintCarriesTheBudget: a hub whose providerBudgetMB is raised is cut to that budget, and every shard's stack
+// file carries it (else each shard would be refused at preview by the default it was not cut for); the hub's file
+// gets the key only when the limit is not its own.
+func TestPrintCarriesTheBudget(t *testing.T) {
+	var entries []string
+	for i := range 150 {
+		entries = append(entries, fmt.Sprintf(`{"name":"own-%03d"}`, i))
+	}
+	values := map[string]string{"clusters": "[" + strings.Join(entries, ",") + "]", "providerBudgetMB": "20000"}
+	cfg, err := config.Load("prod", hubAccount, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pulumiConfig := map[string]string{"aws:region": "eu-west-1"}
+	for k, v := range values {
+		pulumiConfig[config.Namespace+":"+k] = v
+	}
+	for _, tt := range []struct {
+		limit          int
+		wantShardKey   string
+		wantHubKey     bool
+		wantShardFiles int
+	}{
+		{0, "providerBudgetMB: 20000", false, 1},
+		{config.DefaultProviderBudgetMB, "", true, 1},
+	} {
+		var out strings.Builder
+		if err := shardplan.Print(&out, shardplan.Printed{File: "Pulumi.prod.yaml", Values: pulumiConfig, Config: cfg, Limit: tt.limit, Project: "p",
+			ClusterType: "karpenter-interruption-bus:index:ClusterInterruption"}); err != nil {
+			t.Fatal(err)
+		}
+		text := out.String()
+		hubAt := strings.Index(text, "# Pulumi.prod.yaml keeps")
+		files := strings.Split(text[:hubAt], "\n# Pulumi.prod-shard-")
+		if len(files)-1 != tt.wantShardFiles {
+			t.Fatalf("limit %d: %d shard files, want %d:\n%s", tt.limit, len(files)-1, tt.wantShardFiles, text)
+		}
+		for _, f := range files[1:] {
+			if got := strings.Contains(f, "providerBudgetMB"); got != (tt.wantShardKey != "") || tt.wantShardKey != "" && !strings.Contains(f, tt.wantShardKey) {
+				t.Errorf("limit %d: a shard's file says providerBudgetMB %t, want %q:\n%s", tt.limit, got, tt.wantShardKey, f)
+			}
+		}
+		hub := text[hubAt:]
+		if strings.Contains(text[:hubAt], config.Namespace+":accounts") {
+			t.Errorf("limit %d: a shard with no member account names accounts", tt.limit)
+		}
+		if got := strings.Contains(hub, "providerBudgetMB"); got != tt.wantHubKey {
+			t.Errorf("limit %d: the hub's keys name providerBudgetMB %t, want %t:\n%s", tt.limit, got, tt.wantHubKey, hub)
+		}
+	}
+}
+
+// TestPrintWritesEachShardsOwn: each shard's file holds its own clusters' entries, as the stack file wrote them, and
+// the accounts of its own members only (none, when it has none).
+func TestPrintWritesEachShardsOwn(t *testing.T) {
+	cfg := fleet(t, 70, 12, 1, true) // 70 of the hub's own, 12 members with one each: more than one stack holds
+	pulumiConfig := map[string]string{"aws:region": "eu-west-1"}
+	var entries []string
+	for _, cl := range cfg.Clusters {
+		e := `{"name":"` + cl.Name + `"`
+		if cl.Account != hubAccount {
+			e += `,"account":"` + cl.Account + `"`
+		}
+		entries = append(entries, e+"}")
+	}
+	pulumiConfig[config.Namespace+":clusters"] = "[" + strings.Join(entries, ",") + "]"
+	var accounts []string
+	for id := range cfg.Accounts {
+		accounts = append(accounts, fmt.Sprintf(`%q:{"deployRoleArn":"arn:aws:iam::%s:role/deploy"}`, id, id))
+	}
+	pulumiConfig[config.Namespace+":accounts"] = "{" + strings.Join(accounts, ",") + "}"
+	hub, shards, err := shardplan.Plan(cfg, shardplan.BudgetMB)
+	if err != nil || len(shards) == 0 {
+		t.Fatalf("%d shards, %v", len(shards), err)
+	}
+	var out strings.Builder
+	if err := shardplan.Print(&out, shardplan.Printed{File: "Pulumi.prod.yaml", Values: pulumiConfig, Config: cfg, Project: "p", ClusterType: "k:index:C"}); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, sh := range shards {
+		start := strings.Index(text, "# Pulumi."+sh.Name+".yaml:")
+		file := text[start:]
+		file = file[:strings.Index(file[1:], "\n# ")+1]
+		for _, cl := range sh.Clusters {
+			if !strings.Contains(file, "name: "+cl.Name+"\n") {
+				t.Errorf("%s's file lacks its cluster %s:\n%s", sh.Name, cl.Name, file)
+			}
+		}
+		for _, cl := range hub.Clusters {
+			if strings.Contains(file, "name: "+cl.Name+"\n") {
+				t.Errorf("%s's file holds the hub's cluster %s", sh.Name, cl.Name)
+			}
+		}
+		if got, want := strings.Contains(file, config.Namespace+":accounts"), len(sh.Accounts) > 0; got != want {
+			t.Errorf("%s's file names accounts %t, want %t", sh.Name, got, want)
+		}
+		for id := range sh.Accounts {
+			if !strings.Contains(file, id) {
+				t.Errorf("%s's file lacks its member %s", sh.Name, id)
+			}
+		}
+	}
+}

@@ -344,3 +344,44 @@ func TestRefusesToStartRefusingEverything(t *testing.T) {
 		})
 	}
 }
+
+// TestBoundaries: an account ID's digits include 0 and 9, and nothing beside them; a duration of zero is not
+// positive; a retry delay alone, or equal to its most, is valid; with the hub's rules through the queue's policy, the
+// hub has no forwarder but every member keeps its own.
+func TestBoundaries(t *testing.T) {
+	for a, want := range map[string]bool{"109999999990": true, "10999999999/": false, "10999999999:": false, "1099999999a0": false} {
+		if IsAccount(a) != want {
+			t.Errorf("IsAccount(%q) = %t, want %t", a, !want, want)
+		}
+	}
+	base := func(kv ...string) map[string]string {
+		env := attributable(map[string]string{EnvClusterQueuePrefix: "kib_"})
+		for i := 0; i+1 < len(kv); i += 2 {
+			env[kv[i]] = kv[i+1]
+		}
+		return env
+	}
+	for _, tt := range []struct {
+		env  map[string]string
+		want string // "" valid
+	}{
+		{base(EnvRetryDelay, "0s"), EnvRetryDelay + `: "0s" is not a positive duration`},
+		{base(EnvRetryDelay, "10s"), ""},
+		{base(EnvRetryMaxDelay, "1s"), ""},
+		{base(EnvRetryDelay, "5s", EnvRetryMaxDelay, "5s"), ""},
+		{base(EnvRetryDelay, "5s", EnvRetryMaxDelay, "4s"), EnvRetryMaxDelay + ": 4s is shorter than"},
+	} {
+		_, err := LoadSettings(getenv(tt.env))
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%v: error %v, want %q", tt.env, err, tt.want)
+		}
+	}
+	s := Settings{Account: "111111111111", Partition: "aws", ForwarderRoleName: "f", HubDelivery: HubDeliveryQueuePolicy,
+		MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/r"}}
+	if got := s.ForwarderRole("111111111111"); got != "" {
+		t.Errorf("the hub's forwarder by the queue's policy = %q, want none", got)
+	}
+	if got := s.ForwarderRole("222222222222"); got != "arn:aws:iam::222222222222:role/f" {
+		t.Errorf("a member's forwarder by the queue's policy = %q, want its own", got)
+	}
+}

@@ -75,6 +75,9 @@ type Mocks struct {
 	// Previous are the outputs of the stack's last update, which a stack reference to itself reads; nil on the
 	// first update.
 	Previous map[string]any
+	// Stacks are the outputs of other stacks, by the name a stack reference gives (a shard's hub, the stack a
+	// cluster was moved from); a reference to a stack not there reads Previous.
+	Stacks map[string]map[string]any
 
 	// What the lookups find. The zero value is an AWS in which the stack's configuration holds: every EKS cluster
 	// it names exists in the account it names, runs Kubernetes 1.33 with access entries enabled, has the Pod
@@ -232,8 +235,12 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 	m.mu.Unlock()
 
 	if args.TypeToken == "pulumi:pulumi:StackReference" { // read, not created
+		outputs := m.Previous
+		if o, ok := m.Stacks[args.Inputs["name"].StringValue()]; ok {
+			outputs = o
+		}
 		return args.Name, resource.NewPropertyMapFromMap(map[string]any{
-			"name": args.Inputs["name"], "outputs": m.Previous, "secretOutputNames": []any{},
+			"name": args.Inputs["name"], "outputs": outputs, "secretOutputNames": []any{},
 		}), nil
 	}
 	id, outs := m.Outputs(args.TypeToken, args.Name, args.Custom, args.Inputs, r.Account)

@@ -3,6 +3,7 @@ package quarantine
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -138,16 +139,68 @@ func TestTheErrorIsCutOnACharacterAtItsLimit(t *testing.T) {
 	}
 }
 
-// TestTheBatchCountsAttributes: SendMessageBatch's 1 MiB counts attributes as well as bodies: two bodies that fit
-// together only without their attributes go in two calls.
+// TestTheBatchCountsAttributes: SendMessageBatch's 1 MiB counts attributes as well as bodies, every byte of them:
+// two entries that make exactly 1 MiB together go in one call; one byte more, in two.
 func TestTheBatchCountsAttributes(t *testing.T) {
-	f := &fakeSQS{}
-	body := strings.Repeat("b", maxBytes/2-80)
-	if errs := New(f, "https://sqs/q").Keep(context.Background(), []Message{msg(body), msg(body)}); errs[0] != nil || errs[1] != nil {
-		t.Fatal(errs)
+	attrs := entrySize(msg(""))
+	for _, tt := range []struct {
+		over  int
+		calls int
+	}{{0, 1}, {1, 2}} {
+		a, b := strings.Repeat("a", maxBytes/2-attrs), strings.Repeat("b", maxBytes-maxBytes/2-attrs+tt.over)
+		if got := entrySize(msg(a)) + entrySize(msg(b)); got != maxBytes+tt.over {
+			t.Fatalf("the two entries make %d bytes, want %d", got, maxBytes+tt.over)
+		}
+		f := &fakeSQS{}
+		if errs := New(f, "https://sqs/q").Keep(context.Background(), []Message{msg(a), msg(b)}); errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs)
+		}
+		if len(f.calls) != tt.calls {
+			t.Errorf("two entries of %d bytes in all: %d calls, want %d", maxBytes+tt.over, len(f.calls), tt.calls)
+		}
 	}
-	if len(f.calls) != 2 {
-		t.Errorf("%d calls for two bodies of %d bytes with their attributes, want 2: together they pass %d bytes", len(f.calls), len(body), maxBytes)
+	// Every attribute counts: its name, its type and its value.
+	m := msg("x")
+	want := 1
+	for k, v := range attributes(m) {
+		want += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+	}
+	if got := entrySize(m); got != want || got < 1+len(contract.AttrReason)+len("String")+len(string(contract.ReasonForgedSender)) {
+		t.Errorf("entrySize = %d, want %d", got, want)
+	}
+}
+
+// TestAnEntryPastTheLimitGoesAlone: an entry larger than a batch may be (a body of SQS's largest with the
+// attributes) is sent alone, for SQS to refuse; the batches go on.
+func TestAnEntryPastTheLimitGoesAlone(t *testing.T) {
+	f := &fakeSQS{}
+	errs := New(f, "https://sqs/q").Keep(context.Background(), []Message{msg(strings.Repeat("x", maxBytes)), msg("after")})
+	if len(f.calls) != 2 || len(f.calls[0]) != 1 || errs[1] != nil {
+		t.Errorf("%d calls (%v), want the large entry alone, then the next", len(f.calls), errs)
+	}
+}
+
+// badIDs answers SendMessageBatch with entries naming no entry it was sent: an ID past the batch, one that is no
+// number; the entry it was sent it answers as successful.
+type badIDs struct{}
+
+func (badIDs) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id})
+	}
+	n := aws.String(strconv.Itoa(len(in.Entries)))
+	out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: n})
+	out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: n, Code: aws.String("X")}, types.BatchResultErrorEntry{Id: aws.String("x"), Code: aws.String("X")})
+	return out, nil
+}
+
+// TestAnswersNamingNoEntryAreIgnored: an answer whose Id names no entry of the batch (past it, or no number) changes
+// no message's fate.
+func TestAnswersNamingNoEntryAreIgnored(t *testing.T) {
+	errs := New(badIDs{}, "https://sqs/q").Keep(context.Background(), []Message{msg("a")})
+	if len(errs) != 1 || errs[0] != nil {
+		t.Errorf("errors %v, want the one entry kept", errs)
 	}
 }
 

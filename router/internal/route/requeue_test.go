@@ -2,8 +2,11 @@ package route
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -207,5 +211,71 @@ func TestNoSenderIsNoServiceSender(t *testing.T) {
 	}
 	if got := h.logsOf(t, contract.LogServiceSender, contract.LogSender, "account"); len(got) != 0 {
 		t.Errorf("logged as a sender that is no role: %v", got)
+	}
+}
+
+// TestAFirstSenderWithoutItsTimeIsKeptWithout: a message sent back saying its first sender but not when, refused
+// again, is kept with no send time, not with the clock's first second.
+func TestAFirstSenderWithoutItsTimeIsKeptWithout(t *testing.T) {
+	born := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h, q := judgedHarness(t, born, born)
+	attrs := sentBack("AROAOLDFORWARDER0001:s", born)
+	delete(attrs, contract.AttrFirstSent)
+	in := events.SQSEvent{Records: []events.SQSMessage{record(spotIn(memberB, instance(3)), idRedrive+":op", h.r.now(), attrs)}}
+	if _, err := h.r.Handle(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.kept) != 1 || q.kept[0].Reason != contract.ReasonUnattributable || q.kept[0].Sent != "" || q.kept[0].Sender != "AROAOLDFORWARDER0001:s" {
+		t.Errorf("kept %+v, want unattributable, its first sender, no send time", q.kept)
+	}
+}
+
+// TestTheBatchLineCounts: the "batch routed" line counts what was forwarded, dropped and retried.
+func TestTheBatchLineCounts(t *testing.T) {
+	born := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h, _ := judgedHarness(t, born, born)
+	now := h.r.now()
+	in := events.SQSEvent{Records: []events.SQSMessage{
+		record(spotIn(memberA, instance(2)), idAFwd+":s", now, nil),
+		record(spotIn(memberA, instance(2)), idAFwd+":s", now, nil),
+		record(spotIn(memberB, instance(3)), idAFwd+":s", now, nil),
+		record("not json", idAFwd+":s", now, nil),
+	}}
+	for i := range in.Records {
+		in.Records[i].MessageId = fmt.Sprintf("m%d", i)
+	}
+	if _, err := h.r.Handle(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	var line map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+		if strings.Contains(l, `"msg":"batch routed"`) {
+			_ = json.Unmarshal([]byte(l), &line)
+		}
+	}
+	if line["received"] != 4.0 || line["forwarded"] != 2.0 || line["dropped"] != 2.0 || line["retried"] != 0.0 {
+		t.Errorf("batch routed %v, want 4 received, 2 forwarded, 2 dropped, 0 retried", line)
+	}
+}
+
+// failingWriter refuses every write.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestAMetricsFailureIsLogged: metrics that cannot be written are logged, and the batch is routed all the same.
+func TestAMetricsFailureIsLogged(t *testing.T) {
+	born := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h, _ := judgedHarness(t, born, born)
+	h.r.metrics = metrics.NewWriter(failingWriter{}, "NS", "test")
+	resp, err := h.r.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{record(spotIn(memberA, instance(2)), idAFwd+":s", h.r.now(), nil)}})
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("%v, %v", resp, err)
+	}
+	if !strings.Contains(h.logs.String(), `"msg":"writing metrics"`) || !strings.Contains(h.logs.String(), "disk full") {
+		t.Errorf("no log line of the metrics' failure:\n%s", h.logs.String())
+	}
+	if strings.Count(h.logs.String(), `"msg":"writing metrics"`) != 1 {
+		t.Error("the failure is logged more than once")
 	}
 }

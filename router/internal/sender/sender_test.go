@@ -545,3 +545,33 @@ func TestAFormerForwarderSpeaksForWhatItSentWhileItStood(t *testing.T) {
 		t.Errorf("the account's own forwarder, the account off the bus: verdict %d, want not on the bus", r.Verdict)
 	}
 }
+
+// TestARedriveRoleCreatedAnewIsLearned: the redrive role deleted and created again (a new ID) is learned once IAM may
+// be asked again, and what it sends back is judged by its first sender, not taken for another role.
+func TestARedriveRoleCreatedAnewIsLearned(t *testing.T) {
+	f, c := newIAM(), &clock{time.Unix(5000, 0)}
+	ch := newChecker(f, c)
+	if r := ch.Check(context.Background(), memberA, true, []Message{requeued(session(idA), time.Unix(4000, 0), false, "")})[0]; r.Verdict != Genuine || !r.Requeued {
+		t.Fatalf("sent back by the redrive role: %d, %v", r.Verdict, r.Err)
+	}
+	const fresh = "AROAREDRIVE000000002"
+	f.set(hub+"/"+redrive, fresh, time.Unix(5500, 0))
+	c.t = time.Unix(6000, 0)
+	m := Message{Sender: session(fresh), Sent: time.Unix(5900, 0), Requeue: Requeue{FirstSender: session(idA), FirstSent: time.Unix(4000, 0)}}
+	if r := ch.Check(context.Background(), memberA, true, []Message{m})[0]; r.Verdict != Genuine || !r.Requeued || r.Sender != session(idA) {
+		t.Errorf("sent back by the redrive role created anew: verdict %d (requeued %t, sender %s), %v; want genuine, judged by its first sender", r.Verdict, r.Requeued, r.Sender, r.Err)
+	}
+}
+
+// TestOnlyAccessDeniedBlamesTheBaseline: IAM refusing the reader role (AccessDenied, AccessDeniedException) says to
+// update the account's baseline; any other failure does not.
+func TestOnlyAccessDeniedBlamesTheBaseline(t *testing.T) {
+	for code, blames := range map[string]bool{"AccessDenied": true, "AccessDeniedException": true, "Throttling": false, "ServiceUnavailable": false} {
+		f := newIAM()
+		f.fail(memberA, apiError(code))
+		r := check(newChecker(f, &clock{time.Unix(10, 0)}), memberA, session(idA), time.Time{})
+		if r.Verdict != Undecided || strings.Contains(r.Err.Error(), "update the account's baseline") != blames {
+			t.Errorf("%s: verdict %d, %v; want undecided, blaming the baseline %t", code, r.Verdict, r.Err, blames)
+		}
+	}
+}
