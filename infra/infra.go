@@ -31,6 +31,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -52,12 +53,16 @@ type Options struct {
 	ReadConcurrency func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error)
 	// Today is the day Karpenter's support policy is judged on (cluster.Args.Today); zero means now.
 	Today time.Time
+	// Probe says why the machine running pulumi cannot reach a cluster's Kubernetes API (reach.Default by default: the
+	// kubeconfig's token command and the API server's /version); the offline render and the tests under mocks pass
+	// reach.Always.
+	Probe reach.Probe
 }
 
 // DefaultOptions build the router from its embedded source, look commands up in PATH and read Lambda's account
 // settings with the environment's credentials.
 func DefaultOptions() Options {
-	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath, ReadConcurrency: concurrency.FromEnvironment}
+	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath, ReadConcurrency: concurrency.FromEnvironment, Probe: reach.Default}
 }
 
 // Program is the Pulumi program.
@@ -105,6 +110,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
+	warnUnreachable(ctx, cfg, env.Region, found, opts.Probe)
 	spotRoles, err := last.Get(OutputSpotServiceLinkedRoles)
 	if err != nil {
 		return nil, err
@@ -191,6 +197,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadConcurrency == nil {
 		o.ReadConcurrency = defaults.ReadConcurrency
+	}
+	if o.Probe == nil {
+		o.Probe = defaults.Probe
 	}
 	return o
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stackconfig"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
@@ -85,7 +86,7 @@ func runWith(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, error)
 	res := result{outputs: map[string]any{}}
 	var mu sync.Mutex // applies run concurrently
 	m, err = m.Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
-		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency})
+		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency, Probe: reach.Always})
 		if err != nil {
 			return err
 		}

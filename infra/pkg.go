@@ -145,6 +145,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if err != nil {
 		return fail(err)
 	}
+	warnUnreachable(ctx, cfg, env.Region, found, opts.Probe)
 	var prerequisites []pulumi.Resource
 	if cl.Mode.InstallsKarpenter() {
 		role, err := joinSpotRole(ctx, cl, env, found.SpotServiceLinkedRole[env.Account], j.EnsureSpotServiceLinkedRole, under)

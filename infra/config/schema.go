@@ -44,7 +44,7 @@ type Config struct {
 	// messages back to the central queue (key redrive; docs/operations.md, "Refused messages: the quarantine").
 	Redrive   Redrive
 	Dashboard bool
-	Tags         map[string]string
+	Tags      map[string]string
 	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
 	// and deploy no stack so marked (key example).
 	Example bool

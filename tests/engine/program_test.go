@@ -28,6 +28,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -49,7 +50,7 @@ func programOptions() infra.Options {
 	// Lambda's account settings: an account of the default quota (mocks.DefaultLambda); the program's check refuses
 	// what Lambda would of it.
 	return infra.Options{BuildRouter: routerbuild.Embedded, LookPath: func(string) (string, error) { return "/usr/bin/true", nil },
-		ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency}
+		ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency, Probe: reach.Always}
 }
 
 // stack is the program's stack, run inline by the Automation API against the real CLI: the test process serves

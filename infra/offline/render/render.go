@@ -18,6 +18,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stackconfig"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 )
 
@@ -44,7 +45,8 @@ func AnyCommand(file string) (string, error) { return file, nil }
 // Offline are the program's options for rendering: the router is not built, no command is looked up, and Lambda's
 // account settings are those of an account of the default quota (mocks.DefaultLambda).
 func Offline() infra.Options {
-	return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand, ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency}
+	// The render reaches no cluster: it says nothing of which a machine could.
+	return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand, ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency, Probe: reach.Always}
 }
 
 // Target is the account the render answers as; the region is the stack's aws:region.

@@ -1,0 +1,65 @@
+package infra
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+)
+
+// probesAtOnce bounds the clusters probed at once: a fleet's token commands are processes of the AWS CLI.
+const probesAtOnce = 16
+
+// warnUnreachable warns, in every preview and update, of each cluster whose Karpenter the stack installs on an
+// existing EKS cluster and whose Kubernetes API the machine running pulumi cannot reach, with why (reach): the
+// preview is not held up, and the warning says what an update will do and what to do. A cluster the stack creates
+// is not probed: its API is the stack's own, new.
+func warnUnreachable(ctx *pulumi.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) {
+	for _, w := range Unreachable(ctx.Context(), cfg, region, found, probe) {
+		_ = ctx.Log.Warn(w, nil)
+	}
+}
+
+// Unreachable are the warnings of every install cluster of cfg that probe cannot reach, in the configuration's order.
+func Unreachable(ctx context.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) []string {
+	var targets []reach.Target
+	var at []int
+	for i, cl := range cfg.Clusters {
+		c, ok := found.Clusters[cl.Name]
+		if cl.Mode != config.ModeInstall || !ok {
+			continue
+		}
+		role := ""
+		if cfg.IsMember(cl.Account) {
+			role = cfg.Accounts[cl.Account].DeployRoleARN
+		}
+		targets = append(targets, reach.Target{Cluster: cl.Name, Region: region, RoleARN: role, Endpoint: c.Endpoint, CAData: c.CertificateAuthority})
+		at = append(at, i)
+	}
+	why := reach.All(ctx, probe, targets, probesAtOnce)
+	var out []string
+	for _, j := range slicesSorted(why) {
+		i, cl := at[j], cfg.Clusters[at[j]]
+		out = append(out, fmt.Sprintf("clusters[%d] (%s, account %s, %s): its Kubernetes API cannot be reached from here: %v. This preview shows its "+
+			"plan all the same; an update completes if it changes nothing of %s's Karpenter release (left as it was deployed), and fails on "+
+			"that release if it must create or change it, after updating the rest, losing nothing: run it where the API server can be "+
+			"reached (a private endpoint needs a runner in the cluster's VPC), or make the cluster mode existing-role and install Karpenter "+
+			"from its own pipeline with the chart value this stack outputs (docs/deploying.md, \"Clusters out of reach\")",
+			i, cl.Name, cl.Account, region, why[j], cl.Name))
+	}
+	return out
+}
+
+func slicesSorted(m map[int]error) []int {
+	var keys []int
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
