@@ -18,7 +18,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: mutate shards fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: mutate shards fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -58,7 +58,7 @@ test-pulumi:
 # provider SDKs; run after the Karpenter modules, it finds them compiled by test-infra, which the Pulumi chain
 # runs first, instead of compiling them a second time alongside it.
 test-events:
-	@$(MAKE) --no-print-directory test-router test-karpenter test-workflows test-e2e
+	@$(MAKE) --no-print-directory test-router test-karpenter kubernetes-provider test-workflows test-e2e
 
 test-router:
 	cd router && $(TEST) ./...
@@ -96,8 +96,27 @@ engine-tools:
 ## test-engine: the Go program's life cycle (up, preview, add, reorder, remove, members, import, secrets, destroy)
 ## through the Automation API and the real CLI, and the component package through the CLI and Pulumi YAML, against
 ## stand-in aws, eks and kubernetes providers (part of make test)
-test-engine: engine-tools engine-modules
+test-engine: engine-tools engine-modules kubernetes-provider
 	cd tests/engine && $(TEST) ./...
+
+# The real pulumi-kubernetes provider (tests/engine/kubernetes, its own module), which judges what a stack does with a
+# cluster out of reach (TestAClusterOutOfReach, docs/deploying.md "Clusters out of reach"): the version the program's
+# SDK pins (v4.23.0) is not served by the module proxy, which serves the provider at this pseudo-version (v4.24.0's
+# SDK). gen writes its schema from the module first, as the provider's generate.go does (the module's zip has none),
+# and a copy of its Go SDK whose yaml/v2 registers every kind untyped, as it does a custom resource: the same calls
+# to the engine, 67 generated packages fewer to compile (docs/tests.md, "The real pulumi-kubernetes provider"). Its
+# Kubernetes modules are Karpenter v1.6's, and its toolchain everyone's, so that the packages they share are compiled
+# once: the event chain builds it after the Karpenter modules, the engine tests find it built. Kept out of build/bin,
+# where the CLI would take it from PATH for the stand-in.
+KUBERNETES_PROVIDER_VERSION := 4.0.0-20260115033456-f47bc2d6f199
+KUBERNETES_PROVIDER := build/kubernetes/pulumi-resource-kubernetes
+
+kubernetes-provider:
+	mkdir -p build/kubernetes
+	cd tests/engine/kubernetes && OUT=../../../build/kubernetes VERSION=$(KUBERNETES_PROVIDER_VERSION) $(GO) run ./gen && \
+	  $(GO) build -modfile=../../../build/kubernetes/go.mod \
+	    -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$(KUBERNETES_PROVIDER_VERSION)" \
+	    -o ../../../$(KUBERNETES_PROVIDER) .
 
 # What Pulumi's Go language host needs to install the package from git, more than a build of it downloads: its go
 # mod tidy in provider/ reads the go.mod of every module in the graph and the packages dependencies' tests import;
@@ -161,6 +180,7 @@ lint:
 	cd provider && $(TOOL) golangci-lint run ./...
 	cd sdkgen && $(TOOL) golangci-lint run ./...
 	cd tests/engine && $(TOOL) golangci-lint run ./...
+	cd tests/engine/kubernetes && $(TOOL) golangci-lint run ./gen
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(TOOL) golangci-lint run ./...); done
 
 ## router: build/router/bootstrap (provided.al2023, arm64) and build/router/router.zip, reproducibly
@@ -189,6 +209,7 @@ tidy:
 	cd provider && $(GO) mod tidy
 	cd sdkgen && $(GO) mod tidy
 	cd tests/engine && $(GO) mod tidy
+	cd tests/engine/kubernetes && $(GO) mod tidy
 	@set -e; for m in $(KARPENTER_MODULES); do (cd $$m && $(GO) mod tidy); done
 
 ## storm: 10,000 interruption events over 200 clusters, each with Karpenter's own interruption controller (the

@@ -4,6 +4,7 @@
 package infra
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -110,7 +111,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if err != nil {
 		return nil, err
 	}
-	warnUnreachable(ctx, cfg, env.Region, found, opts.Probe)
+	unreachable := warnUnreachable(ctx, cfg, env.Region, found, opts.Probe)
 	spotRoles, err := last.Get(OutputSpotServiceLinkedRoles)
 	if err != nil {
 		return nil, err
@@ -121,6 +122,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	}
 	var outputs map[string]pulumi.Input
 	var routerRole pulumi.StringInput
+	var first []pulumi.Resource // what the releases of clusters out of reach wait for, besides the clusters in reach
 	if cfg.IsShard() {
 		// The hub declares the bus; a shard only joins its clusters to it, and says where they went.
 		shardBeats(cfg, accounts)
@@ -132,13 +134,14 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 			return nil, err
 		}
 		routerRole = sh.router.RoleARN
+		first = sh.resources()
 		outputs = sh.outputs(cfg, env)
 		maps.Copy(outputs, hubOutputs(cfg, env))
 		// verify puts a canary the router held back again once this has passed, and says which hub delivery to switch to.
 		outputs["canaryIntervalSeconds"] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
 		outputs["hubDelivery"] = pulumi.String(cfg.CentralQueue.HubDelivery)
 	}
-	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today)
+	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today, unreachable, first)
 	if err != nil {
 		return nil, err
 	}
@@ -267,6 +270,28 @@ type shared struct {
 	alarms *alarms.Alarms
 }
 
+// resources are the shared part's components.
+func (sh shared) resources() []pulumi.Resource {
+	var out []pulumi.Resource
+	if sh.bus != nil {
+		out = append(out, sh.bus)
+	}
+	if sh.router != nil {
+		out = append(out, sh.router)
+	}
+	if sh.alarms != nil {
+		out = append(out, sh.alarms)
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // outputs are the shared part's outputs, the program's stack outputs and the component package's Bus's alike.
 func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
 	b, r := sh.bus, sh.router
@@ -383,12 +408,17 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 }
 
 // declareClusters declares each cluster's component in its account, and returns the outputs clusterQueueNames
-// and clusters.
+// and clusters. The clusters in unreachable come last, and their Karpenter releases wait for everything else of the
+// update (first, and the other clusters): an update that must change such a release fails on it only once all that
+// can be reached was done (cluster.Args.After).
 func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
-	spot spotRoles, routerRole pulumi.StringInput, today time.Time,
+	spot spotRoles, routerRole pulumi.StringInput, today time.Time, unreachable map[string]bool, first []pulumi.Resource,
 ) (pulumi.StringMap, pulumi.Map, error) {
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
-	for _, cl := range cfg.Clusters {
+	ordered := slices.Clone(cfg.Clusters)
+	slices.SortStableFunc(ordered, func(a, b config.Cluster) int { return cmp.Compare(b2i(unreachable[a.Name]), b2i(unreachable[b.Name])) })
+	reached := slices.Clone(first)
+	for _, cl := range ordered {
 		acc := accounts[cl.Account]
 		hub := ""
 		if cfg.IsMember(cl.Account) {
@@ -403,9 +433,15 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 		if assoc, ok := found.Retained[cl.Name]; ok {
 			args.Adopt = &cluster.Adopt{PodIdentityAssociationID: assoc, InCluster: cl.Mode == config.ModeInstall}
 		}
+		if unreachable[cl.Name] {
+			args.After = slices.Clone(reached)
+		}
 		c, err := cluster.New(ctx, args, acc.opts...)
 		if err != nil {
 			return nil, nil, err
+		}
+		if !unreachable[cl.Name] {
+			reached = append(reached, c)
 		}
 		queueNames[cl.Name] = c.QueueName
 		namespace := "" // the namespace of the release this stack installs, which the next update checks against

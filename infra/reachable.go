@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
@@ -19,14 +20,22 @@ const probesAtOnce = 16
 // existing EKS cluster and whose Kubernetes API the machine running pulumi cannot reach, with why (reach): the
 // preview is not held up, and the warning says what an update will do and what to do. A cluster the stack creates
 // is not probed: its API is the stack's own, new.
-func warnUnreachable(ctx *pulumi.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) {
-	for _, w := range Unreachable(ctx.Context(), cfg, region, found, probe) {
-		_ = ctx.Log.Warn(w, nil)
+//
+// It returns the names of the clusters it warned of.
+func warnUnreachable(ctx *pulumi.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) map[string]bool {
+	names := map[string]bool{}
+	for _, u := range Unreachable(ctx.Context(), cfg, region, found, probe) {
+		_ = ctx.Log.Warn(u.Warning, nil)
+		names[u.Cluster] = true
 	}
+	return names
 }
 
-// Unreachable are the warnings of every install cluster of cfg that probe cannot reach, in the configuration's order.
-func Unreachable(ctx context.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) []string {
+// Out is a cluster out of reach: its name, and the warning that says so.
+type Out struct{ Cluster, Warning string }
+
+// Unreachable are the install clusters of cfg that probe cannot reach, in the configuration's order.
+func Unreachable(ctx context.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) []Out {
 	var targets []reach.Target
 	var at []int
 	for i, cl := range cfg.Clusters {
@@ -42,15 +51,16 @@ func Unreachable(ctx context.Context, cfg config.Config, region string, found pr
 		at = append(at, i)
 	}
 	why := reach.All(ctx, probe, targets, probesAtOnce)
-	var out []string
+	var out []Out
 	for _, j := range slicesSorted(why) {
 		i, cl := at[j], cfg.Clusters[at[j]]
-		out = append(out, fmt.Sprintf("clusters[%d] (%s, account %s, %s): its Kubernetes API cannot be reached from here: %v. This preview shows its "+
+		out = append(out, Out{cl.Name, fmt.Sprintf("clusters[%d] (%s, account %s, %s): its Kubernetes API cannot be reached from here: %v. This preview shows its "+
 			"plan all the same; an update completes if it changes nothing of %s's Karpenter release (left as it was deployed), and fails on "+
-			"that release if it must create or change it, after updating the rest, losing nothing: run it where the API server can be "+
+			"that release if it must create or change it, once all the rest of the update is done, losing nothing (the change is made by "+
+			"the next update that reaches it): run it where the API server can be "+
 			"reached (a private endpoint needs a runner in the cluster's VPC), or make the cluster mode existing-role and install Karpenter "+
 			"from its own pipeline with the chart value this stack outputs (docs/deploying.md, \"Clusters out of reach\")",
-			i, cl.Name, cl.Account, region, why[j], cl.Name))
+			i, cl.Name, cl.Account, region, strings.TrimSuffix(why[j].Error(), "."), cl.Name)})
 	}
 	return out
 }

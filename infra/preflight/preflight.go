@@ -90,6 +90,15 @@ func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[str
 			continue // reported once, above
 		}
 		if !slices.Contains(listed, cl.Name) {
+			if _, deployed := last.Deployed[cl.Name]; deployed {
+				// Decommissioned: deleted before its entry was removed. Removing the entry is all it takes: its release
+				// is retained on delete, so the update asks nothing of the API server that went with it.
+				problems = append(problems, fmt.Sprintf("%s: no EKS cluster named %s exists there any more, and the last update deployed it: "+
+					"if it was deleted, remove its entry (clusters[%d]) and run pulumi up, which deletes its queue as for any removed cluster "+
+					"and forgets its Karpenter release without asking the deleted cluster (docs/deploying.md, \"Clusters out of reach\"); "+
+					"else correct the entry's name or its account", where(i), cl.Name, i))
+				continue
+			}
 			fix := fmt.Sprintf("correct the entry's name or its account (clusters[%d].account)", i)
 			if !cfg.IsMember(cl.Account) {
 				fix += ", or give it mode create to have the stack create it"

@@ -6,10 +6,10 @@
 // (docs/deploying.md, "Clusters out of reach").
 //
 // What pulumi-kubernetes does with a cluster it cannot reach (measured with the real provider: tests/engine,
-// TestAClusterOutOfReach): a preview goes on (Check and Diff of a Helm release need no API server); an update that
-// creates or changes the cluster's release fails ("can't update Helm Release with unreachable cluster"), after the
-// resources that do not depend on it were updated, so nothing is lost and the next update tries again; one that
-// changes nothing of it completes.
+// TestAClusterOutOfReach): a preview goes on, silent (Check and Diff of a Helm release need no API server); an update
+// that creates or changes the cluster's release fails on it ("can't update Helm Release with unreachable cluster"),
+// and one that changes nothing of it completes. The program orders such a release after the rest of the update
+// (infra.declareClusters), so that the failure comes once all that can be reached was done.
 package reach
 
 import (
@@ -121,7 +121,7 @@ func version(ctx context.Context, t Target, token string) error {
 		if errors.As(err, &uerr) {
 			err = uerr.Unwrap()
 		}
-		return fmt.Errorf("its API server %s cannot be reached from here: %v", t.Endpoint, err)
+		return fmt.Errorf("its API server %s cannot be reached from here: %w", t.Endpoint, err)
 	}
 	defer resp.Body.Close()
 	switch {

@@ -312,9 +312,13 @@ func TestPrintWritesEachShardsOwn(t *testing.T) {
 	}
 	text := out.String()
 	for _, sh := range shards {
-		start := strings.Index(text, "# Pulumi."+sh.Name+".yaml:")
-		file := text[start:]
-		file = file[:strings.Index(file[1:], "\n# ")+1]
+		_, file, ok := strings.Cut(text, "# Pulumi."+sh.Name+".yaml:")
+		if !ok {
+			t.Fatalf("no file for %s:\n%s", sh.Name, text)
+		}
+		if end := strings.Index(file, "\n# "); end >= 0 {
+			file = file[:end]
+		}
 		for _, cl := range sh.Clusters {
 			if !strings.Contains(file, "name: "+cl.Name+"\n") {
 				t.Errorf("%s's file lacks its cluster %s:\n%s", sh.Name, cl.Name, file)

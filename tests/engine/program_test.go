@@ -631,7 +631,7 @@ func TestConcurrencyTheAccountCannotGiveIsRefusedAtPreview(t *testing.T) {
 		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
 	opts := programOptions()
 	small := concurrency.Account{Limit: 10, Unreserved: 10}
-	opts.ReadConcurrency = (&mocks.Mocks{Lambda: &small}).ReadConcurrency
+	opts.ReadConcurrency = (&mocks.Mocks{Lambda: &small, Account: hub}).ReadConcurrency // read in the stack's own account
 	s := newStackWith(t, e, "small", opts)
 	s.configure(map[string]any{"namePrefix": "kib-small", "clusters": []any{alpha}})
 	steps, err := s.preview()

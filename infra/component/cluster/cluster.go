@@ -48,6 +48,11 @@ type Args struct {
 	Existing *Existing
 	// Prerequisites must exist before Karpenter is installed (the account's EC2 Spot service-linked role).
 	Prerequisites []pulumi.Resource
+	// After, in install mode, are what the Karpenter release waits for: every other change of the update, when the
+	// cluster's Kubernetes API cannot be reached from where pulumi runs (infra/reach). The release's change then fails
+	// last, once all that can be reached was done, whether or not the update runs with --continue-on-error
+	// (docs/deploying.md, "Clusters out of reach").
+	After []pulumi.Resource
 	// Today is the day Karpenter's support policy is judged on (a preview warns of a karpenter.version out of
 	// support, or about to leave it); zero means now.
 	Today time.Time
@@ -165,6 +170,7 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 	case config.ModeInstall:
 		t := s.existingCluster(cl, args.Existing)
 		t.ready = append(t.ready, args.Prerequisites...)
+		t.after = args.After
 		w, err = s.install(cl, t, queue.Name, queueARN)
 		kubeconfig = t.kubeconfig
 	case config.ModeCreate:

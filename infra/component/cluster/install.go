@@ -32,6 +32,8 @@ type target struct {
 	oidcProviderARN pulumi.StringOutput
 	// ready orders the installation after the cluster exists (create mode).
 	ready []pulumi.Resource
+	// after orders the release after the rest of the update (Args.After).
+	after []pulumi.Resource
 }
 
 // existingCluster is the target of install mode: a cluster that exists, as found (e), or read with a lookup.
@@ -141,7 +143,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
 	}
-	releaseOpts := append([]pulumi.ResourceOption{s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(deps)},
+	releaseOpts := append([]pulumi.ResourceOption{s.parent, pulumi.Provider(k8s), retain, pulumi.DependsOn(append(deps, t.after...))},
 		s.adoptingInCluster(cl.Karpenter.Namespace+"/karpenter")...)
 	if cl.Karpenter.ReplaceRelease {
 		// The old release was uninstalled by hand (config.CheckReleases): forget it before installing anew.

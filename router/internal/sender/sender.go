@@ -229,11 +229,11 @@ func (c *Checker) judge(ctx context.Context, account string, onBus bool, m Messa
 		return res
 	}
 	r := m.Requeue
-	switch first := r.FirstSent; {
-	case r.FirstSender == "":
+	if r.FirstSender == "" {
 		res = Result{Verdict: Unattributable, Sender: m.Sender, Sent: sent, Err: fmt.Errorf("the redrive role (%s) sent it back without "+
 			"its first sender (kib-first-sender): only make requeue says who first sent what it sends back", m.Sender)}
-	default:
+	} else {
+		first := r.FirstSent
 		if first.IsZero() {
 			first = time.Unix(0, 0) // no time: the clock proves nothing
 		}

@@ -77,11 +77,16 @@ type World struct {
 	Clusters map[string]mocks.EKSCluster `json:"clusters,omitempty"`
 	// Versions are the plugins' versions by package: what pulumi-eks's SDK would ask of the aws plugin.
 	Versions map[string]string `json:"versions"`
+	// Unreachable are the clusters whose Kubernetes API cannot be reached (RealKubernetes leaves their releases to the
+	// real provider, which finds them so).
+	Unreachable []string `json:"unreachable,omitempty"`
+	// MissingClusters do not exist (deleted): EKS lists and describes none of them.
+	MissingClusters []string `json:"missingClusters,omitempty"`
 }
 
 // Mocks is the world as mocks.Mocks answers for it.
 func (w World) Mocks() *mocks.Mocks {
-	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config, Clusters: w.Clusters}
+	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config, Clusters: w.Clusters, MissingClusters: w.MissingClusters}
 }
 
 // forceNew are the inputs whose change replaces a resource (pulumi-aws's ForceNew for the resources the program

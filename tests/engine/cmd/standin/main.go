@@ -51,8 +51,17 @@ func run() error {
 			return fmt.Errorf("connecting to the engine: %w", err)
 		}
 	}
+	var server pulumirpc.ResourceProviderServer = p
+	if real := os.Getenv(standin.RealKubernetesEnv); real != "" && pkg == "kubernetes" && len(os.Args) > 1 {
+		k, err := standin.StartRealKubernetes(p, real, os.Args[1])
+		if err != nil {
+			return err
+		}
+		defer k.Stop()
+		server = k
+	}
 	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{Init: func(s *grpc.Server) error {
-		pulumirpc.RegisterResourceProviderServer(s, p)
+		pulumirpc.RegisterResourceProviderServer(s, server)
 		return nil
 	}})
 	if err != nil {

@@ -1,0 +1,69 @@
+package infra_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+)
+
+// TestUnreachable: each install cluster the probe cannot reach is named, in the configuration's order, with its
+// index, account and region, why (the probe's reason, without a doubled full stop), what a preview and an update do
+// and what to do; a cluster it reaches, one the stack creates, and one whose Karpenter it does not install are not
+// probed or not named. A member's cluster is probed with the account's deploy role, as its kubeconfig signs in.
+func TestUnreachable(t *testing.T) {
+	const member = "210987654321"
+	cfg, err := config.Load("dev", accountA, map[string]string{
+		"clusters": `[{"name":"a"},{"name":"b","account":"` + member + `"},{"name":"c"},` +
+			`{"name":"r","mode":"existing-role","controllerRoleName":"k"},` +
+			`{"name":"n","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`,
+		"accounts": `{"` + member + `":{"deployRoleArn":"arn:aws:iam::` + member + `:role/deploy"}}`,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := preflight.Report{Clusters: map[string]preflight.Cluster{}}
+	for _, n := range []string{"a", "b", "c", "r"} {
+		found.Clusters[n] = preflight.Cluster{Endpoint: "https://" + n + ".example", CertificateAuthority: "Q0E="}
+	}
+	var probed []string
+	probe := func(_ context.Context, tg reach.Target) error {
+		probed = append(probed, tg.Cluster+" "+tg.RoleARN+" "+tg.Endpoint+" "+tg.Region)
+		switch tg.Cluster {
+		case "c":
+			return errors.New("its token command (aws eks get-token) failed: Unable to locate credentials.")
+		case "b":
+			return errors.New("its API server https://b.example cannot be reached from here: connection refused")
+		}
+		return nil
+	}
+	out := infra.Unreachable(context.Background(), cfg, "us-east-1", found, reach.Probe(func(ctx context.Context, tg reach.Target) error { return probe(ctx, tg) }))
+	slices.Sort(probed)
+	if want := []string{
+		"a  https://a.example us-east-1", "b arn:aws:iam::" + member + ":role/deploy https://b.example us-east-1", "c  https://c.example us-east-1",
+	}; !slices.Equal(probed, want) {
+		t.Errorf("probed %q, want %q", probed, want)
+	}
+	if len(out) != 2 || out[0].Cluster != "b" || out[1].Cluster != "c" {
+		t.Fatalf("out of reach: %+v, want b then c", out)
+	}
+	for _, want := range []string{
+		"clusters[1] (b, account " + member + ", us-east-1): its Kubernetes API cannot be reached from here: its API server https://b.example cannot be reached from here: connection refused. ",
+		"an update completes if it changes nothing of b's Karpenter release (left as it was deployed)",
+		"fails on that release if it must create or change it, once all the rest of the update is done, losing nothing",
+		"existing-role", `docs/deploying.md, "Clusters out of reach"`,
+	} {
+		if !strings.Contains(out[0].Warning, want) {
+			t.Errorf("warning %q does not say %q", out[0].Warning, want)
+		}
+	}
+	if !strings.Contains(out[1].Warning, "Unable to locate credentials. This preview") {
+		t.Errorf("warning %q: want the reason's own full stop, once", out[1].Warning)
+	}
+}

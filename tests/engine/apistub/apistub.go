@@ -1,0 +1,156 @@
+// Package apistub stands in for the Kubernetes API server of an EKS cluster that can be reached, where no cluster
+// runs: what the real pulumi-kubernetes provider asks of one when it is configured (client-go's discovery: GET
+// /version, /api, /api/v1, /apis, and the OpenAPI v2 document, /openapi/v2), and what the project's reach check asks
+// (GET /version), over TLS with a certificate of its own authority (the cluster's certificate authority, as EKS gives
+// it: CAData), from a client with a bearer token (the ExecCredential of `aws eks get-token`).
+//
+// What a real API server does that the stub does not: authenticate the token with IAM (EKS's aws-iam-authenticator)
+// and authorize it by the cluster's access entries, serve any resource (the stub's discovery lists none: a client
+// that asks for one gets 404), store anything (a Helm release's Secret), answer in protobuf. Like one, it refuses a
+// request without a token (401), and the test's stand-in for the provider's release operations never asks it for
+// more than discovery.
+package apistub
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is a running API server stub.
+type Server struct {
+	// URL is its endpoint (https://127.0.0.1:port), CAData its authority's PEM, base64 (the cluster's
+	// certificateAuthority.data).
+	URL, CAData string
+
+	addr     string
+	tls      *tls.Config
+	handler  http.Handler
+	mu       sync.Mutex
+	srv      *http.Server
+	requests []string
+}
+
+// Start starts a stub of a cluster of Kubernetes version 1.minor.
+func Start(minor string) (*Server, error) {
+	s := &Server{}
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+		s.mu.Unlock()
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			status(w, http.StatusUnauthorized, "Unauthorized")
+			return
+		}
+		switch r.URL.Path {
+		case "/version":
+			write(w, map[string]string{"major": "1", "minor": minor, "gitVersion": "v1." + minor + ".0-eks", "platform": "linux/amd64"})
+		case "/api":
+			write(w, map[string]any{"kind": "APIVersions", "versions": []string{"v1"},
+				"serverAddressByClientCIDRs": []any{map[string]string{"clientCIDR": "0.0.0.0/0", "serverAddress": s.addr}}})
+		case "/api/v1":
+			write(w, map[string]any{"kind": "APIResourceList", "groupVersion": "v1", "resources": []any{}})
+		case "/apis":
+			write(w, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": []any{}})
+		case "/openapi/v2":
+			// An OpenAPI v2 document of no definitions, as protobuf (what client-go's discovery asks for): the
+			// empty message.
+			w.Header().Set("Content-Type", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+			w.WriteHeader(http.StatusOK)
+		default:
+			status(w, http.StatusNotFound, "the server could not find the requested resource")
+		}
+	})
+	cert, der, err := certificate()
+	if err != nil {
+		return nil, err
+	}
+	s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	s.CAData = base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.addr = l.Addr().String()
+	s.URL = "https://" + s.addr
+	s.serve(l)
+	return s, nil
+}
+
+func (s *Server) serve(l net.Listener) {
+	srv := &http.Server{Handler: s.handler, TLSConfig: s.tls, ReadHeaderTimeout: 10 * time.Second}
+	s.mu.Lock()
+	s.srv = srv
+	s.mu.Unlock()
+	go func() { _ = srv.ServeTLS(l, "", "") }()
+}
+
+// Stop stops the server: its endpoint then refuses connections, as an API server that is down, or whose endpoint
+// the runner's network does not route to, fails them.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	srv := s.srv
+	s.srv = nil
+	s.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+}
+
+// Restart serves again, at the same endpoint and with the same authority.
+func (s *Server) Restart() error {
+	l, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return err
+	}
+	s.serve(l)
+	return nil
+}
+
+// certificate is a self-signed certificate for 127.0.0.1, its own authority (as httptest's is), and its DER.
+func certificate() (tls.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kube-apiserver"}, NotBefore: now.Add(-time.Hour),
+		NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, der, nil
+}
+
+// Requests are the requests it was sent, "METHOD /path".
+func (s *Server) Requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
+}
+
+func write(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// status answers a Status object, as the API server answers an error.
+func status(w http.ResponseWriter, code int, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message, "code": code})
+}
