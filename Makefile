@@ -93,11 +93,19 @@ engine-tools:
 	cd sdkgen && $(GO) build -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$(PULUMI_CLI_VERSION)" \
 	  -o ../build/bin/ github.com/pulumi/pulumi/pkg/v3/cmd/pulumi github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
 
+# The TypeScript examples' packages (@pulumi/pulumi 3.270.0, TypeScript, Node's types), pinned by each example's own
+# package-lock.json: npm ci puts them in npm's cache, from which the engine tests install each copy offline.
+TS_EXAMPLES := examples/hub-typescript/node_modules/.package-lock.json examples/cluster-typescript/node_modules/.package-lock.json
+
 ## test-engine: the Go program's life cycle (up, preview, add, reorder, remove, members, import, secrets, destroy)
-## through the Automation API and the real CLI, and the component package through the CLI and Pulumi YAML, against
-## stand-in aws, eks and kubernetes providers (part of make test)
-test-engine: engine-tools engine-modules kubernetes-provider
+## through the Automation API and the real CLI, the component package through the CLI from Pulumi YAML and from
+## TypeScript (the real @pulumi/pulumi), against stand-in aws, eks and kubernetes providers, and a fleet with
+## clusters out of reach against the real pulumi-kubernetes provider (part of make test)
+test-engine: engine-tools engine-modules kubernetes-provider $(TS_EXAMPLES)
 	cd tests/engine && $(TEST) ./...
+
+examples/%/node_modules/.package-lock.json: examples/%/package.json examples/%/package-lock.json
+	cd examples/$* && npm ci --no-audit --no-fund
 
 # The real pulumi-kubernetes provider (tests/engine/kubernetes, its own module), which judges what a stack does with a
 # cluster out of reach (TestAClusterOutOfReach, docs/deploying.md "Clusters out of reach"): the version the program's

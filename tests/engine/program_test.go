@@ -533,7 +533,13 @@ func spotRoles(t *testing.T, e *env) []string {
 // file backend keeps in its history.
 func retainedURNs(t *testing.T, e *env) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(e.Backend, ".pulumi", "history", project, "*", "*.checkpoint.json"))
+	return retainedIn(t, e, project)
+}
+
+// retainedIn is retainedURNs of the project proj's stacks.
+func retainedIn(t *testing.T, e *env, proj string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(e.Backend, ".pulumi", "history", proj, "*", "*.checkpoint.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no checkpoint in the backend's history (%v)", err)
 	}

@@ -1,0 +1,235 @@
+package engine_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
+)
+
+var nodehostBinary = builtOnce("./cmd/nodehost")
+
+// nodeLanguageHost is a directory holding pulumi-language-nodejs: the real host when PULUMI_LANGUAGE_NODEJS names it
+// (built from Pulumi's source at the CLI's version), or else the stand-in (cmd/nodehost), as the module proxy does
+// not serve the real one.
+func nodeLanguageHost(t *testing.T) string {
+	t.Helper()
+	host := os.Getenv("PULUMI_LANGUAGE_NODEJS")
+	if host != "" {
+		t.Logf("the Node.js language host: %s", host)
+	} else {
+		host = nodehostBinary(t)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(host, filepath.Join(dir, "pulumi-language-nodejs")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// npmOffline is npm's environment for the TypeScript programs: every package from npm's cache, where make's npm ci
+// of each example's own lockfile put them (make ts-examples), nothing from the registry.
+var npmOffline = map[string]string{
+	"npm_config_offline": "true", "npm_config_audit": "false", "npm_config_fund": "false", "npm_config_update_notifier": "false",
+}
+
+// tsExample copies the TypeScript example examples/<name> (what a user copies: Pulumi.yaml, package.json, its lock
+// and index.ts) into a directory outside the repository, index.ts changed by edit when given, and installs its
+// packages with npm ci, as pinned by its lockfile.
+func tsExample(t *testing.T, e *env, name string, edit func(string) string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"Pulumi.yaml", "package.json", "package-lock.json", "index.ts"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot, "examples", name, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "index.ts" && edit != nil {
+			b = []byte(edit(string(b)))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	npm := exec.Command("npm", "ci")
+	npm.Dir, npm.Env = dir, os.Environ()
+	for k, v := range e.Vars() {
+		npm.Env = append(npm.Env, k+"="+v)
+	}
+	if out, err := npm.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in a copy of examples/%s: %v\n%s\n(make ts-examples puts its packages in npm's cache)", name, err, out)
+	}
+	return dir
+}
+
+// TestTypeScriptExamples runs the TypeScript examples as written, each from a copy outside the repository, through
+// the real CLI and the real @pulumi/pulumi (3.270.0, each example's lockfile), with the Node.js language host (the
+// stand-in, or PULUMI_LANGUAGE_NODEJS's): `pulumi install` of each Pulumi.yaml's packages entry from the stand-in
+// GitHub at the tag (the CLI clones it, the Go host builds the provider, the Node.js host generates the SDK into
+// sdks/, links it into package.json and runs npm install, whose postinstall compiles it), then the life cycle. The
+// hub of examples/hub-typescript, for an organization, is deployed; examples/cluster-typescript joins its cluster to
+// it from a team's own account; a wrong input and a type error each fail a preview, naming them; each stack previews
+// no change after up; each destroy leaves in the stand-ins exactly what the stack retains on delete.
+func TestTypeScriptExamples(t *testing.T) {
+	t.Parallel()
+	const team, busName = "444444444444", "kib-prod"
+	principal := "arn:aws:iam::" + hub + ":role/platform-oncall"
+	world := func(account string) standin.World {
+		return standin.World{Region: region, Account: account, Existing: []string{"blue", "green", "payments"},
+			SpotServiceLinkedRole: []string{account}, Roles: []string{hub + " KarpenterController-green"}, Versions: versions(t)}
+	}
+	e := newEnv(t, world(hub))
+	e.Path = []string{nodeLanguageHost(t), goLanguageHost(t)}
+	e.Extra = gitHub(t, "v0.1.0")
+	for k, v := range npmOffline {
+		e.Extra[k] = v
+	}
+	hubDir := tsExample(t, e, "hub-typescript", nil)
+
+	t.Run("pulumi install generates, links and installs the package's SDK", func(t *testing.T) {
+		pulumi(t, e, hubDir, "install")
+		var manifest struct{ Dependencies map[string]string }
+		b, err := os.ReadFile(filepath.Join(hubDir, "package.json"))
+		if err != nil || json.Unmarshal(b, &manifest) != nil {
+			t.Fatalf("package.json: %v\n%s", err, b)
+		}
+		sdk, ok := strings.CutPrefix(manifest.Dependencies["@karpenter-interruption-bus/pulumi"], "file:sdks/")
+		if !ok {
+			t.Fatalf("package.json does not link the SDK from sdks/:\n%s", b)
+		}
+		// The SDK's postinstall compiled it: what the program imports.
+		if _, err := os.Stat(filepath.Join(hubDir, "sdks", sdk, "bin", "index.js")); err != nil {
+			t.Errorf("the SDK was not compiled: %v", err)
+		}
+	})
+
+	t.Run("the hub: preview, up, a preview with no change", func(t *testing.T) {
+		pulumi(t, e, hubDir, "stack", "init", "dev", "--non-interactive")
+		for _, kv := range [][]string{
+			{"aws:region", region}, {"organizationId", "o-a1b2c3d4e5"}, {"--path", "memberOUs[0]", "ou-ab12-cd34ef56"},
+			{"--path", "redrivePrincipals[0]", principal},
+		} {
+			pulumi(t, e, hubDir, append([]string{"config", "set"}, kv...)...)
+		}
+		preview := pulumi(t, e, hubDir, "preview", "--non-interactive")
+		for _, want := range []string{packageName + ":index:Bus", packageName + ":index:ClusterInterruption", "aws:cloudformation:StackSet", "kubernetes:helm.sh/v3:Release"} {
+			if !strings.Contains(preview, want) {
+				t.Errorf("the preview does not show %s:\n%s", want, preview)
+			}
+		}
+		pulumi(t, e, hubDir, "up", "--yes", "--non-interactive", "--skip-preview")
+		var outputs map[string]any
+		if err := json.Unmarshal([]byte(pulumi(t, e, hubDir, "stack", "output", "--json")), &outputs); err != nil {
+			t.Fatal(err)
+		}
+		if outputs["blueQueue"] != busName+"_blue" || outputs["routerRoleArn"] != "arn:aws:iam::"+hub+":role/"+busName+"-router-"+region ||
+			outputs["greenChartValue"] != "settings.interruptionQueue="+busName+"_green" {
+			t.Errorf("outputs = %v", outputs)
+		}
+		checkOneBus(t, e, hubDir)
+		pulumi(t, e, hubDir, "preview", "--non-interactive", "--expect-no-changes")
+	})
+
+	// The team's stack runs in its own account.
+	e.SetWorld(t, world(team))
+	clusterStack := func(t *testing.T, dir, stack string) {
+		t.Helper()
+		pulumi(t, e, dir, "install")
+		pulumi(t, e, dir, "stack", "init", stack, "--non-interactive")
+		for k, v := range map[string]string{"aws:region": region, "busName": busName, "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops"} {
+			pulumi(t, e, dir, "config", "set", k, v)
+		}
+	}
+
+	t.Run("a wrong input fails the preview with the provider's message", func(t *testing.T) {
+		dir := tsExample(t, e, "cluster-typescript", func(s string) string {
+			return strings.Replace(s, `hubAccountId: config.require("hubAccountId"),`, `hubAccountId: 1.5 as any,`, 1)
+		})
+		clusterStack(t, dir, "wrong-input")
+		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
+		if err == nil || !strings.Contains(err.Error(), `hubAccountId: "1.5" is not an AWS account ID (12 digits)`) {
+			t.Errorf("the preview with hubAccountId 1.5: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("a type error fails the preview with TypeScript's message", func(t *testing.T) {
+		dir := tsExample(t, e, "cluster-typescript", func(s string) string {
+			return strings.Replace(s, `clusterName: "payments",`, `clusterName: 42,`, 1)
+		})
+		clusterStack(t, dir, "type-error")
+		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
+		if err == nil || !strings.Contains(err.Error(), "error TS2322: Type 'number' is not assignable to type 'string'") {
+			t.Errorf("the preview with clusterName 42: %v\n%s", err, out)
+		}
+		// @pulumi/pulumi exits 32 once it has told the user: the host bails, adding nothing of its own.
+		if err != nil && strings.Contains(err.Error(), "Program exited with non-zero exit code") {
+			t.Errorf("the host did not bail on the program's exit code 32: %v", err)
+		}
+	})
+
+	t.Run("a team's cluster joins the hub: preview, up, no change, destroy", func(t *testing.T) {
+		dir := tsExample(t, e, "cluster-typescript", nil)
+		clusterStack(t, dir, "dev")
+		if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
+			t.Errorf("the preview does not show the cluster's component:\n%s", preview)
+		}
+		pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
+		var outputs map[string]any
+		if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
+			t.Fatal(err)
+		}
+		if outputs["queueName"] != busName+"_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments-"+region {
+			t.Errorf("outputs = %v", outputs)
+		}
+		var admitted bool
+		for _, r := range e.Records(t) {
+			if r.Type == "aws:sqs/queuePolicy:QueuePolicy" && r.Account == team {
+				admitted = admitted || bytes.Contains(r.Inputs, []byte("arn:aws:iam::"+hub+":role/"+busName+"-router-"+region))
+			}
+		}
+		if !admitted {
+			t.Errorf("no queue policy of %s admits the hub's router", team)
+		}
+		pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
+		destroyed(t, e, dir, "kib-cluster-typescript")
+	})
+
+	e.SetWorld(t, world(hub))
+	t.Run("the hub destroyed", func(t *testing.T) {
+		destroyed(t, e, hubDir, "kib-hub-typescript")
+	})
+}
+
+// destroyed runs pulumi destroy in dir, the project proj's stack, and checks that the stand-ins then hold, of the
+// project's resources, exactly what the stack's updates marked retained on delete.
+func destroyed(t *testing.T, e *env, dir, proj string) {
+	t.Helper()
+	retained := retainedIn(t, e, proj)
+	pulumi(t, e, dir, "destroy", "--yes", "--non-interactive", "--skip-preview")
+	if len(retained) == 0 {
+		t.Fatalf("nothing of %s retained on delete in its history: is the history read?", proj)
+	}
+	left := map[string]bool{}
+	for _, r := range e.Records(t) {
+		if !strings.Contains(r.URN, "::"+proj+"::") {
+			continue
+		}
+		left[r.URN] = true
+		if !retained[r.URN] {
+			t.Errorf("left after destroy: %s %s (%s)", r.Type, r.ID, r.URN)
+		}
+	}
+	for urn := range retained {
+		if !left[urn] {
+			t.Errorf("retained on delete, but deleted: %s", urn)
+		}
+	}
+}
