@@ -168,6 +168,13 @@ func TestPreflight(t *testing.T) {
 	}{
 		{"no such cluster", &mocks.Mocks{MissingClusters: []string{"gone"}}, []string{`{"name":"gone"}`},
 			[]string{"clusters[0] (gone, account 123456789012, us-east-1): no EKS cluster named gone exists there. Fix: correct the entry's name or its account (clusters[0].account), or give it mode create"}},
+		// Deleted before its entry was removed (decommissioned): the last update deployed it, and removing the entry is
+		// all it takes (docs/deploying.md, "Clusters out of reach").
+		{"a deployed cluster deleted", &mocks.Mocks{MissingClusters: []string{"gone"}, Previous: map[string]any{"clusters": map[string]any{
+			"gone": map[string]any{"mode": "install", "queueName": "kib_gone", "karpenterNamespace": "kube-system", "account": "123456789012"}}}},
+			[]string{`{"name":"gone"}`}, []string{"clusters[0] (gone, account 123456789012, us-east-1): no EKS cluster named gone exists there any more, " +
+				"and the last update deployed it: if it was deleted, remove its entry (clusters[0]) and run pulumi up, which deletes its queue " +
+				"as for any removed cluster and forgets its Karpenter release without asking the deleted cluster"}},
 		{"no such cluster for existing-role", &mocks.Mocks{MissingClusters: []string{"gone"}}, []string{`{"name":"gone","mode":"existing-role","controllerRoleName":"k"}`},
 			[]string{"clusters[0] (gone, account 123456789012, us-east-1): no EKS cluster named gone exists there"}},
 		{"no such cluster in a member account", &mocks.Mocks{MissingClusters: []string{"c-" + accountA}}, nil,

@@ -152,14 +152,21 @@ func certificates(t *testing.T, dir, host string) (string, tls.Certificate) {
 // not serve the real one.
 func goLanguageHost(t *testing.T) string {
 	t.Helper()
-	host := os.Getenv("PULUMI_LANGUAGE_GO")
+	return languageHost(t, "go", gohostBinary)
+}
+
+// languageHost is a directory holding pulumi-language-<language>, for PATH: the binary PULUMI_LANGUAGE_<LANGUAGE>
+// names, or else the stand-in standin builds.
+func languageHost(t *testing.T, language string, standin func(*testing.T) string) string {
+	t.Helper()
+	host := os.Getenv("PULUMI_LANGUAGE_" + strings.ToUpper(language))
 	if host != "" {
-		t.Logf("the Go language host: %s", host)
+		t.Logf("the %s language host: %s", language, host)
 	} else {
-		host = gohostBinary(t)
+		host = standin(t)
 	}
 	dir := t.TempDir()
-	if err := os.Symlink(host, filepath.Join(dir, "pulumi-language-go")); err != nil {
+	if err := os.Symlink(host, filepath.Join(dir, "pulumi-language-"+language)); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -19,17 +19,7 @@ var nodehostBinary = builtOnce("./cmd/nodehost")
 // not serve the real one.
 func nodeLanguageHost(t *testing.T) string {
 	t.Helper()
-	host := os.Getenv("PULUMI_LANGUAGE_NODEJS")
-	if host != "" {
-		t.Logf("the Node.js language host: %s", host)
-	} else {
-		host = nodehostBinary(t)
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(host, filepath.Join(dir, "pulumi-language-nodejs")); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return languageHost(t, "nodejs", nodehostBinary)
 }
 
 // npmOffline is npm's environment for the TypeScript programs: every package from npm's cache, where make's npm ci

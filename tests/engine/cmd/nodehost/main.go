@@ -52,6 +52,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/pluginserve"
 )
 
 // version is the CLI's: the real host is released with it.
@@ -76,15 +78,7 @@ func run() error {
 	if args := flag.Args(); len(args) > 0 {
 		h.engine = args[0]
 	}
-	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{Init: func(s *grpc.Server) error {
-		pulumirpc.RegisterLanguageRuntimeServer(s, h)
-		return nil
-	}})
-	if err != nil {
-		return err
-	}
-	fmt.Println(handle.Port)
-	return <-handle.Done
+	return pluginserve.Serve(func(s *grpc.Server) { pulumirpc.RegisterLanguageRuntimeServer(s, h) })
 }
 
 type host struct {

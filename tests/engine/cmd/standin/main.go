@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pulumi/pulumi/sdk/v3/go/common/util/rpcutil"
 	pulumirpc "github.com/pulumi/pulumi/sdk/v3/proto/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/pluginserve"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -60,13 +60,5 @@ func run() error {
 		defer k.Stop()
 		server = k
 	}
-	handle, err := rpcutil.ServeWithOptions(rpcutil.ServeOptions{Init: func(s *grpc.Server) error {
-		pulumirpc.RegisterResourceProviderServer(s, server)
-		return nil
-	}})
-	if err != nil {
-		return err
-	}
-	fmt.Println(handle.Port)
-	return <-handle.Done
+	return pluginserve.Serve(func(s *grpc.Server) { pulumirpc.RegisterResourceProviderServer(s, server) })
 }
