@@ -49,6 +49,7 @@ type SQS interface {
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
 // STS is what the command asks STS: who it runs as.
@@ -138,6 +139,9 @@ const (
 // Report is what a run did.
 type Report struct {
 	Read, Selected, Sent, Evidence, NeedVouch int
+	// Unread is about how many messages of the queue were in flight, not read by this run, when it ended: another
+	// reader's, or an answer lost on its way, whose messages SQS hides for their visibility timeout all the same.
+	Unread int
 	Messages                                  []Message
 }
 
@@ -224,8 +228,26 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 			return rep, err
 		}
 	}
+	rep.Unread = unread(ctx, c.SQS, from, len(keep), w)
 	list(w, rep, opts)
 	return rep, nil
+}
+
+// unread counts the messages in flight in queue that this run did not read (it holds held of them): a queue read
+// empty while others hide its messages is not an empty queue. SQS's count is approximate ("Available CloudWatch
+// metrics for Amazon SQS": ApproximateNumberOfMessagesNotVisible), so this says "about".
+func unread(ctx context.Context, client SQS, queue string, held int, w io.Writer) int {
+	out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(queue),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		fmt.Fprintf(w, "could not count the messages in flight that this run did not read (sqs:GetQueueAttributes): %v\n", err)
+		return 0
+	}
+	n, err := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	if err != nil {
+		return 0
+	}
+	return max(n-held, 0)
 }
 
 // caller is who the command runs as: its ARN, and its role's unique ID when it is a role's session.
@@ -420,6 +442,10 @@ func list(w io.Writer, rep Report, opts Options) {
 		verb = "sent back to the central queue: " + strconv.Itoa(rep.Sent)
 	}
 	fmt.Fprintf(w, "%d read from the %s, %d selected, %s\n", rep.Read, opts.From, rep.Selected, verb)
+	if rep.Unread > 0 {
+		fmt.Fprintf(w, "about %d more in flight, not read: another reader holds them, or an answer was lost on its way; they come back "+
+			"when their visibility timeout ends (a minute after a run of this command): run it again then\n", rep.Unread)
+	}
 	if rep.Evidence > 0 {
 		fmt.Fprintf(w, "%d proven forgeries or forbidden canaries kept as evidence: never sent back (docs/operations.md)\n", rep.Evidence)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,8 @@ type fakeSQS struct {
 	released       []string
 	refuse, silent map[string]bool
 	receives       []string // "<wait>/<visibility>" of each ReceiveMessage
+	// hidden are messages in flight that no receive returns: another reader's, or those of an answer lost.
+	hidden int
 }
 
 func newSQS(queue string, msgs ...types.Message) *fakeSQS {
@@ -86,6 +89,16 @@ func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessa
 		f.released = append(f.released, aws.ToString(in.ReceiptHandle))
 	}
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
+}
+
+// GetQueueAttributes counts, as ApproximateNumberOfMessagesNotVisible, what was given and neither deleted nor
+// released yet, and the hidden ones.
+func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	n := f.hidden
+	if q := aws.ToString(in.QueueUrl); f.given[q] {
+		n += len(f.queues[q]) - len(f.deleted) - len(f.released)
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessagesNotVisible": strconv.Itoa(n)}}, nil
 }
 
 // whoami answers GetCallerIdentity as the session of arn, whose role's unique ID is roleID.
@@ -375,6 +388,34 @@ func TestWhatIsReadAndListed(t *testing.T) {
 	}
 	if strings.Contains(w.String(), "the router judges each") || len(f.sent) != 0 {
 		t.Errorf("a listing sent %d or speaks of sending:\n%s", len(f.sent), w.String())
+	}
+}
+
+// TestWhatIsInFlightUnreadIsSaid: messages of the queue in flight that no receive returned (another reader's, or
+// those of an answer lost on its way, which SQS hides as it hides any received message) are counted and said, with
+// when they come back; the run's own, and none, say nothing.
+func TestWhatIsInFlightUnreadIsSaid(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hidden int
+		want   int
+	}{
+		{"two hidden besides the two read", 2, 2},
+		{"only the run's own in flight", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newSQS(quarantine, kept("q1", contract.ReasonUnknownAccount, "AROAC:s", "1", "a"), kept("q2", contract.ReasonUnknownAccount, "AROAC:s", "2", "b"))
+			f.hidden = tc.hidden
+			var w bytes.Buffer
+			rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine}, &w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			said := strings.Contains(w.String(), fmt.Sprintf("about %d more in flight, not read", tc.want)) && strings.Contains(w.String(), "run it again then")
+			if rep.Read != 2 || rep.Unread != tc.want || said != (tc.want > 0) || (tc.want == 0 && strings.Contains(w.String(), "in flight")) {
+				t.Errorf("read %d, unread %d; want 2, %d, said so only then:\n%s", rep.Read, rep.Unread, tc.want, w.String())
+			}
+		})
 	}
 }
 

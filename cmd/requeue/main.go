@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/requeue"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 )
 
 func main() {
@@ -56,7 +57,7 @@ func run(opts requeue.Options) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(out.Region))
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(out.Region), config.WithAPIOptions(sdkbody.APIOptions))
 	if err != nil {
 		return fmt.Errorf("loading AWS configuration: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/verify"
 )
 
@@ -41,7 +42,7 @@ func run(clusters string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(out.Region))
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(out.Region), config.WithAPIOptions(sdkbody.APIOptions))
 	if err != nil {
 		return fmt.Errorf("loading AWS configuration: %w", err)
 	}

@@ -31,6 +31,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 )
 
 // Unreserved is the concurrency Lambda keeps unreserved in every account.
@@ -161,7 +163,7 @@ func (id Identity) Config(ctx context.Context, region string) (aws.Config, error
 	if id.AccessKey != "" {
 		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id.AccessKey, id.SecretKey, id.Token)))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, append(opts, awsconfig.WithAPIOptions(sdkbody.APIOptions))...)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}

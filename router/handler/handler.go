@@ -27,6 +27,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 )
 
 // Func handles one batch from the central queue; failed messages are listed in BatchItemFailures.
@@ -41,7 +42,7 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx)
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithAPIOptions(sdkbody.APIOptions))
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)
 	}

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
@@ -173,5 +176,31 @@ func TestTheHubsRulesThroughTheQueuePolicy(t *testing.T) {
 	b.drain()
 	if got := b.received("alpha"); len(got) != 1 || !strings.Contains(got[0], `"hub-role"`) {
 		t.Errorf("alpha received %q, want the event vouched for by its sender", got)
+	}
+}
+
+// TestWhatAnotherReaderHoldsIsSaid: make requeue run while another reader of the quarantine holds one of its three
+// messages (as SQS hides the messages of an answer lost on its way) lists the two it can read and says the third is
+// in flight and when it comes back, instead of taking the quarantine for holding two.
+func TestWhatAnotherReaderHoldsIsSaid(t *testing.T) {
+	b, _ := joiningBus(t, "")
+	ctx := context.Background()
+	for _, m := range []struct{ account, role, instance, id string }{
+		{memberA, harness.ForwarderRoleName, cInstance, "plant-c"}, {memberB, harness.ForwarderRoleName, dInstance, "plant-d"},
+		{memberC, harness.ForwarderRoleName, cInstance, "c-before"},
+	} {
+		if err := b.PublishAs(ctx, b.As(m.account, m.role), spotAs(map[string]string{cInstance: memberC, dInstance: memberD}[m.instance], m.instance, m.id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.drain()
+	held, err := b.As(sqsemu.Account, harness.RedriveRoleName).ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.Quarantine),
+		MaxNumberOfMessages: 1, VisibilityTimeout: 60})
+	if err != nil || len(held.Messages) != 1 {
+		t.Fatalf("holding one message of the quarantine: %v, %d", err, len(held.Messages))
+	}
+	out := b.requeueAs(t, harness.RedriveRoleName)
+	if !strings.Contains(out, "2 read from the quarantine") || !strings.Contains(out, "about 1 more in flight, not read") {
+		t.Errorf("requeue said:\n%s", out)
 	}
 }

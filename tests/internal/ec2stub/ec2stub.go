@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 )
 
@@ -57,7 +58,7 @@ func (s *Server) Close() { s.srv.Close() }
 
 // Client returns an EC2 client of the real AWS SDK pointed at the stub.
 func (s *Server) Client() *ec2.Client {
-	return ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.URL), Credentials: aws.AnonymousCredentials{}})
+	return ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.URL), Credentials: aws.AnonymousCredentials{}, APIOptions: sdkbody.APIOptions})
 }
 
 // Put makes instance id exist with tags.

@@ -24,6 +24,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/handler"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/iamstub"
@@ -283,7 +284,7 @@ func (b *Bus) As(account, roleName string) *sqs.Client {
 	key := caller.SessionKey(account, b.IAM.ID(account, roleName), "stub-session")
 	return sqs.New(sqs.Options{
 		Region: sqsemu.Region, BaseEndpoint: aws.String(b.SQS.URL),
-		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"),
+		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"), APIOptions: sdkbody.APIOptions,
 	})
 }
 
@@ -292,7 +293,7 @@ func (b *Bus) STSAs(account, roleName string) *sts.Client {
 	key := caller.SessionKey(account, b.IAM.ID(account, roleName), "stub-session")
 	return sts.New(sts.Options{
 		Region: sqsemu.Region, BaseEndpoint: aws.String(b.STS.URL),
-		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"),
+		Credentials: credentials.NewStaticCredentialsProvider(key, "stub", "stub-token"), APIOptions: sdkbody.APIOptions,
 	})
 }
 

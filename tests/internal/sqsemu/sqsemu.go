@@ -32,6 +32,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/sirupsen/logrus"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 )
 
@@ -161,6 +162,7 @@ func (s *Server) Client() *sqs.Client {
 		Region:       Region,
 		BaseEndpoint: aws.String(s.URL),
 		Credentials:  aws.AnonymousCredentials{},
+		APIOptions:   sdkbody.APIOptions,
 	})
 }
 
@@ -174,6 +176,7 @@ func (s *Server) ClientIn(account string) *sqs.Client {
 		Region:       Region,
 		BaseEndpoint: aws.String(s.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider(caller.AccessKey(account, false), "stub", ""),
+		APIOptions:   sdkbody.APIOptions,
 	})
 }
 
