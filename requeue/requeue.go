@@ -141,8 +141,8 @@ type Report struct {
 	Read, Selected, Sent, Evidence, NeedVouch int
 	// Unread is about how many messages of the queue were in flight, not read by this run, when it ended: another
 	// reader's, or an answer lost on its way, whose messages SQS hides for their visibility timeout all the same.
-	Unread int
-	Messages                                  []Message
+	Unread   int
+	Messages []Message
 }
 
 // Run reads every message of the queue opts.From names, lists it to w, and, with opts.Send, sends the selected ones

@@ -27,7 +27,7 @@ type transport struct {
 func (t *transport) Do(r *http.Request) (*http.Response, error) {
 	t.body = r.Body
 	t.sent, _ = io.ReadAll(io.LimitReader(r.Body, r.ContentLength))
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}},
 		Body: io.NopCloser(strings.NewReader(`{"Messages":[]}`)), Request: r}, nil
 }
 
