@@ -137,12 +137,28 @@ func TestHubDeliveryThroughTheQueuePolicy(t *testing.T) {
 	}
 	d := stacktest.Doc(t, r.resources.Named(t, "aws:sqs/queuePolicy:QueuePolicy", "kib-dev-central"), "policy")
 	allow := stacktest.Statement(t, d, "TheHubsRules")
+	// The rules are registered concurrently, so the mocks' order is not the program's: compare the ARNs as a set
+	// (a condition's values are one to AWS).
+	slices.SortFunc(rules, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+	asSets := func(c map[string]map[string]any) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for op, kv := range c {
+			out[op] = map[string]any{}
+			for k, v := range kv {
+				vs, _ := v.([]any)
+				vs = slices.Clone(vs)
+				slices.SortFunc(vs, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+				out[op][k] = vs
+			}
+		}
+		return out
+	}
 	if allow.Effect != "Allow" || fmt.Sprint(allow.Principal) != "map[Service:events.amazonaws.com]" || !slices.Equal(allow.Action, []string{"sqs:SendMessage"}) ||
-		fmt.Sprint(allow.Condition) != fmt.Sprint(map[string]map[string]any{"ArnEquals": {"aws:SourceArn": rules}}) {
+		fmt.Sprint(asSets(allow.Condition)) != fmt.Sprint(map[string]map[string]any{"ArnEquals": {"aws:SourceArn": rules}}) {
 		t.Errorf("the rules' Allow %+v, want events.amazonaws.com for exactly %v", allow, rules)
 	}
 	deny := stacktest.Statement(t, d, "OnlyTheBusSends")
-	if fmt.Sprint(deny.Condition) != fmt.Sprint(map[string]map[string]any{
+	if fmt.Sprint(asSets(deny.Condition)) != fmt.Sprint(map[string]map[string]any{
 		"ArnNotLike":   {"aws:PrincipalArn": []any{"arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1"}},
 		"ArnNotEquals": {"aws:SourceArn": rules},
 	}) {
