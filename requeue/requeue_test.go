@@ -474,3 +474,24 @@ func TestASendOfNothingSaysNothingOfTheRouter(t *testing.T) {
 		t.Errorf("listing:\n%s", w.String())
 	}
 }
+
+// TestReadOutputs: the stack's outputs name the three queues, or the command says what is missing before it reads.
+func TestReadOutputs(t *testing.T) {
+	for _, tc := range []struct{ name, in, err string }{
+		{"a bus's outputs", `{"region":"eu-west-1","centralQueueUrl":"c","deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, ""},
+		{"no central queue", `{"deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, "name no centralQueueUrl"},
+		{"no dead-letter queue", `{"centralQueueUrl":"c","quarantineQueueUrl":"q"}`, "name no centralQueueUrl"},
+		{"no quarantine (a stack from before it)", `{"centralQueueUrl":"c","deadLetterQueueUrl":"d"}`, "updated since the quarantine came"},
+		{"not JSON", `centralQueueUrl`, "pulumi stack output --json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := ReadOutputs(strings.NewReader(tc.in))
+			switch {
+			case tc.err == "" && (err != nil || o.CentralQueueURL != "c" || o.DeadLetterQueueURL != "d" || o.QuarantineQueueURL != "q" || o.Region != "eu-west-1"):
+				t.Errorf("read %+v, %v; want the outputs", o, err)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Errorf("err = %v, want one saying %q", err, tc.err)
+			}
+		})
+	}
+}
