@@ -4,7 +4,6 @@
 package infra
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -285,13 +284,6 @@ func (sh shared) resources() []pulumi.Resource {
 	return out
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // outputs are the shared part's outputs, the program's stack outputs and the component package's Bus's alike.
 func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
 	b, r := sh.bus, sh.router
@@ -415,8 +407,15 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 	spot spotRoles, routerRole pulumi.StringInput, today time.Time, unreachable map[string]bool, first []pulumi.Resource,
 ) (pulumi.StringMap, pulumi.Map, error) {
 	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
-	ordered := slices.Clone(cfg.Clusters)
-	slices.SortStableFunc(ordered, func(a, b config.Cluster) int { return cmp.Compare(b2i(unreachable[a.Name]), b2i(unreachable[b.Name])) })
+	var ordered, outOfReach []config.Cluster
+	for _, cl := range cfg.Clusters {
+		if unreachable[cl.Name] {
+			outOfReach = append(outOfReach, cl)
+		} else {
+			ordered = append(ordered, cl)
+		}
+	}
+	ordered = append(ordered, outOfReach...)
 	reached := slices.Clone(first)
 	for _, cl := range ordered {
 		acc := accounts[cl.Account]
