@@ -1,17 +1,10 @@
 package engine_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -21,8 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/authority"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -113,38 +106,12 @@ func snapshot(t *testing.T, dir, tag string) {
 // certificates makes a certificate authority, written to a PEM file, and a server certificate it signs for host.
 func certificates(t *testing.T, dir, host string) (string, tls.Certificate) {
 	t.Helper()
-	key := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	caKey, leafKey := key(), key()
-	now := time.Now()
-	ca := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "engine test authority"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &leafKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	caFile := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+	cert, err := authority.Issue("engine test authority", host, caFile)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return caFile, tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}
+	return caFile, cert
 }
 
 // goLanguageHost is a directory holding pulumi-language-go: the real host when PULUMI_LANGUAGE_GO names it
@@ -230,10 +197,7 @@ func TestPackageAdd(t *testing.T) {
 		t.Errorf("the preview does not show the Bus:\n%s", preview)
 	}
 	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
-	var outputs map[string]any
-	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
-		t.Fatal(err)
-	}
+	outputs := stackOutputs(t, e, dir)
 	if outputs["queueName"] != "kib-add_blue" {
 		t.Errorf("outputs = %v", outputs)
 	}

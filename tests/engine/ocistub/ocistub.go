@@ -17,25 +17,19 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/authority"
 )
 
 // Host is the registry's host, and Repository the chart's repository there.
@@ -59,37 +53,9 @@ type Registry struct {
 
 // Start serves the chart at each of versions; its authority is written in dir.
 func Start(dir string, versions ...string) (*Registry, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	now := time.Now()
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kib registry stand-in"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	leaf := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: Host}, DNSNames: []string{Host}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, caCert, &leafKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	r := &Registry{
-		CAFile: filepath.Join(dir, "registry-ca.pem"),
-		cert:   tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: leafKey},
-		blobs:  map[string][]byte{}, tags: map[string]string{}, pulls: map[string]int{},
-	}
-	if err := os.WriteFile(r.CAFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+	r := &Registry{CAFile: filepath.Join(dir, "registry-ca.pem"), blobs: map[string][]byte{}, tags: map[string]string{}, pulls: map[string]int{}}
+	var err error
+	if r.cert, err = authority.Issue("kib registry stand-in", Host, r.CAFile); err != nil {
 		return nil, err
 	}
 	for _, v := range versions {
