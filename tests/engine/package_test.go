@@ -60,6 +60,16 @@ func installProvider(t *testing.T, e *env, version string) {
 }
 
 // pulumi runs the CLI in dir with e's environment, as a user types it, and returns its standard output.
+// stackOutputs are the stack's outputs in dir, as `pulumi stack output --json` prints them.
+func stackOutputs(t *testing.T, e *env, dir string) map[string]any {
+	t.Helper()
+	var outputs map[string]any
+	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
+		t.Fatal(err)
+	}
+	return outputs
+}
+
 func pulumi(t *testing.T, e *env, dir string, args ...string) string {
 	t.Helper()
 	out, err := pulumiErr(e, dir, args...)
@@ -174,10 +184,7 @@ func TestYAMLProgram(t *testing.T) {
 		}
 	}
 	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
-	var outputs map[string]any
-	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
-		t.Fatal(err)
-	}
+	outputs := stackOutputs(t, e, dir)
 	if outputs["account"] != hub || outputs["queueName"] != "kib-yaml_blue" {
 		t.Errorf("outputs = %v", outputs)
 	}
@@ -247,10 +254,7 @@ func TestYAMLExampleAsWritten(t *testing.T) {
 		pulumi(t, e, dir, "config", "set", k, v)
 	}
 	pulumi(t, e, dir, "up", "--yes", "--non-interactive")
-	var outputs map[string]any
-	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
-		t.Fatal(err)
-	}
+	outputs := stackOutputs(t, e, dir)
 	if outputs["queueName"] != "kib-prod_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments-"+region {
 		t.Errorf("outputs = %v", outputs)
 	}

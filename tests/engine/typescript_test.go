@@ -116,10 +116,7 @@ func TestTypeScriptExamples(t *testing.T) {
 			}
 		}
 		pulumi(t, e, hubDir, "up", "--yes", "--non-interactive", "--skip-preview")
-		var outputs map[string]any
-		if err := json.Unmarshal([]byte(pulumi(t, e, hubDir, "stack", "output", "--json")), &outputs); err != nil {
-			t.Fatal(err)
-		}
+		outputs := stackOutputs(t, e, hubDir)
 		if outputs["blueQueue"] != busName+"_blue" || outputs["routerRoleArn"] != "arn:aws:iam::"+hub+":role/"+busName+"-router-"+region ||
 			outputs["greenChartValue"] != "settings.interruptionQueue="+busName+"_green" {
 			t.Errorf("outputs = %v", outputs)
@@ -172,10 +169,7 @@ func TestTypeScriptExamples(t *testing.T) {
 			t.Errorf("the preview does not show the cluster's component:\n%s", preview)
 		}
 		pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
-		var outputs map[string]any
-		if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "output", "--json")), &outputs); err != nil {
-			t.Fatal(err)
-		}
+		outputs := stackOutputs(t, e, dir)
 		if outputs["queueName"] != busName+"_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments-"+region {
 			t.Errorf("outputs = %v", outputs)
 		}
