@@ -161,15 +161,15 @@ func (k *RealKubernetes) GetMappings(ctx context.Context, r *pulumirpc.GetMappin
 	return k.real.GetMappings(ctx, r)
 }
 
-// standsIn reports whether the stand-in answers an operation of typ: a Helm release's, not in a preview, on a cluster
+// standsIn reports whether the stand-in answers an operation on urn: a Helm release's, not in a preview, on a cluster
 // the world says is reachable.
-func (k *RealKubernetes) standsIn(typ string, preview bool) bool {
-	return typ == "kubernetes:helm.sh/v3:Release" && !preview && k.reachable()
+func (k *RealKubernetes) standsIn(urn string, preview bool) bool {
+	return resource.URN(urn).Type() == "kubernetes:helm.sh/v3:Release" && !preview && k.reachable()
 }
 
 // Create installs a release of a reachable cluster as the stand-in, recorded as the real provider records it.
 func (k *RealKubernetes) Create(ctx context.Context, r *pulumirpc.CreateRequest) (*pulumirpc.CreateResponse, error) {
-	if !k.standsIn(string(resource.URN(r.GetUrn()).Type()), r.GetPreview()) {
+	if !k.standsIn(r.GetUrn(), r.GetPreview()) {
 		return k.real.Create(ctx, r)
 	}
 	resp, err := k.Standin.Create(ctx, r)
@@ -186,7 +186,7 @@ func (k *RealKubernetes) Create(ctx context.Context, r *pulumirpc.CreateRequest)
 
 // Update upgrades a release of a reachable cluster as the stand-in, recorded as the real provider records it.
 func (k *RealKubernetes) Update(ctx context.Context, r *pulumirpc.UpdateRequest) (*pulumirpc.UpdateResponse, error) {
-	if !k.standsIn(string(resource.URN(r.GetUrn()).Type()), r.GetPreview()) {
+	if !k.standsIn(r.GetUrn(), r.GetPreview()) {
 		return k.real.Update(ctx, r)
 	}
 	if _, err := k.Standin.Update(ctx, r); err != nil {
@@ -201,7 +201,7 @@ func (k *RealKubernetes) Update(ctx context.Context, r *pulumirpc.UpdateRequest)
 
 // Read answers a release of a reachable cluster from its state, as it was recorded.
 func (k *RealKubernetes) Read(ctx context.Context, r *pulumirpc.ReadRequest) (*pulumirpc.ReadResponse, error) {
-	if !k.standsIn(string(resource.URN(r.GetUrn()).Type()), false) {
+	if !k.standsIn(r.GetUrn(), false) {
 		return k.real.Read(ctx, r)
 	}
 	return &pulumirpc.ReadResponse{Id: r.GetId(), Properties: r.GetProperties(), Inputs: r.GetInputs()}, nil
@@ -209,7 +209,7 @@ func (k *RealKubernetes) Read(ctx context.Context, r *pulumirpc.ReadRequest) (*p
 
 // Delete uninstalls a release of a reachable cluster as the stand-in.
 func (k *RealKubernetes) Delete(ctx context.Context, r *pulumirpc.DeleteRequest) (*emptypb.Empty, error) {
-	if !k.standsIn(string(resource.URN(r.GetUrn()).Type()), false) {
+	if !k.standsIn(r.GetUrn(), false) {
 		return k.real.Delete(ctx, r)
 	}
 	return k.Standin.Delete(ctx, r)
