@@ -10,13 +10,14 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/heldport"
 )
 
 // token is a stand-in for `aws eks get-token`: the shell prints an ExecCredential with tok, or fails as the AWS CLI
@@ -65,16 +66,15 @@ func selfSigned(t *testing.T) string {
 	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
-// closedPort is an endpoint nothing listens on: connections are refused.
+// closedPort is an endpoint nothing listens on, held for the test: connections are refused.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := heldport.Reserve()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "https://" + addr
+	t.Cleanup(func() { _ = p.Close() })
+	return "https://" + p.Addr
 }
 
 // TestProbe: a cluster is reached when its token command gives a token its API server takes; otherwise the probe says

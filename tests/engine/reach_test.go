@@ -98,7 +98,7 @@ func TestAClusterOutOfReach(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(srv.Stop)
+		t.Cleanup(srv.Close)
 		servers[name] = srv
 		endpoints[name] = mocks.EKSCluster{Endpoint: srv.URL, CertificateAuthority: srv.CAData}
 	}

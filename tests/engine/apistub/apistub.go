@@ -21,12 +21,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/heldport"
 )
 
 // Server is a running API server stub.
@@ -36,6 +39,7 @@ type Server struct {
 	URL, CAData string
 
 	addr     string
+	port     *heldport.Port
 	tls      *tls.Config
 	handler  http.Handler
 	mu       sync.Mutex
@@ -79,11 +83,16 @@ func Start(minor string) (*Server, error) {
 	}
 	s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	s.CAData = base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	// The port is held for the stub's life, so that once stopped it refuses connections rather than reach the
+	// next listener the kernel gives it to.
+	if s.port, err = heldport.Reserve(); err != nil {
 		return nil, err
 	}
-	s.addr = l.Addr().String()
+	l, err := s.port.Listen()
+	if err != nil {
+		return nil, errors.Join(err, s.port.Close())
+	}
+	s.addr = s.port.Addr
 	s.URL = "https://" + s.addr
 	s.serve(l)
 	return s, nil
@@ -97,8 +106,8 @@ func (s *Server) serve(l net.Listener) {
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 }
 
-// Stop stops the server: its endpoint then refuses connections, as an API server that is down, or whose endpoint
-// the runner's network does not route to, fails them.
+// Stop stops the server: its endpoint then refuses connections (its port still held), as an API server that is
+// down, or whose endpoint the runner's network does not route to, fails them.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	srv := s.srv
@@ -109,9 +118,15 @@ func (s *Server) Stop() {
 	}
 }
 
+// Close stops the server and gives its port back.
+func (s *Server) Close() {
+	s.Stop()
+	_ = s.port.Close()
+}
+
 // Restart serves again, at the same endpoint and with the same authority.
 func (s *Server) Restart() error {
-	l, err := net.Listen("tcp", s.addr)
+	l, err := s.port.Listen()
 	if err != nil {
 		return err
 	}
