@@ -12,17 +12,10 @@
 package apistub
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -30,6 +23,7 @@ import (
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/heldport"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/authority"
 )
 
 // Server is a running API server stub.
@@ -77,12 +71,13 @@ func Start(minor string) (*Server, error) {
 			status(w, http.StatusNotFound, "the server could not find the requested resource")
 		}
 	})
-	cert, der, err := certificate()
+	// The cluster's own authority signs its API server's certificate, as EKS's does.
+	cert, caPEM, err := authority.New("kubernetes", "127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
 	s.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	s.CAData = base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	s.CAData = base64.StdEncoding.EncodeToString(caPEM)
 	// The port is held for the stub's life, so that once stopped it refuses connections rather than reach the
 	// next listener the kernel gives it to.
 	if s.port, err = heldport.Reserve(); err != nil {
@@ -132,23 +127,6 @@ func (s *Server) Restart() error {
 	}
 	s.serve(l)
 	return nil
-}
-
-// certificate is a self-signed certificate for 127.0.0.1, its own authority (as httptest's is), and its DER.
-func certificate() (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kube-apiserver"}, NotBefore: now.Add(-time.Hour),
-		NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, der, nil
 }
 
 // Requests are the requests it was sent, "METHOD /path".
