@@ -141,7 +141,7 @@ func newEnv(t *testing.T, world standin.World) *env {
 	}
 	root := t.TempDir()
 	if os.Getenv("KIB_ENGINE_KEEP") != "" { // keep the backend and the stand-ins' state to look at
-		root, _ = os.MkdirTemp("", "kib-engine-")
+		root, _ = os.MkdirTemp(systemTemp, "kib-engine-")
 		t.Logf("kept in %s", root)
 	}
 	e := &env{
