@@ -1,11 +1,14 @@
 package infra_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 )
 
 // retained are the import IDs of what an install cluster named c in us-east-1 of 123456789012 retains on delete, by
@@ -45,13 +48,17 @@ func roles(retained map[string]string) map[string]string {
 func TestRetainedResourcesAreAdopted(t *testing.T) {
 	held := []string{"123456789012 KarpenterController-back-us-east-1"}
 	deployedA := map[string]any{"a": map[string]any{"mode": "install", "karpenterNamespace": "kube-system", "account": "123456789012"}}
+	deployedBack := map[string]any{"a": deployedA["a"], "back": map[string]any{"mode": "install", "karpenterNamespace": "kube-system",
+		"account": "123456789012", "podIdentityAssociationId": "a-0123456789abcdefg"}}
 	tests := []struct {
-		name     string
-		m        *mocks.Mocks
-		entry    string
-		want     map[string]string // logical name -> import ID, for the back cluster
-		wantErr  string
-		deployed bool
+		name       string
+		m          *mocks.Mocks
+		entry      string
+		outOfReach bool              // back's Kubernetes API cannot be reached
+		want       map[string]string // logical name -> import ID, for the back cluster
+		wantErr    string
+		// stillRetained is what retainedPodIdentityAssociations says of back after the update ("" for nothing).
+		stillRetained string
 	}{
 		{name: "added back after its removal", m: &mocks.Mocks{Roles: held, Previous: map[string]any{
 			"clusters": deployedA, "retainedPodIdentityAssociations": map[string]any{"back": "a-0123456789abcdefg"},
@@ -69,13 +76,29 @@ func TestRetainedResourcesAreAdopted(t *testing.T) {
 			entry: `{"name":"back","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`, want: roles(retained("back", ""))},
 		{name: "a created cluster deployed again after destroy", m: &mocks.Mocks{Roles: held},
 			entry: `{"name":"back","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0aaaaaaaaaaaaaaa1","subnet-0aaaaaaaaaaaaaaa2"]}}`, want: roles(retained("back", ""))},
-		{name: "a cluster the last update declared", m: &mocks.Mocks{Roles: held, Previous: map[string]any{"clusters": map[string]any{
-			"a": deployedA["a"], "back": map[string]any{"mode": "install", "karpenterNamespace": "kube-system", "account": "123456789012", "podIdentityAssociationId": "a-0123456789abcdefg"},
-		}}}, entry: `{"name":"back"}`, want: map[string]string{}},
+		{name: "a cluster the last update declared", m: &mocks.Mocks{Roles: held, Previous: map[string]any{"clusters": deployedBack}},
+			entry: `{"name":"back"}`, want: map[string]string{}},
+		// Out of reach, the release's import fails (the provider cannot read it), after all the rest: the update
+		// remembers that the cluster is still to adopt, or the next would create the release and Helm refuse the name.
+		{name: "added back out of reach", m: &mocks.Mocks{Roles: held, Previous: map[string]any{
+			"clusters": deployedA, "retainedPodIdentityAssociations": map[string]any{"back": "a-0123456789abcdefg"},
+		}}, entry: `{"name":"back"}`, outOfReach: true, want: retained("back", "a-0123456789abcdefg"), stillRetained: "a-0123456789abcdefg"},
+		{name: "declared by the last update, its adoption not finished", m: &mocks.Mocks{Roles: held, Previous: map[string]any{
+			"clusters": deployedBack, "retainedPodIdentityAssociations": map[string]any{"back": "a-0123456789abcdefg"},
+		}}, entry: `{"name":"back"}`, want: retained("back", "a-0123456789abcdefg")},
+		{name: "an IRSA cluster added back out of reach", m: &mocks.Mocks{Roles: held, Previous: map[string]any{"clusters": deployedA}},
+			entry:      `{"name":"back","identity":"irsa","oidcProviderArn":"arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC"}`,
+			outOfReach: true, want: retained("back", ""), stillRetained: "(IRSA)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := runWith(t, tt.m, render.AnyCommand, "dev", clusters(`{"name":"a"}`, tt.entry))
+			probe := func(_ context.Context, tg reach.Target) error {
+				if tt.outOfReach && tg.Cluster == "back" {
+					return errors.New("its API server cannot be reached from here: connection refused")
+				}
+				return nil
+			}
+			r, err := runProbed(t, tt.m, render.AnyCommand, probe, "dev", clusters(`{"name":"a"}`, tt.entry))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want it to say %q", err, tt.wantErr)
@@ -103,6 +126,16 @@ func TestRetainedResourcesAreAdopted(t *testing.T) {
 				if _, ok := tt.want[name]; !ok {
 					t.Errorf("%s imported as %q, want it created or kept", name, id)
 				}
+			}
+			left, _ := r.outputs["retainedPodIdentityAssociations"].(map[string]string)
+			id, kept := left["back"]
+			switch {
+			case tt.stillRetained == "" && kept:
+				t.Errorf("back still to adopt (%q) after an update that adopts it wholly", id)
+			case tt.stillRetained == "(IRSA)" && (!kept || id != ""):
+				t.Errorf("back still to adopt: %q, %v; want it, with no association", id, kept)
+			case tt.stillRetained != "" && tt.stillRetained != "(IRSA)" && id != tt.stillRetained:
+				t.Errorf("back still to adopt: %q, %v; want it, with association %s", id, kept, tt.stillRetained)
 			}
 		})
 	}

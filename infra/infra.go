@@ -149,7 +149,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		"clusters":          clusters,
 
 		OutputSpotServiceLinkedRoles: spot.origins,
-		OutputRetainedClusters:       stillRetained(cfg, before),
+		OutputRetainedClusters:       stillRetained(cfg, before, adoptedOutOfReach(cfg, found, unreachable)),
 	})
 	return outputs, nil
 }
@@ -172,8 +172,10 @@ func retainedAssociations(v any) map[string]string {
 }
 
 // stillRetained is OutputRetainedClusters for this update: what the last update remembered, and the
-// associations of the clusters it declared that this one removes, less the clusters this one declares.
-func stillRetained(cfg config.Config, before preflight.Last) pulumi.StringMap {
+// associations of the clusters it declared that this one removes, less the clusters this one declares but those
+// whose adoption it cannot finish (adopting): a cluster both declared and retained is adopted again by the next
+// update (preflight.Check).
+func stillRetained(cfg config.Config, before preflight.Last, adopting map[string]string) pulumi.StringMap {
 	out := pulumi.StringMap{}
 	for c, id := range before.Retained {
 		out[c] = pulumi.String(id)
@@ -185,6 +187,23 @@ func stillRetained(cfg config.Config, before preflight.Last) pulumi.StringMap {
 	}
 	for _, cl := range cfg.Clusters {
 		delete(out, cl.Name)
+	}
+	for c, id := range adopting {
+		out[c] = pulumi.String(id)
+	}
+	return out
+}
+
+// adoptedOutOfReach are the install clusters this update adopts (preflight.Report.Retained) while their Kubernetes
+// API cannot be reached, with the ID of their pod identity association: the import of their Helm release needs the
+// API server, so it fails, after the rest of the update is done (cluster.Args.After), and the next update must
+// adopt the release still, where it would otherwise create it and Helm refuse the name in use.
+func adoptedOutOfReach(cfg config.Config, found preflight.Report, unreachable map[string]bool) map[string]string {
+	out := map[string]string{}
+	for _, cl := range cfg.Clusters {
+		if assoc, ok := found.Retained[cl.Name]; ok && unreachable[cl.Name] && cl.Mode == config.ModeInstall {
+			out[cl.Name] = assoc
+		}
 	}
 	return out
 }
@@ -255,7 +274,14 @@ func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previ
 	if err != nil {
 		return fail(err)
 	}
-	before := preflight.Last{Deployed: config.DeployedClusters(deployed), Retained: retainedAssociations(retained)}
+	before := preflight.Last{Deployed: config.DeployedClusters(deployed), Retained: retainedAssociations(retained), Adopting: map[string]bool{}}
+	// Declared by the last update and retained still: it could not finish adopting them (stillRetained). Read here,
+	// from this stack's own outputs, before movedIn adds the clusters moved in to Deployed.
+	for c := range before.Retained {
+		if _, declared := before.Deployed[c]; declared {
+			before.Adopting[c] = true
+		}
+	}
 	if err := config.CheckReleases(cfg, before.Deployed); err != nil {
 		return fail(err)
 	}

@@ -78,6 +78,12 @@ func run(t *testing.T, stack string, kv map[string]string) (result, error) {
 // lookPath.
 func runWith(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, error), stack string, kv map[string]string) (result, error) {
 	t.Helper()
+	return runProbed(t, m, lookPath, reach.Always, stack, kv)
+}
+
+// runProbed runs as runWith does, with probe judging which clusters' Kubernetes APIs can be reached.
+func runProbed(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, error), probe reach.Probe, stack string, kv map[string]string) (result, error) {
+	t.Helper()
 	env, err := stackconfig.Env(namespaced(kv))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +92,7 @@ func runWith(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, error)
 	res := result{outputs: map[string]any{}}
 	var mu sync.Mutex // applies run concurrently
 	m, err = m.Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
-		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency, Probe: reach.Always})
+		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency, Probe: probe})
 		if err != nil {
 			return err
 		}

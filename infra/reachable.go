@@ -56,7 +56,7 @@ func Unreachable(ctx context.Context, cfg config.Config, region string, found pr
 		i, cl := at[j], cfg.Clusters[at[j]]
 		out = append(out, Out{cl.Name, fmt.Sprintf("clusters[%d] (%s, account %s, %s): its Kubernetes API cannot be reached from here: %v. This preview shows its "+
 			"plan all the same; an update completes if it changes nothing of %s's Karpenter release (left as it was deployed), and fails on "+
-			"that release if it must create or change it, once all the rest of the update is done, losing nothing (the change is made by "+
+			"that release if it must create, adopt or change it, once all the rest of the update is done, losing nothing (the change is made by "+
 			"the next update that reaches it): run it where the API server can be "+
 			"reached (a private endpoint needs a runner in the cluster's VPC), or make the cluster mode existing-role and install Karpenter "+
 			"from its own pipeline with the chart value this stack outputs (docs/deploying.md, \"Clusters out of reach\")",

@@ -56,7 +56,7 @@ func TestUnreachable(t *testing.T) {
 	for _, want := range []string{
 		"clusters[1] (b, account " + member + ", us-east-1): its Kubernetes API cannot be reached from here: its API server https://b.example cannot be reached from here: connection refused. ",
 		"an update completes if it changes nothing of b's Karpenter release (left as it was deployed)",
-		"fails on that release if it must create or change it, once all the rest of the update is done, losing nothing",
+		"fails on that release if it must create, adopt or change it, once all the rest of the update is done, losing nothing",
 		"existing-role", `docs/deploying.md, "Clusters out of reach"`,
 	} {
 		if !strings.Contains(out[0].Warning, want) {

@@ -43,9 +43,10 @@ type Report struct {
 	// SpotServiceLinkedRole tells, for each account where the stack installs Karpenter, whether the EC2 Spot
 	// service-linked role exists there now.
 	SpotServiceLinkedRole map[string]bool
-	// Retained are the clusters whose Karpenter the stack installs, that its last update did not declare, and whose
-	// controller role exists: what an earlier deployment retained on delete (a cluster removed, or the stack
-	// destroyed), to adopt. Each has the ID of its pod identity association ("" with IRSA).
+	// Retained are the clusters whose Karpenter the stack installs, that its last update did not declare (or
+	// declared without finishing their adoption: Last.Adopting), and whose controller role exists: what
+	// an earlier deployment retained on delete (a cluster removed, or the stack destroyed), to adopt. Each has the ID
+	// of its pod identity association ("" with IRSA).
 	Retained map[string]string
 }
 
@@ -126,7 +127,7 @@ func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[str
 		problems = append(problems, installable(ctx, cl, c, found, where(i), opts)...)
 	}
 	for i, cl := range cfg.Clusters {
-		if _, deployed := last.Deployed[cl.Name]; deployed || last.Deployed == nil || !cl.Mode.InstallsKarpenter() {
+		if _, deployed := last.Deployed[cl.Name]; deployed && !last.Adopting[cl.Name] || last.Deployed == nil || !cl.Mode.InstallsKarpenter() {
 			continue
 		}
 		name := cluster.ControllerRoleName(cl.Name, region)
@@ -169,10 +170,12 @@ func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[str
 
 // Last is what the stack's last update says of its clusters: those it declared (nil when it is not known, as in
 // the component package, which adopts nothing), and, for those it removed that had a pod identity association,
-// that association's ID.
+// and those it adopted but could not finish adopting (their Kubernetes API out of reach), that association's ID.
 type Last struct {
 	Deployed map[string]config.Deployed
 	Retained map[string]string
+	// Adopting are the clusters the last update declared but could not finish adopting: it kept them in Retained.
+	Adopting map[string]bool
 }
 
 // roleExists says whether the IAM role name exists in the account opts reach.

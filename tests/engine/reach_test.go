@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
@@ -347,6 +348,62 @@ func TestAClusterOutOfReach(t *testing.T) {
 		if n := len(servers["echo"].Requests()); n == 0 {
 			t.Error("echo's API server was never asked, before it was deleted")
 		}
+	})
+
+	t.Run("a cluster out of reach removed, then added back out of reach, then in reach: its release adopted, never created again", func(t *testing.T) {
+		deployedCharlie := release(t, "charlie")
+		s.configure(keys(1024, replicas(alpha), replicas(bravo), replicas(delta)))
+		e.SetWorld(t, world([]string{"charlie", "echo"}, []string{"echo"}, replicas(alpha), replicas(bravo), replicas(delta)))
+		steps, _, err := s.upWith()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range steps {
+			if removed := st.Op == apitype.OpDelete && strings.Contains(st.URN, "::charlie"); !removed && st.Op != apitype.OpUpdate {
+				t.Errorf("removing charlie: %s", st)
+			}
+		}
+		if got := release(t, "charlie"); got != deployedCharlie {
+			t.Errorf("charlie's release, retained on delete, changed: %s", got)
+		}
+		if err := e.Store.Age(time.Minute); err != nil { // SQS holds charlie's queue's name for 60 seconds
+			t.Fatal(err)
+		}
+
+		// Added back while its token command still fails: everything of it is adopted or created but the release,
+		// whose import needs the API server, last.
+		s.configure(keys(1024, replicas(alpha), replicas(bravo), charlie, replicas(delta)))
+		e.SetWorld(t, world([]string{"charlie", "echo"}, []string{"echo"}, replicas(alpha), replicas(bravo), charlie, replicas(delta)))
+		steps, warnings, err := s.upWith()
+		if err == nil || !strings.Contains(err.Error(), "charlie-karpenter") || !strings.Contains(err.Error(), "unreachable cluster") {
+			t.Fatalf("adding charlie back out of reach: %v, want the update to fail on its release's import", err)
+		}
+		outOfReach(t, warnings, map[string]string{"charlie": noToken})
+		if !slices.ContainsFunc(steps, func(st step) bool {
+			return st.Op == apitype.OpImport && strings.HasSuffix(st.URN, "::charlie-controller-role")
+		}) {
+			t.Errorf("charlie's controller role was not adopted: %v", steps)
+		}
+
+		// In reach again: the next update adopts the release (Helm would refuse to install a second one of its
+		// name), and the one after has nothing to do.
+		if err := os.WriteFile(failing, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		e.SetWorld(t, world([]string{"echo"}, []string{"echo"}, replicas(alpha), replicas(bravo), charlie, replicas(delta)))
+		steps, _, err = s.upWith()
+		if err != nil {
+			t.Fatal(err)
+		}
+		only(t, "charlie in reach", steps, apitype.OpImport, "::charlie-karpenter")
+		if got := release(t, "charlie"); got != deployedCharlie {
+			t.Errorf("charlie's release, adopted, changed: %s", got)
+		}
+		steps, _, err = s.previewWarned()
+		if err != nil {
+			t.Fatal(err)
+		}
+		none(t, "after charlie's adoption", steps)
 	})
 }
 

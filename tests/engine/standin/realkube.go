@@ -204,7 +204,19 @@ func (k *RealKubernetes) Read(ctx context.Context, r *pulumirpc.ReadRequest) (*p
 	if !k.standsIn(r.GetUrn(), false) {
 		return k.real.Read(ctx, r)
 	}
-	return &pulumirpc.ReadResponse{Id: r.GetId(), Properties: r.GetProperties(), Inputs: r.GetInputs()}, nil
+	if len(r.GetProperties().GetFields()) > 0 {
+		return &pulumirpc.ReadResponse{Id: r.GetId(), Properties: r.GetProperties(), Inputs: r.GetInputs()}, nil
+	}
+	// An import (nothing known of the release but its ID, namespace/name): the release the cluster holds, as the real
+	// provider reads it from Helm's storage, recorded as it records one; none, and the import fails ("does not exist").
+	resp, err := k.Standin.Read(ctx, r)
+	if err != nil || resp.GetId() == "" {
+		return resp, err
+	}
+	if resp.Properties, err = checkpoint(resp.GetInputs(), 1); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // Delete uninstalls a release of a reachable cluster as the stand-in.
