@@ -23,7 +23,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 func main() {
@@ -107,11 +106,20 @@ func reducedSDK(dir, out string) error {
 }
 
 func moduleDir(path string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", path).Output()
+	// go mod download -json gives the directory, downloading the module first: go list -m gives an empty Dir for a
+	// module not yet in the module cache (a new machine's first make test).
+	out, err := exec.Command("go", "mod", "download", "-json", path).Output()
 	if err != nil {
 		return "", fmt.Errorf("finding the module %s: %w", path, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", fmt.Errorf("finding the module %s: %w", path, err)
+	}
+	if m.Error != "" || m.Dir == "" {
+		return "", fmt.Errorf("finding the module %s: %s (no directory)", path, m.Error)
+	}
+	return m.Dir, nil
 }
 
 // reduce rewrites kinds.go with RegisterResource's default case only, without the imports only the others used.
