@@ -57,6 +57,9 @@ const (
 	LogReaderRefused = "reader role refused: the account's events are dropped as unknown_account"
 	// LogQuarantined, true on a "message dropped" line, says the message was kept in the quarantine queue.
 	LogQuarantined = "quarantined"
+	// LogDeadLettersTaken is the message of the line for each request of the redrive role to take the dead-letter
+	// queue in (AttrIntake) the router carried out, with "kept" (how many) and "more" (whether some were left).
+	LogDeadLettersTaken = "dead-letter queue taken into the quarantine, sealed"
 )
 
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account

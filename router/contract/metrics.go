@@ -30,6 +30,12 @@ const (
 	MetricServiceSender = "ServiceSender"
 	// MetricQuarantined counts refused messages kept in the quarantine queue (QuarantineReasons).
 	MetricQuarantined = "Quarantined"
+	// MetricUnsealed counts messages the redrive role sent whose seal does not verify (ReasonUnsealed): made up, or
+	// edited, by whoever holds the role.
+	MetricUnsealed = "Unsealed"
+	// MetricDeadLettered counts the dead-letter queue's messages the router sealed into the quarantine on an
+	// operator's request (ReasonDeadLettered).
+	MetricDeadLettered = "DeadLettered"
 )
 
 // Dimension names. Every record carries DimBus; the others split one count each.
@@ -70,12 +76,19 @@ const (
 	// has no forwarder now, or the redrive role sent it without saying who first sent it. Sent back only when an
 	// operator vouches for the event or the sender by name (docs/operations.md, "Refused messages: the quarantine").
 	ReasonUnattributable Reason = "unattributable_sender"
+	// ReasonUnsealed: the redrive role sent a message whose seal (AttrSeal) does not verify over what it says of
+	// itself, or that carries none, or that was kept before as evidence: nothing the router kept says so, so it
+	// speaks for no account (docs/security.md, "Sealed refusals").
+	ReasonUnsealed Reason = "unsealed"
+	// ReasonDeadLettered: a message of the dead-letter queue, sealed into the quarantine with the sender the
+	// dead-letter queue held, so that make requeue may send it back (AttrIntake).
+	ReasonDeadLettered Reason = "dead_lettered"
 )
 
 // Reasons lists every Reason.
 var Reasons = []Reason{
 	ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount,
-	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender, ReasonUnattributable,
+	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender, ReasonUnattributable, ReasonUnsealed, ReasonDeadLettered,
 }
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
@@ -100,10 +113,13 @@ type MetricSet struct {
 
 // MetricSets are every record the router writes, once per invocation.
 var MetricSets = []MetricSet{
-	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender, MetricQuarantined}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
+	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender, MetricQuarantined,
+		MetricUnsealed, MetricDeadLettered}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
 		"ForgedSender: proven forgeries, messages whose sender is not the forwarder the account their event names had when they were sent (refused and quarantined when the sender check enforces, forwarded when it observes); " +
 		"ServiceSender: messages sent by no IAM role (the hub's own events when its rules deliver through the queue's policy); " +
-		"Quarantined: refused messages kept in the quarantine queue (" + quarantineList() + ")"},
+		"Quarantined: refused messages kept in the quarantine queue (" + quarantineList() + "); " +
+		"Unsealed: messages the redrive role sent whose seal does not verify (refused as unsealed and kept); " +
+		"DeadLettered: dead-letter queue messages sealed into the quarantine on an operator's request"},
 	{DimKind, []string{MetricReceived}, "messages received, per kind of event (" + kindList() + ")"},
 	{DimCluster, []string{MetricForwarded}, "deliveries to each cluster's queue: a Health event for k clusters counts k; canaries are not counted"},
 	{DimCluster, []string{MetricCanaryForwarded}, "canaries delivered to each cluster's queue"},

@@ -10,7 +10,7 @@ import (
 // below, instead of deleting it; an operator reads it there and sends it back as the redrive role (cmd/requeue).
 // The attributes' names keep clear of the prefixes SQS reserves ("AWS.", "Amazon.": "Amazon SQS message
 // attributes", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html),
-// and a kept message carries at most 8 of the 10 a message may have.
+// and a kept message carries at most 9 of the 10 a message may have, one sent back at most 8.
 const (
 	// AttrReason is the Reason the router refused the message for.
 	AttrReason = "kib-reason"
@@ -38,6 +38,14 @@ const (
 	// VouchSender), and AttrVouchedBy who: the router delivers it, and logs both.
 	AttrVouched   = "kib-vouched"
 	AttrVouchedBy = "kib-vouched-by"
+	// AttrSeal is the router's seal of what it kept (router/sealing: the base64 of a KMS signature over the body's
+	// digest, AttrAccount's account, AttrReason, the first sender and send time, AttrOrigin and AttrMessageID). make
+	// requeue carries it back with AttrReason and AttrMessageID, and the router believes what a message the redrive
+	// role sent says of itself only when its seal verifies: anything else it refuses as ReasonUnsealed.
+	AttrSeal = "kib-seal"
+	// AttrIntake on a message the redrive role sends asks the router to seal the dead-letter queue's messages into
+	// the quarantine (IntakeDLQ), from where make requeue sends them back as any other kept message.
+	AttrIntake = "kib-intake"
 )
 
 // The values of AttrRequeuedFrom, AttrOrigin and AttrVouched.
@@ -47,6 +55,7 @@ const (
 	OriginDLQ              = "dlq"
 	VouchEvent             = "event"
 	VouchSender            = "sender"
+	IntakeDLQ              = "dlq"
 )
 
 // MaxAttrError bounds AttrError, so the attributes never push a message past SQS's size limit by much.
@@ -72,17 +81,27 @@ func TruncateUTF8(s string, n int) string {
 //     forwarder created anew since the message was sent): sent back only when an operator vouches for it by name;
 //   - unknown_account: an event of an account not on the bus, or whose reader role is refused, its sender kept: sent
 //     back once the account is added or its baseline fixed, when the router judges that sender against the
-//     account's forwarder;
+//     account's forwarder (vouched for by name when it cannot be attributed);
 //   - canary_forbidden: a canary put in one account naming another's clusters, evidence like forged_sender;
+//   - unsealed: a message the redrive role sent that the router did not keep and seal, evidence of what whoever holds
+//     the role tried: never sent back;
+//   - dead_lettered: a message of the dead-letter queue taken in on an operator's request, its sender as the
+//     dead-letter queue held it: sent back, and judged by that sender;
 //   - unparseable: no event at all on a queue only roles of the bus send to: a fault or tampering, to read.
 //
 // Not kept: not_interruption (events Karpenter ignores), no_owner (every instance of no cluster), no_queue (clusters
 // not on the bus), canary_rate_limited (by design): each is routine, comes in volume, and has nothing to send back.
-var QuarantineReasons = []Reason{ReasonForgedSender, ReasonUnattributable, ReasonUnknownAccount, ReasonCanaryForbidden, ReasonUnparseable}
+var QuarantineReasons = []Reason{ReasonForgedSender, ReasonUnattributable, ReasonUnknownAccount, ReasonCanaryForbidden, ReasonUnsealed,
+	ReasonDeadLettered, ReasonUnparseable}
 
-// Evidence are the reasons whose messages are proof of misuse, never sent back: a proven forgery, and a canary put in
-// one account naming another's clusters (refused again on its content, whoever sends it).
-var Evidence = []Reason{ReasonForgedSender, ReasonCanaryForbidden}
+// Evidence are the reasons whose messages are proof of misuse, never sent back: a proven forgery, a canary put in one
+// account naming another's clusters (refused again on its content, whoever sends it), and what the redrive role sent
+// that the router had not sealed. A sealed record kept for one of them is refused again for it, whatever else it says.
+var Evidence = []Reason{ReasonForgedSender, ReasonCanaryForbidden, ReasonUnsealed}
+
+// Vouchable are the reasons of the sealed records an operator may vouch for (AttrVouched): what the router could not
+// attribute, or kept while its account was not on the bus. Nothing else is delivered on a vouch.
+var Vouchable = []Reason{ReasonUnattributable, ReasonUnknownAccount}
 
 // Quarantined reports whether a message refused for r is kept in the quarantine.
 func Quarantined(r Reason) bool { return slices.Contains(QuarantineReasons, r) }

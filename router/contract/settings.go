@@ -48,6 +48,9 @@ const (
 	EnvSenderRecheck      = "SENDER_ROLE_RECHECK"
 	EnvQuarantineQueueURL = "QUARANTINE_QUEUE_URL"
 	EnvHubDelivery        = "HUB_DELIVERY"
+	EnvSealKey            = "SEAL_KEY_ARN"
+	EnvArchiveBucket      = "ARCHIVE_BUCKET"
+	EnvDeadLetterQueueURL = "DEAD_LETTER_QUEUE_URL"
 )
 
 // The values of HubDelivery: how the hub's own rules deliver to the central queue (docs/security.md, "How the hub's
@@ -148,6 +151,14 @@ type Settings struct {
 	// HubDelivery is how the hub's own rules deliver to the central queue: HubDeliveryExecutionRole (as its
 	// forwarder, ForwarderRoleName) or HubDeliveryQueuePolicy.
 	HubDelivery string
+	// SealKey is the ARN of the KMS key the router seals what it keeps with (router/sealing), and verifies what the
+	// redrive role sends back with; empty: nothing is sealed, and nothing sent back is believed.
+	SealKey string
+	// ArchiveBucket is the bucket every kept refusal is also written to, once (router/archive); empty: none.
+	ArchiveBucket string
+	// DeadLetterQueueURL is the bus's dead-letter queue, whose messages the router seals into the quarantine when the
+	// redrive role asks (AttrIntake); empty: it cannot.
+	DeadLetterQueueURL string
 }
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
@@ -295,6 +306,9 @@ func (s Settings) Environ() map[string]string {
 	setDur(EnvSenderRecheck, s.SenderRecheck)
 	set(EnvQuarantineQueueURL, s.QuarantineQueueURL)
 	set(EnvHubDelivery, s.HubDelivery)
+	set(EnvSealKey, s.SealKey)
+	set(EnvArchiveBucket, s.ArchiveBucket)
+	set(EnvDeadLetterQueueURL, s.DeadLetterQueueURL)
 	return env
 }
 
@@ -333,6 +347,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.RedriveRoleName = getenv(EnvRedriveRoleName)
 	s.QuarantineQueueURL = getenv(EnvQuarantineQueueURL)
 	s.HubDelivery = getenv(EnvHubDelivery)
+	s.SealKey = getenv(EnvSealKey)
+	s.ArchiveBucket = getenv(EnvArchiveBucket)
+	s.DeadLetterQueueURL = getenv(EnvDeadLetterQueueURL)
 	positiveInt := func(name string) int {
 		v := getenv(name)
 		if v == "" {
@@ -423,6 +440,12 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if s.HubDelivery != "" && !slices.Contains(HubDeliveries, s.HubDelivery) {
 		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvHubDelivery, s.HubDelivery, strings.Join(HubDeliveries, ", ")))
 	}
+	if s.SealKey != "" && !kmsKeyRE.MatchString(s.SealKey) {
+		errs = append(errs, fmt.Errorf("%s: %q is not a KMS key ARN (arn:<partition>:kms:<region>:<account>:key/<id>)", EnvSealKey, s.SealKey))
+	}
+	if s.ArchiveBucket != "" && !BucketName(s.ArchiveBucket) {
+		errs = append(errs, fmt.Errorf("%s: %q is not an S3 bucket name", EnvArchiveBucket, s.ArchiveBucket))
+	}
 	errs = append(errs, s.refusesEverything()...)
 	if s.LogLevel != "" && !slices.Contains(LogLevels, s.LogLevel) {
 		errs = append(errs, fmt.Errorf("%s: %q is not one of %s", EnvLogLevel, s.LogLevel, strings.Join(LogLevels, ", ")))
@@ -432,6 +455,33 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	return s.WithDefaults(), nil
 }
+
+// BucketName reports whether b follows S3's rules for a general purpose bucket's name: 3 to 63 lowercase letters,
+// digits, dots and hyphens, starting and ending with a letter or digit, no two dots in a row, not an IP address, none
+// of the reserved prefixes and suffixes ("General purpose bucket naming rules",
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
+func BucketName(b string) bool {
+	if !bucketRE.MatchString(b) || strings.Contains(b, "..") || ipRE.MatchString(b) {
+		return false
+	}
+	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
+		if strings.HasPrefix(b, p) {
+			return false
+		}
+	}
+	for _, x := range []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"} {
+		if strings.HasSuffix(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	ipRE     = regexp.MustCompile(`^\d+\.\d+\.\d+\.\d+$`)
+	kmsKeyRE = regexp.MustCompile(`^arn:[a-z-]+:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$`)
+)
 
 var (
 	organizationRE = regexp.MustCompile(`^o-[a-z0-9]{10,32}$`)

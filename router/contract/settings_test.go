@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -57,6 +58,8 @@ func TestSettingsRoundTrip(t *testing.T) {
 			Account: "111111111111", MemberReaderRoles: []string{"arn:aws:iam::222222222222:role/kib-prod-reader", "arn:aws-cn:iam::333333333333:role/r"},
 			CanaryInterval: 45 * time.Second, SenderCheck: SenderObserve, ForwarderRoleName: "kib-prod-forward", RedriveRoleName: "kib-prod-redrive",
 			SenderRoleTTL: 10 * time.Minute, SenderRecheck: 3 * time.Second, HubDelivery: HubDeliveryQueuePolicy,
+			SealKey: "arn:aws:kms:eu-west-1:111111111111:key/1234abcd-12ab-34cd-56ef-1234567890ab", ArchiveBucket: "kib-prod-archive-20261127",
+			DeadLetterQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-dlq",
 		}},
 		{"organization", Settings{
 			ClusterQueuePrefix: "kib-prod_", Account: "111111111111", OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "kib-prod-reader",
@@ -86,6 +89,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
 		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1, SenderRecheck: 1,
 		QuarantineQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-quarantine", HubDelivery: HubDeliveryQueuePolicy,
+		SealKey: "arn:aws:kms:eu-west-1:111111111111:key/k", ArchiveBucket: "b-archive", DeadLetterQueueURL: "d",
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -383,5 +387,35 @@ func TestBoundaries(t *testing.T) {
 	}
 	if got := s.ForwarderRole("222222222222"); got != "arn:aws:iam::222222222222:role/f" {
 		t.Errorf("a member's forwarder by the queue's policy = %q, want its own", got)
+	}
+}
+
+// TestTheSealKeyAndTheArchiveAreChecked: SEAL_KEY_ARN must be a KMS key ARN, ARCHIVE_BUCKET a bucket name S3 takes.
+func TestTheSealKeyAndTheArchiveAreChecked(t *testing.T) {
+	base := map[string]string{EnvClusterQueuePrefix: "p_", EnvSenderCheck: SenderObserve}
+	for _, tt := range []struct {
+		name, key, value string
+		ok               bool
+	}{
+		{"a key ARN", EnvSealKey, "arn:aws:kms:us-east-1:123456789012:key/mrk-1234abcd", true},
+		{"an alias", EnvSealKey, "arn:aws:kms:us-east-1:123456789012:alias/kib-seal", false},
+		{"a key ID", EnvSealKey, "1234abcd-12ab-34cd-56ef-1234567890ab", false},
+		{"a bucket", EnvArchiveBucket, "kib-prod-archive-20261127123456789000000001", true},
+		{"upper case", EnvArchiveBucket, "Kib-archive", false},
+		{"an IP address", EnvArchiveBucket, "192.168.5.4", false},
+		{"a reserved prefix", EnvArchiveBucket, "xn--kib-archive", false},
+		{"a reserved suffix", EnvArchiveBucket, "kib-archive-s3alias", false},
+		{"two dots", EnvArchiveBucket, "kib..archive", false},
+		{"too long", EnvArchiveBucket, strings.Repeat("a", 64), false},
+		{"at the limit", EnvArchiveBucket, strings.Repeat("a", 63), true},
+		{"too short", EnvArchiveBucket, "ab", false},
+		{"ending in a hyphen", EnvArchiveBucket, "kib-archive-", false},
+	} {
+		env := maps.Clone(base)
+		env[tt.key] = tt.value
+		_, err := LoadSettings(getenv(env))
+		if (err == nil) != tt.ok || err != nil && !strings.Contains(err.Error(), tt.key) {
+			t.Errorf("%s (%s=%q): %v, want ok %t", tt.name, tt.key, tt.value, err, tt.ok)
+		}
 	}
 }

@@ -14,13 +14,17 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/archive"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/intake"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
@@ -28,6 +32,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 // Func handles one batch from the central queue; failed messages are listed in BatchItemFailures.
@@ -78,8 +83,28 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	if cfg.CentralQueueURL != "" {
 		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
 	}
+	var sealer *sealing.Sealer
+	if cfg.SealKey != "" {
+		sealer = sealing.New(kms.NewFromConfig(awsCfg), cfg.SealKey)
+		opts.Seals = sealer
+	}
 	if cfg.QuarantineQueueURL != "" {
-		opts.Quarantine = quarantine.New(sqsClient, cfg.QuarantineQueueURL)
+		qopts := quarantine.Options{Bus: cfg.BusName}
+		if sealer != nil {
+			qopts.Sealer = sealer
+		}
+		if cfg.ArchiveBucket != "" {
+			qopts.Archive = archive.New(s3.NewFromConfig(awsCfg), cfg.ArchiveBucket)
+		}
+		q := quarantine.New(sqsClient, cfg.QuarantineQueueURL, qopts)
+		opts.Quarantine = q
+		if cfg.DeadLetterQueueURL != "" {
+			iopts := intake.Options{}
+			if sealer != nil {
+				iopts.Verifier = sealer
+			}
+			opts.Intake = intake.New(sqsClient, cfg.DeadLetterQueueURL, q, iopts)
+		}
 	}
 	opts.SenderObserve = cfg.SenderCheck == contract.SenderObserve
 	recheck := cfg.SenderRecheck
@@ -94,7 +119,8 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	r := route.New(owners, forwarder, opts)
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
 		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,
-		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck, "hubDelivery", cfg.HubDelivery, "quarantine", cfg.QuarantineQueueURL)
+		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck, "hubDelivery", cfg.HubDelivery, "quarantine", cfg.QuarantineQueueURL,
+		"sealKey", cfg.SealKey, "archiveBucket", cfg.ArchiveBucket)
 	return r.Handle, nil
 }
 

@@ -28,6 +28,8 @@ type Batch struct {
 	forged    int
 	service   int
 	kept      int
+	unsealed  int
+	taken     int // dead-letter queue messages sealed into the quarantine
 	lagMillis []float64
 }
 
@@ -62,6 +64,12 @@ func (b *Batch) ServiceSender() { b.service++ }
 
 // Quarantine counts a refused message kept in the quarantine queue.
 func (b *Batch) Quarantine() { b.kept++ }
+
+// Unsealed counts a message of the redrive role whose seal does not verify.
+func (b *Batch) Unsealed() { b.unsealed++ }
+
+// DeadLettered counts n messages of the dead-letter queue sealed into the quarantine.
+func (b *Batch) DeadLettered(n int) { b.taken += n }
 
 func total(m map[string]int) int {
 	n := 0
@@ -126,7 +134,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		enc:    json.NewEncoder(w),
 		bus:    bus,
 		totals: dir("", contract.MetricReceived, contract.MetricForwarded, contract.MetricDropped, contract.MetricRetried,
-			contract.MetricForgedSender, contract.MetricServiceSender, contract.MetricQuarantined),
+			contract.MetricForgedSender, contract.MetricServiceSender, contract.MetricQuarantined, contract.MetricUnsealed, contract.MetricDeadLettered),
 		byKind:    dir(contract.DimKind, contract.MetricReceived),
 		byCluster: dir(contract.DimCluster, contract.MetricForwarded),
 		byReason:  dir(contract.DimReason, contract.MetricDropped),
@@ -135,7 +143,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 	}
 }
 
-// Flush writes b's figures timestamped at now: totals per bus (all seven, zeros included, so alarms see 0
+// Flush writes b's figures timestamped at now: totals per bus (all nine, zeros included, so alarms see 0
 // rather than missing data), received per kind, forwarded per cluster, dropped per reason, and the forward lags.
 func (w *Writer) Flush(b *Batch, now time.Time) error {
 	ts := now.UnixMilli()
@@ -143,7 +151,8 @@ func (w *Writer) Flush(b *Batch, now time.Time) error {
 	defer w.mu.Unlock()
 	err := w.encode(w.totals, ts, contract.MetricReceived, total(b.received), contract.MetricForwarded, total(b.forwarded),
 		contract.MetricDropped, total(b.dropped), contract.MetricRetried, b.retried,
-		contract.MetricForgedSender, b.forged, contract.MetricServiceSender, b.service, contract.MetricQuarantined, b.kept)
+		contract.MetricForgedSender, b.forged, contract.MetricServiceSender, b.service, contract.MetricQuarantined, b.kept,
+		contract.MetricUnsealed, b.unsealed, contract.MetricDeadLettered, b.taken)
 	counts := func(d []directive, dim, metric string, by map[string]int) {
 		for _, k := range slices.Sorted(maps.Keys(by)) {
 			err = errors.Join(err, w.encode(d, ts, dim, k, metric, by[k]))

@@ -2,22 +2,33 @@
 // queue instead of deleting them: the body byte for byte, and why it was refused in message attributes
 // (contract.AttrReason, ...), so an operator can read it and send it back (cmd/requeue, docs/operations.md).
 //
-// A message is kept when SendMessageBatch accepted its entry; an entry SQS failed, or a call that failed, leaves it
-// unkept, and the router retries it rather than delete it: a refusal never loses a message, and it never waits on
-// another (the router sends to the quarantine while it sends the batch's deliveries).
+// Each kept message is sealed first (router/sealing: a KMS signature over what the way back relies on, carried as
+// contract.AttrSeal), so that the router believes what a message sent back says of itself only when it said it
+// first; and archived (router/archive: once, in a bucket with Object Lock), so that what the quarantine loses (its
+// 14 days, a purge, its deletion) is still evidence.
+//
+// A message is kept when it was sealed, archived, and SendMessageBatch accepted its entry; a seal or an archive write
+// that failed, an entry SQS failed, or a call that failed, leaves it unkept, and the router retries it rather than
+// delete it: a refusal never loses a message, and it never waits on another (the router keeps while it sends the
+// batch's deliveries). A retried refusal is archived once (the archive's writes are conditional).
 package quarantine
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/archive"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 // SQS is the one call the quarantine makes.
@@ -27,6 +38,24 @@ type SQS interface {
 
 var _ SQS = (*sqs.Client)(nil)
 
+// Sealer seals what is kept (sealing.Sealer).
+type Sealer interface {
+	Seal(ctx context.Context, rec sealing.Record) (string, error)
+	PublicKey(ctx context.Context) (*ecdsa.PublicKey, []byte, error)
+	Key() string
+}
+
+// Archiver writes what is kept to the archive, once each (archive.Archive).
+type Archiver interface {
+	Put(ctx context.Context, key string, e archive.Entry) error
+	PutPublicKey(ctx context.Context, keyARN string, pemBytes []byte) error
+}
+
+var (
+	_ Sealer   = (*sealing.Sealer)(nil)
+	_ Archiver = (*archive.Archive)(nil)
+)
+
 // Message is a refused message and why.
 type Message struct {
 	Body   *string
@@ -34,20 +63,64 @@ type Message struct {
 	Err    error
 	// Account is the account the event names ("" when the body is no event); Sender and Sent are the SenderId and
 	// SentTimestamp (epoch milliseconds, as SQS gives it) the router judged: the message's in the central queue, or
-	// the first sender of a message sent back; MessageID its ID there, EventID its event's id.
+	// the first sender of a message sent back; MessageID its ID where it was first refused (a message sent back keeps
+	// its first one), EventID its event's id.
 	Account, Sender, Sent, MessageID, EventID string
+	// Refused is the ID of the message refused now, in the queue it was read from (the archive's record is named by
+	// it); "" is MessageID.
+	Refused string
 	// FromDLQ: Sender is the one the dead-letter queue held (contract.AttrOrigin).
 	FromDLQ bool
 }
 
-// Queue keeps messages in one SQS queue.
+// Record is what the seal of m covers.
+func (m Message) Record() sealing.Record {
+	return sealing.Record{
+		BodySHA256: sealing.BodyDigest(aws.ToString(m.Body)), Account: m.Account, Reason: string(m.Reason),
+		FirstSender: m.Sender, FirstSent: m.Sent, Origin: origin(m.FromDLQ), MessageID: m.MessageID,
+	}
+}
+
+func origin(fromDLQ bool) string {
+	if fromDLQ {
+		return contract.OriginDLQ
+	}
+	return ""
+}
+
+// Options shape a Queue: without a Sealer nothing is sealed (and nothing sent back will verify), without an
+// Archive nothing is archived.
+type Options struct {
+	Sealer  Sealer
+	Archive Archiver
+	// Bus names the bus in the archive's records.
+	Bus string
+	// Concurrency bounds the seals and archive writes at once (10 unless set).
+	Concurrency int
+	// Now defaults to time.Now.
+	Now func() time.Time
+}
+
+// Queue keeps messages in one SQS queue, sealed and archived.
 type Queue struct {
-	sqs SQS
-	url string
+	sqs  SQS
+	url  string
+	opts Options
+
+	mu        sync.Mutex
+	keyStored bool // the seal key's public key is in the archive
 }
 
 // New returns the quarantine at url.
-func New(client SQS, url string) *Queue { return &Queue{sqs: client, url: url} }
+func New(client SQS, url string, opts Options) *Queue {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 10
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Queue{sqs: client, url: url, opts: opts}
+}
 
 // maxEntries is SendMessageBatch's entry limit; maxBytes, its limit on the sum of the entries' sizes (bodies and
 // attributes: "SendMessageBatch", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html).
@@ -55,29 +128,152 @@ const maxEntries, maxBytes = 10, 1 << 20
 
 var entryIDs = [maxEntries]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
-// Keep sends each message to the quarantine and returns one error per message: nil when SQS took it.
+// Keep seals each message, archives it and sends it to the quarantine, and returns one error per message: nil when
+// all three were done.
 func (q *Queue) Keep(ctx context.Context, msgs []Message) []error {
 	errs := make([]error, len(msgs))
-	for start := 0; start < len(msgs); {
+	seals := q.seal(ctx, msgs, errs)
+	q.archive(ctx, msgs, seals, errs)
+	var pending []int
+	for i := range msgs {
+		if errs[i] == nil {
+			pending = append(pending, i)
+		}
+	}
+	for start := 0; start < len(pending); {
 		end, size := start, 0
-		for end < len(msgs) && end-start < maxEntries {
-			n := entrySize(msgs[end])
+		for end < len(pending) && end-start < maxEntries {
+			n := entrySize(msgs[pending[end]], seals[pending[end]])
 			if end > start && size+n > maxBytes {
 				break
 			}
 			size += n
 			end++
 		}
-		q.send(ctx, msgs[start:end], errs[start:end])
+		batch := pending[start:end]
+		out := make([]error, len(batch))
+		q.send(ctx, msgs, seals, batch, out)
+		for j, i := range batch {
+			errs[i] = out[j]
+		}
 		start = end
 	}
 	return errs
 }
 
-func (q *Queue) send(ctx context.Context, msgs []Message, errs []error) {
-	entries := make([]types.SendMessageBatchRequestEntry, len(msgs))
-	for i, m := range msgs {
-		entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(entryIDs[i]), MessageBody: m.Body, MessageAttributes: attributes(m)}
+// seal seals every message (none without a Sealer), errs set for those it could not.
+func (q *Queue) seal(ctx context.Context, msgs []Message, errs []error) []string {
+	seals := make([]string, len(msgs))
+	if q.opts.Sealer == nil {
+		return seals
+	}
+	parallel(q.opts.Concurrency, len(msgs), func(i int) {
+		s, err := q.opts.Sealer.Seal(ctx, msgs[i].Record())
+		if err != nil {
+			errs[i] = fmt.Errorf("keeping the message in the quarantine: %w", err)
+			return
+		}
+		seals[i] = s
+	})
+	return seals
+}
+
+// archive writes every message sealed so far to the archive (when there is one), and, before the first, the seal
+// key's public key, which verifies every record after the key is gone.
+func (q *Queue) archive(ctx context.Context, msgs []Message, seals []string, errs []error) {
+	if q.opts.Archive == nil {
+		return
+	}
+	if err := q.storeKey(ctx); err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("keeping the message in the quarantine: %w", err)
+			}
+		}
+		return
+	}
+	now := q.opts.Now()
+	parallel(q.opts.Concurrency, len(msgs), func(i int) {
+		if errs[i] != nil {
+			return
+		}
+		m := msgs[i]
+		e := archive.Entry{
+			Bus: q.opts.Bus, KeptAt: now.UTC(), Refused: cmp(m.Refused, m.MessageID), Record: m.Record(), Seal: seals[i],
+			Body: aws.ToString(m.Body), EventID: m.EventID,
+		}
+		if m.Err != nil {
+			e.Error = m.Err.Error()
+		}
+		if q.opts.Sealer != nil {
+			e.SealKey, e.SealAlgorithm = q.opts.Sealer.Key(), string(sealing.Algorithm)
+		}
+		if err := q.opts.Archive.Put(ctx, e.Key(millis(m.Sent)), e); err != nil {
+			errs[i] = fmt.Errorf("keeping the message in the quarantine: %w", err)
+		}
+	})
+}
+
+// storeKey archives the seal key's public key, once per process (a failure is tried again next time).
+func (q *Queue) storeKey(ctx context.Context) error {
+	if q.opts.Sealer == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.keyStored {
+		return nil
+	}
+	pub, _, err := q.opts.Sealer.PublicKey(ctx)
+	if err != nil {
+		return err
+	}
+	b, err := sealing.PEM(pub)
+	if err != nil {
+		return err
+	}
+	if err := q.opts.Archive.PutPublicKey(ctx, q.opts.Sealer.Key(), b); err != nil {
+		return err
+	}
+	q.keyStored = true
+	return nil
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// millis is an epoch-milliseconds string as a time; zero when it is none.
+func millis(v string) time.Time {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// parallel runs fn(0..n-1), at most limit at a time.
+func parallel(limit, n int, fn func(i int)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			fn(i)
+		})
+	}
+	wg.Wait()
+}
+
+// send sends the messages of msgs at batch (indexes), with their seals, in one SendMessageBatch; errs is batch's.
+func (q *Queue) send(ctx context.Context, msgs []Message, seals []string, batch []int, errs []error) {
+	entries := make([]types.SendMessageBatchRequestEntry, len(batch))
+	for j, i := range batch {
+		entries[j] = types.SendMessageBatchRequestEntry{Id: aws.String(entryIDs[j]), MessageBody: msgs[i].Body, MessageAttributes: attributes(msgs[i], seals[i])}
 	}
 	out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
 	if err != nil {
@@ -101,8 +297,9 @@ func (q *Queue) send(ctx context.Context, msgs []Message, errs []error) {
 	}
 }
 
-// attributes are the message attributes saying why m was refused; empty values are left out (SQS refuses them).
-func attributes(m Message) map[string]types.MessageAttributeValue {
+// attributes are the message attributes saying why m was refused, and its seal; empty values are left out (SQS
+// refuses them).
+func attributes(m Message, seal string) map[string]types.MessageAttributeValue {
 	reason := ""
 	if m.Err != nil {
 		reason = contract.TruncateUTF8(m.Err.Error(), contract.MaxAttrError)
@@ -111,7 +308,7 @@ func attributes(m Message) map[string]types.MessageAttributeValue {
 	for name, v := range map[string]string{
 		contract.AttrReason: string(m.Reason), contract.AttrError: reason, contract.AttrAccount: m.Account,
 		contract.AttrSender: m.Sender, contract.AttrMessageID: m.MessageID, contract.AttrEventID: m.EventID,
-		contract.AttrOrigin: map[bool]string{true: contract.OriginDLQ}[m.FromDLQ],
+		contract.AttrOrigin: origin(m.FromDLQ), contract.AttrSeal: seal,
 	} {
 		if v != "" {
 			out[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
@@ -125,9 +322,9 @@ func attributes(m Message) map[string]types.MessageAttributeValue {
 
 // entrySize is what SQS counts of an entry against the batch's size: its body, and each attribute's name, type and
 // value.
-func entrySize(m Message) int {
+func entrySize(m Message, seal string) int {
 	n := len(aws.ToString(m.Body))
-	for k, v := range attributes(m) {
+	for k, v := range attributes(m, seal) {
 		n += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
 	}
 	return n

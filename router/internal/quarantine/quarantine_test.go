@@ -2,9 +2,14 @@ package quarantine
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -12,7 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/archive"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 // fakeSQS records each SendMessageBatch, failing the entries whose body is "fail", answering nothing for those whose
@@ -50,7 +57,7 @@ func msg(body string) Message {
 // an entry SQS failed or a failed call reported for its messages only.
 func TestKeep(t *testing.T) {
 	f := &fakeSQS{}
-	q := New(f, "https://sqs/q")
+	q := New(f, "https://sqs/q", Options{})
 	msgs := make([]Message, 23)
 	for i := range msgs {
 		msgs[i] = msg("body")
@@ -105,7 +112,7 @@ func TestKeep(t *testing.T) {
 // TestAnEntryUnansweredIsNotKept: an entry SQS lists neither as successful nor as failed is not kept: the router
 // retries its message rather than delete it.
 func TestAnEntryUnansweredIsNotKept(t *testing.T) {
-	errs := New(&fakeSQS{}, "https://sqs/q").Keep(context.Background(), []Message{msg("a"), msg("unanswered"), msg("b")})
+	errs := New(&fakeSQS{}, "https://sqs/q", Options{}).Keep(context.Background(), []Message{msg("a"), msg("unanswered"), msg("b")})
 	if errs[0] != nil || errs[2] != nil {
 		t.Fatalf("the answered entries: %v", errs)
 	}
@@ -130,7 +137,7 @@ func TestTheErrorIsCutOnACharacterAtItsLimit(t *testing.T) {
 			f := &fakeSQS{}
 			m := msg("body")
 			m.Err = errors.New(tt.err)
-			New(f, "https://sqs/q").Keep(context.Background(), []Message{m})
+			New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{m})
 			got := aws.ToString(f.calls[0][0].MessageAttributes[contract.AttrError].StringValue)
 			if len(got) != tt.want || !utf8.ValidString(got) {
 				t.Errorf("kib-error is %d bytes (valid UTF-8 %t), want %d", len(got), utf8.ValidString(got), tt.want)
@@ -142,17 +149,17 @@ func TestTheErrorIsCutOnACharacterAtItsLimit(t *testing.T) {
 // TestTheBatchCountsAttributes: SendMessageBatch's 1 MiB counts attributes as well as bodies, every byte of them:
 // two entries that make exactly 1 MiB together go in one call; one byte more, in two.
 func TestTheBatchCountsAttributes(t *testing.T) {
-	attrs := entrySize(msg(""))
+	attrs := entrySize(msg(""), "")
 	for _, tt := range []struct {
 		over  int
 		calls int
 	}{{0, 1}, {1, 2}} {
 		a, b := strings.Repeat("a", maxBytes/2-attrs), strings.Repeat("b", maxBytes-maxBytes/2-attrs+tt.over)
-		if got := entrySize(msg(a)) + entrySize(msg(b)); got != maxBytes+tt.over {
+		if got := entrySize(msg(a), "") + entrySize(msg(b), ""); got != maxBytes+tt.over {
 			t.Fatalf("the two entries make %d bytes, want %d", got, maxBytes+tt.over)
 		}
 		f := &fakeSQS{}
-		if errs := New(f, "https://sqs/q").Keep(context.Background(), []Message{msg(a), msg(b)}); errs[0] != nil || errs[1] != nil {
+		if errs := New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{msg(a), msg(b)}); errs[0] != nil || errs[1] != nil {
 			t.Fatal(errs)
 		}
 		if len(f.calls) != tt.calls {
@@ -162,10 +169,10 @@ func TestTheBatchCountsAttributes(t *testing.T) {
 	// Every attribute counts: its name, its type and its value.
 	m := msg("x")
 	want := 1
-	for k, v := range attributes(m) {
+	for k, v := range attributes(m, "") {
 		want += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
 	}
-	if got := entrySize(m); got != want || got < 1+len(contract.AttrReason)+len("String")+len(string(contract.ReasonForgedSender)) {
+	if got := entrySize(m, ""); got != want || got < 1+len(contract.AttrReason)+len("String")+len(string(contract.ReasonForgedSender)) {
 		t.Errorf("entrySize = %d, want %d", got, want)
 	}
 }
@@ -174,7 +181,7 @@ func TestTheBatchCountsAttributes(t *testing.T) {
 // attributes) is sent alone, for SQS to refuse; the batches go on.
 func TestAnEntryPastTheLimitGoesAlone(t *testing.T) {
 	f := &fakeSQS{}
-	errs := New(f, "https://sqs/q").Keep(context.Background(), []Message{msg(strings.Repeat("x", maxBytes)), msg("after")})
+	errs := New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{msg(strings.Repeat("x", maxBytes)), msg("after")})
 	if len(f.calls) != 2 || len(f.calls[0]) != 1 || errs[1] != nil {
 		t.Errorf("%d calls (%v), want the large entry alone, then the next", len(f.calls), errs)
 	}
@@ -198,7 +205,7 @@ func (badIDs) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput,
 // TestAnswersNamingNoEntryAreIgnored: an answer whose Id names no entry of the batch (past it, or no number) changes
 // no message's fate.
 func TestAnswersNamingNoEntryAreIgnored(t *testing.T) {
-	errs := New(badIDs{}, "https://sqs/q").Keep(context.Background(), []Message{msg("a")})
+	errs := New(badIDs{}, "https://sqs/q", Options{}).Keep(context.Background(), []Message{msg("a")})
 	if len(errs) != 1 || errs[0] != nil {
 		t.Errorf("errors %v, want the one entry kept", errs)
 	}
@@ -210,11 +217,139 @@ func TestTheDLQsSenderIsMarked(t *testing.T) {
 	f := &fakeSQS{}
 	m := msg("body")
 	m.FromDLQ = true
-	New(f, "https://sqs/q").Keep(context.Background(), []Message{m, msg("other")})
+	New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{m, msg("other")})
 	if got := aws.ToString(f.calls[0][0].MessageAttributes[contract.AttrOrigin].StringValue); got != contract.OriginDLQ {
 		t.Errorf("kib-origin = %q, want %q", got, contract.OriginDLQ)
 	}
 	if _, ok := f.calls[0][1].MessageAttributes[contract.AttrOrigin]; ok {
 		t.Error("a message judged in the central queue carries kib-origin")
+	}
+}
+
+// fakeSealer seals each record as "seal:<its reason>:<its message ID>", failing those whose message ID is in fail; its
+// public key is key, or keyErr.
+type fakeSealer struct {
+	mu     sync.Mutex
+	sealed []sealing.Record
+	fail   map[string]bool
+	key    *ecdsa.PublicKey
+	keyErr error
+}
+
+func (f *fakeSealer) Seal(_ context.Context, r sealing.Record) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sealed = append(f.sealed, r)
+	if f.fail[r.MessageID] {
+		return "", errors.New("kms:Sign throttled")
+	}
+	return "seal:" + r.Reason + ":" + r.MessageID, nil
+}
+
+func (f *fakeSealer) PublicKey(context.Context) (*ecdsa.PublicKey, []byte, error) {
+	return f.key, nil, f.keyErr
+}
+func (f *fakeSealer) Key() string { return "arn:aws:kms:us-east-1:123456789012:key/k-1" }
+
+// fakeArchive keeps what it is given, failing the keys whose entry's refused message is in fail.
+type fakeArchive struct {
+	mu      sync.Mutex
+	entries map[string]archive.Entry
+	keys    int
+	fail    map[string]bool
+	keyErr  error
+}
+
+func (f *fakeArchive) Put(_ context.Context, key string, e archive.Entry) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail[e.Refused] {
+		return errors.New("s3 refused")
+	}
+	if f.entries == nil {
+		f.entries = map[string]archive.Entry{}
+	}
+	f.entries[key] = e
+	return nil
+}
+
+func (f *fakeArchive) PutPublicKey(context.Context, string, []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.keyErr != nil {
+		return f.keyErr
+	}
+	f.keys++
+	return nil
+}
+
+func ecKey(t *testing.T) *ecdsa.PublicKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &k.PublicKey
+}
+
+// TestKeptIsSealedAndArchived: each message is sealed over what the way back relies on, carries its seal, and is
+// archived once under its refused message's ID and reason, with the seal, the key and the body; the seal key's public
+// key is archived once per process. A message whose seal or archive write failed is not sent, and only it fails.
+func TestKeptIsSealedAndArchived(t *testing.T) {
+	f, s, a := &fakeSQS{}, &fakeSealer{key: ecKey(t), fail: map[string]bool{"m-seal": true}}, &fakeArchive{fail: map[string]bool{"r-arch": true}}
+	q := New(f, "https://sqs/q", Options{Sealer: s, Archive: a, Bus: "kib-prod"})
+	m := msg("body")
+	m.MessageID, m.Refused, m.FromDLQ = "m-first", "r-now", true
+	sealFails, archiveFails := msg("b2"), msg("b3")
+	sealFails.MessageID, archiveFails.MessageID, archiveFails.Refused = "m-seal", "m-arch", "r-arch"
+	errs := q.Keep(context.Background(), []Message{m, sealFails, archiveFails})
+	if errs[0] != nil || errs[1] == nil || !strings.Contains(errs[1].Error(), "kms:Sign") || errs[2] == nil || !strings.Contains(errs[2].Error(), "s3 refused") {
+		t.Fatalf("errors %v; want only the first kept, the seal's and the archive's failures named", errs)
+	}
+	if len(f.calls) != 1 || len(f.calls[0]) != 1 {
+		t.Fatalf("sent %v, want the one kept message only", f.calls)
+	}
+	if got := aws.ToString(f.calls[0][0].MessageAttributes[contract.AttrSeal].StringValue); got != "seal:forged_sender:m-first" {
+		t.Errorf("kib-seal = %q", got)
+	}
+	want := sealing.Record{BodySHA256: sealing.BodyDigest("body"), Account: "222222222222", Reason: "forged_sender", FirstSender: "AROAX:s",
+		FirstSent: "1763726400000", Origin: contract.OriginDLQ, MessageID: "m-first"}
+	if !slices.Contains(s.sealed, want) {
+		t.Errorf("sealed %+v, want %+v among them", s.sealed, want)
+	}
+	e, ok := a.entries["refused/2025/11/21/r-now.forged_sender.json"]
+	if !ok || len(a.entries) != 1 {
+		t.Fatalf("archived %v, want the kept message under its send day, refused ID and reason", a.entries)
+	}
+	if e.Record != want || e.Seal != "seal:forged_sender:m-first" || e.SealKey != s.Key() || e.SealAlgorithm != string(sealing.Algorithm) ||
+		e.Body != "body" || e.Error != "why" || e.Bus != "kib-prod" || e.Refused != "r-now" || e.EventID != "ev" {
+		t.Errorf("archived %+v", e)
+	}
+	q.Keep(context.Background(), []Message{msg("again")})
+	if a.keys != 1 {
+		t.Errorf("the public key archived %d times, want once", a.keys)
+	}
+}
+
+// TestNoKeyNoArchive: without a sealer nothing is sealed (no kib-seal) and the public key is not asked; without an
+// archive nothing is archived; a public key that cannot be read or archived fails every message (none is archived
+// without the key that verifies it).
+func TestNoKeyNoArchive(t *testing.T) {
+	f := &fakeSQS{}
+	if errs := New(f, "https://sqs/q", Options{Archive: &fakeArchive{}}).Keep(context.Background(), []Message{msg("a")}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if _, ok := f.calls[0][0].MessageAttributes[contract.AttrSeal]; ok {
+		t.Error("a seal without a sealer")
+	}
+	for name, o := range map[string]Options{
+		"no public key":          {Sealer: &fakeSealer{keyErr: errors.New("kms:GetPublicKey denied")}, Archive: &fakeArchive{}},
+		"public key not written": {Sealer: &fakeSealer{key: ecKey(t)}, Archive: &fakeArchive{keyErr: errors.New("s3 denied")}},
+	} {
+		f := &fakeSQS{}
+		errs := New(f, "https://sqs/q", o).Keep(context.Background(), []Message{msg("a"), msg("b")})
+		if errs[0] == nil || errs[1] == nil || len(f.calls) != 0 {
+			t.Errorf("%s: %v, %d sends; want both failed, none sent", name, errs, len(f.calls))
+		}
 	}
 }

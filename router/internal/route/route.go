@@ -19,12 +19,14 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/intake"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 // Resolver finds the owning cluster of instances of an account in a region.
@@ -43,9 +45,20 @@ type Redeliverer interface {
 }
 
 // SenderChecker judges whether the senders of messages may speak for the account their events name, which is on
-// the bus or not.
+// the bus or not, and whether a sender is the redrive role.
 type SenderChecker interface {
 	Check(ctx context.Context, account string, onBus bool, msgs []sender.Message) []sender.Result
+	IsRedrive(ctx context.Context, s string, sent time.Time) (bool, error)
+}
+
+// Verifier checks the router's seal of what a message sent back says of itself.
+type Verifier interface {
+	Verify(ctx context.Context, rec sealing.Record, seal string) error
+}
+
+// Intaker takes the dead-letter queue into the quarantine.
+type Intaker interface {
+	Take(ctx context.Context) (intake.Result, error)
 }
 
 // Quarantiner keeps refused messages, returning one error per message.
@@ -59,6 +72,8 @@ var (
 	_ Sender        = (*forward.Forwarder)(nil)
 	_ Redeliverer   = (*redeliver.Scheduler)(nil)
 	_ SenderChecker = (*sender.Checker)(nil)
+	_ Verifier      = (*sealing.Sealer)(nil)
+	_ Intaker       = (*intake.Intake)(nil)
 )
 
 // Router handles batches. It is safe for concurrent use.
@@ -68,6 +83,8 @@ type Router struct {
 	redeliverer Redeliverer
 	senders     SenderChecker
 	quarantine  Quarantiner
+	seals       Verifier
+	intake      Intaker
 	observe     bool
 	seen        sync.Map // SenderIds of no role already logged
 	refused     sync.Map // accounts whose reader role the sender check found refused, already logged
@@ -111,6 +128,12 @@ type Options struct {
 	// Quarantine, when set, keeps every message refused for one of contract.QuarantineReasons instead of deleting
 	// it; one it cannot keep is retried.
 	Quarantine Quarantiner
+	// Seals, when set, verifies the seal of what a message the redrive role sent says of itself: without it, no such
+	// message is believed (contract.ReasonUnsealed).
+	Seals Verifier
+	// Intake, when set, takes the dead-letter queue into the quarantine when the redrive role asks
+	// (contract.AttrIntake).
+	Intake Intaker
 	// SendConcurrency bounds the queues sent to at once.
 	SendConcurrency int
 	Metrics         *metrics.Writer
@@ -123,8 +146,8 @@ type Options struct {
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
 		owners: owners, sender: sender, redeliverer: opts.Redeliverer, senders: opts.Senders, observe: opts.SenderObserve,
-		quarantine: opts.Quarantine,
-		prefix:     opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
+		quarantine: opts.Quarantine, seals: opts.Seals, intake: opts.Intake,
+		prefix: opts.QueuePrefix, bus: opts.Bus, hub: opts.Hub,
 		accounts: opts.Accounts, canaries: opts.Canaries, busQueues: opts.BusQueues,
 		concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
@@ -148,6 +171,10 @@ const (
 	quarantined
 	// retried: listed in BatchItemFailures, so SQS delivers it again.
 	retried
+	// asked: a request of the redrive role to take the dead-letter queue in (contract.AttrIntake), no event.
+	asked
+	// taken: such a request, done; acknowledged.
+	taken
 )
 
 // outcome is a message's verdict with its reason (dropped) and its cause: why it was dropped or retried, or,
@@ -172,6 +199,10 @@ type message struct {
 	// judged is what the sender check made of it: the sender judged (the first sender of a message sent back) is
 	// what the quarantine keeps.
 	judged sender.Result
+	// sealed is the reason a message sent back was kept for, and first its ID where it was first refused, when its
+	// seal verifies ("" otherwise).
+	sealed contract.Reason
+	first  string
 
 	sent    int      // deliveries SQS accepted
 	noQueue error    // why an owner has no queue, if one has none
@@ -219,11 +250,15 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	r.checkSenders(ctx, msgs, &stats)
 	r.admit(msgs)
 	deliveries := r.plan(msgs, r.resolve(ctx, lookups(msgs)))
-	// The refused messages are kept while the others are delivered: a refusal never holds the batch up.
+	// The refused messages are kept, and the dead-letter queue taken in when asked, while the others are delivered:
+	// neither holds the batch up.
 	var wg sync.WaitGroup
+	var took intake.Result
 	wg.Go(func() { r.keep(ctx, msgs, &stats) })
+	wg.Go(func() { took = r.takeIn(ctx, msgs) })
 	r.send(ctx, deliveries)
 	wg.Wait()
+	stats.DeadLettered(took.Kept)
 	now := r.now()
 	r.tally(ctx, deliveries, &stats, now)
 	resp := r.respond(ctx, msgs, len(deliveries), &stats)
@@ -246,6 +281,11 @@ func (r *Router) parse(recs []events.SQSMessage, stats *metrics.Batch) []message
 	for i := range recs {
 		m := &msgs[i]
 		m.rec = &recs[i]
+		if intake.Requested(m.rec) {
+			m.out = outcome{verdict: asked}
+			stats.Receive(contract.KindUnknown)
+			continue
+		}
 		ev, err := event.Parse([]byte(m.rec.Body))
 		m.ev = ev // with ErrNotInterruption it still names the event, for the drop log
 		switch {
@@ -332,7 +372,7 @@ func (r *Router) checkSenders(ctx context.Context, msgs []message, stats *metric
 		}
 		c.msgs = append(c.msgs, m)
 		c.in = append(c.in, sender.Message{Sender: m.rec.Attributes[sender.Attribute], Sent: millis(m.rec.Attributes[sender.SentAttribute]),
-			Requeue: requeueOf(m.rec)})
+			Requeue: r.requeueOf(ctx, m)})
 	}
 	// The accounts on the bus first: the forwarders they learn tie their IDs to them, so a forwarder naming an
 	// account not on the bus in the same batch is found out.
@@ -373,13 +413,39 @@ func millis(v string) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// requeueOf is what a record says of its first sending (contract.AttrFirstSender, ...); the checker honours it only
-// when the redrive role sent the record.
-func requeueOf(rec *events.SQSMessage) sender.Requeue {
-	return sender.Requeue{
+// requeueOf is what a record says of its first sending (contract.AttrFirstSender, ...) and whether the router sealed
+// it (contract.AttrSeal over the body and what it says, verified here; m.sealed and m.first are set when it verifies);
+// the checker honours it only when the redrive role sent the record, and only when sealed. A record with no seal is
+// not verified at all (the events of the bus's rules carry none).
+func (r *Router) requeueOf(ctx context.Context, m *message) sender.Requeue {
+	rec := m.rec
+	req := sender.Requeue{
 		FirstSender: attr(rec, contract.AttrFirstSender), FirstSent: millis(attr(rec, contract.AttrFirstSent)),
 		FromDLQ: attr(rec, contract.AttrOrigin) == contract.OriginDLQ, Vouch: attr(rec, contract.AttrVouched),
 	}
+	seal, reason := attr(rec, contract.AttrSeal), contract.Reason(attr(rec, contract.AttrReason))
+	switch {
+	case seal == "":
+		req.Unsealed = sealing.ErrNoSeal
+		return req
+	case r.seals == nil:
+		req.Unsealed = errors.New("the router has no seal key (SEAL_KEY_ARN), so it believes no seal")
+		return req
+	}
+	sealed := sealing.Record{
+		BodySHA256: sealing.BodyDigest(rec.Body), Account: m.ev.Account, Reason: string(reason), FirstSender: req.FirstSender,
+		FirstSent: attr(rec, contract.AttrFirstSent), Origin: attr(rec, contract.AttrOrigin), MessageID: attr(rec, contract.AttrMessageID),
+	}
+	switch err := r.seals.Verify(ctx, sealed, seal); {
+	case errors.Is(err, sealing.ErrBroken), errors.Is(err, sealing.ErrNoSeal):
+		req.Unsealed = err
+	case err != nil:
+		req.Unverified = err
+	default:
+		m.sealed, m.first = reason, sealed.MessageID
+		req.Sealed, req.Vouchable = true, slices.Contains(contract.Vouchable, reason)
+	}
+	return req
 }
 
 // settleSender applies the sender check's result of m, sent by s (the record's own SenderId): a proven forgery is
@@ -405,6 +471,19 @@ func (r *Router) settleSender(ctx context.Context, m *message, s string, stats *
 		}
 		m.out = drop(reason, res.Err)
 	}
+	if res.Requeued && slices.Contains(contract.Evidence, m.sealed) && res.Verdict != sender.Undecided {
+		// A proof stays a proof: what the router kept as evidence is refused again for it, whatever its sender is now.
+		res.Err = fmt.Errorf("kept before as %s, evidence, which is never sent back", m.sealed)
+		switch m.sealed {
+		case contract.ReasonForgedSender:
+			res.Verdict = sender.Forged
+		case contract.ReasonUnsealed:
+			res.Verdict = sender.Unsealed
+		default:
+			refuse(m.sealed)
+			return
+		}
+	}
 	switch res.Verdict {
 	case sender.Genuine:
 		if res.Vouched {
@@ -414,6 +493,9 @@ func (r *Router) settleSender(ctx context.Context, m *message, s string, stats *
 	case sender.Forged:
 		stats.ForgedSender()
 		refuse(contract.ReasonForgedSender)
+	case sender.Unsealed:
+		stats.Unsealed()
+		refuse(contract.ReasonUnsealed)
 	case sender.Unattributable:
 		refuse(contract.ReasonUnattributable)
 	case sender.NotOnBus:
@@ -480,7 +562,10 @@ func (r *Router) kept(m *message) quarantine.Message {
 	k := quarantine.Message{
 		Body: &m.rec.Body, Reason: m.out.reason, Err: m.out.err, Account: m.ev.Account,
 		Sender: m.rec.Attributes[sender.Attribute], Sent: m.rec.Attributes[sender.SentAttribute],
-		MessageID: m.rec.MessageId, EventID: m.ev.ID,
+		MessageID: m.rec.MessageId, Refused: m.rec.MessageId, EventID: m.ev.ID,
+	}
+	if j := m.judged; j.Requeued && m.first != "" {
+		k.MessageID = m.first // a sealed message the redrive role sent back keeps the ID it was first refused under
 	}
 	if j := m.judged; j.Verdict != 0 && j.Requeued {
 		k.Sender, k.Sent, k.FromDLQ = j.Sender, "", j.FromDLQ
@@ -489,6 +574,48 @@ func (r *Router) kept(m *message) quarantine.Message {
 		}
 	}
 	return k
+}
+
+// takeIn takes the dead-letter queue into the quarantine once when the batch holds requests of the redrive role to
+// (contract.AttrIntake), and settles each request: taken, refused when another sender made it, retried when it
+// could not be done now.
+func (r *Router) takeIn(ctx context.Context, msgs []message) intake.Result {
+	var asks []*message
+	for i := range msgs {
+		if msgs[i].out.verdict == asked {
+			asks = append(asks, &msgs[i])
+		}
+	}
+	var res intake.Result
+	var done bool
+	for _, m := range asks {
+		s := m.rec.Attributes[sender.Attribute]
+		if r.intake == nil || r.senders == nil {
+			m.out = drop(contract.ReasonNotInterruption, errors.New("a request to take the dead-letter queue in, which this router cannot "+
+				"(no DEAD_LETTER_QUEUE_URL or no redrive role)"))
+			continue
+		}
+		switch ok, err := r.senders.IsRedrive(ctx, s, millis(m.rec.Attributes[sender.SentAttribute])); {
+		case err != nil:
+			m.out = retry(fmt.Errorf("checking who asked to take the dead-letter queue in: %w", err))
+			continue
+		case !ok:
+			m.out = drop(contract.ReasonNotInterruption, fmt.Errorf("a request to take the dead-letter queue in sent by %s, "+
+				"not the redrive role: only it may ask", s))
+			continue
+		}
+		if !done {
+			var err error
+			if res, err = r.intake.Take(ctx); err != nil {
+				m.out = retry(fmt.Errorf("taking the dead-letter queue in (%d kept before): %w", res.Kept, err))
+				continue
+			}
+			done = true
+			r.log.InfoContext(ctx, contract.LogDeadLettersTaken, "kept", res.Kept, "more", res.More, contract.LogSender, s)
+		}
+		m.out = outcome{verdict: taken}
+	}
+	return res
 }
 
 // resolve finds the owners of the instances of each account and region, the scopes in parallel, so one

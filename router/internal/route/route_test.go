@@ -138,6 +138,7 @@ type harness struct {
 	r         *Router
 	logs      *bytes.Buffer
 	emf       *bytes.Buffer
+	seals     *seals // judgedHarness's
 }
 
 // fakeRedeliverer records the messages it is asked to bring back, and their receive counts.
@@ -803,6 +804,8 @@ func TestCanaryRateLimit(t *testing.T) {
 type fakeSenders struct {
 	results map[string]sender.Result // sender -> result, whatever the account
 }
+
+func (f *fakeSenders) IsRedrive(context.Context, string, time.Time) (bool, error) { return false, nil }
 
 func (f *fakeSenders) Check(_ context.Context, _ string, _ bool, msgs []sender.Message) []sender.Result {
 	out := make([]sender.Result, len(msgs))

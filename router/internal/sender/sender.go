@@ -30,13 +30,15 @@
 //   - Undecided: IAM or STS failed, or the forwarder's last answer predates the message (asked again, at most once
 //     per Recheck): the message is retried.
 //
-// A message the hub's redrive role sent (cmd/requeue sending the quarantine or the dead-letter queue back) is judged
-// by the first sender and send time it carries (contract.AttrFirstSender, AttrFirstSent), never by the redrive
-// role: sending back launders nothing. Without them it is unattributable; an unattributable one the operator vouched
-// for by name (contract.AttrVouched) is genuine, a proven forgery never is. The dead-letter queue's senders are not
-// the central queue's (EventBridge's own delivery failures, a move whose kept SenderId AWS does not document), so a
-// first sender from there is never proven forged: one that is no role naming the hub is EventBridge delivering the
-// stack's own rules' events, the one sender besides the central queue that the dead-letter queue's policy admits.
+// A message the hub's redrive role sent (cmd/requeue sending the quarantine back) is judged by the first sender and
+// send time it carries (contract.AttrFirstSender, AttrFirstSent), never by the redrive role: sending back launders
+// nothing. What it carries is believed only when the router sealed it (Requeue.Unsealed is nil: router/sealing);
+// otherwise it speaks for no account, and is Unsealed. An unattributable one the operator vouched for by name
+// (contract.AttrVouched) is genuine when its seal says it was kept for a reason one may vouch for
+// (contract.Vouchable), a proven forgery never is. The dead-letter queue's senders are not the central queue's
+// (EventBridge's own delivery failures, a move whose kept SenderId AWS does not document), so a first sender from
+// there is never proven forged: one that is no role naming the hub is EventBridge delivering the stack's own rules'
+// events, the one sender besides the central queue that the dead-letter queue's policy admits.
 package sender
 
 import (
@@ -73,8 +75,15 @@ type Message struct {
 }
 
 // Requeue is what a message sent back by the redrive role says of itself; honoured only when the redrive role sent
-// it, since any sender may set message attributes.
+// it and the router sealed what it says, since any sender may set message attributes.
 type Requeue struct {
+	// Sealed: the router's seal of what the message says of itself verifies. Without it the message speaks for no
+	// account (the zero value fails closed): Unsealed says why (nil: it carries no seal). Unverified is why the seal
+	// could not be checked now (the key's public key could not be read): the message is retried.
+	Sealed               bool
+	Unsealed, Unverified error
+	// Vouchable: its seal says it was kept for a reason an operator may vouch for (contract.Vouchable).
+	Vouchable bool
 	// FirstSender and FirstSent are the sender and send time of the message where it was refused or dead-lettered
 	// ("" and zero: it says none; a zero time proves nothing by the clock).
 	FirstSender string
@@ -107,6 +116,9 @@ const (
 	NotOnBus
 	// Undecided: what decides could not be learned now (IAM or STS failed, or asked again shortly); retry.
 	Undecided
+	// Unsealed: the redrive role sent it, and what it says of itself is not what the router sealed: it speaks for no
+	// account, and is evidence of what whoever holds the role tried.
+	Unsealed
 )
 
 // Result is a message's verdict, with why when it is not Genuine, and the sender it judged.
@@ -229,24 +241,44 @@ func (c *Checker) judge(ctx context.Context, account string, onBus bool, m Messa
 		return res
 	}
 	r := m.Requeue
-	if r.FirstSender == "" {
-		res = Result{Verdict: Unattributable, Sender: m.Sender, Sent: sent, Err: fmt.Errorf("the redrive role (%s) sent it back without "+
-			"its first sender (kib-first-sender): only make requeue says who first sent what it sends back", m.Sender)}
-	} else {
-		first := r.FirstSent
-		if first.IsZero() {
-			first = time.Unix(0, 0) // no time: the clock proves nothing
+	switch {
+	case r.Unverified != nil:
+		return Result{Verdict: Undecided, Sender: m.Sender, Sent: sent, Requeued: true, Err: r.Unverified}
+	case !r.Sealed:
+		why := r.Unsealed
+		if why == nil {
+			why = errors.New("it carries no seal: only what the router kept and sealed may be sent back")
 		}
-		if res, redriven = c.decide(ctx, account, onBus, r.FirstSender, first, r.FromDLQ); redriven {
-			res = Result{Verdict: Unattributable, Sender: r.FirstSender, Sent: first,
-				Err: errors.New("its first sender is the redrive role itself, which speaks for no account")}
-		}
+		return Result{Verdict: Unsealed, Sender: m.Sender, Sent: sent, Requeued: true, Err: fmt.Errorf("the redrive role (%s) sent it, and %w", m.Sender, why)}
+	}
+	first := r.FirstSent
+	if first.IsZero() {
+		first = time.Unix(0, 0) // no time: the clock proves nothing
+	}
+	if res, redriven = c.decide(ctx, account, onBus, r.FirstSender, first, r.FromDLQ); redriven {
+		// Only a record of what the redrive role sent unsealed has it for a first sender: evidence, never delivered.
+		res = Result{Verdict: Unsealed, Sender: r.FirstSender, Sent: first,
+			Err: errors.New("its first sender is the redrive role itself, which speaks for no account")}
 	}
 	res.Requeued, res.FromDLQ = true, r.FromDLQ
-	if res.Verdict == Unattributable && r.Vouch != "" {
+	if res.Verdict == Unattributable && r.Vouch != "" && r.Vouchable {
 		res.Verdict, res.Vouched, res.Err = Genuine, true, nil
 	}
 	return res
+}
+
+// IsRedrive reports whether sender s (a SenderId), of a message sent at sent, is the hub's redrive role: the one
+// sender that may ask the router to take the dead-letter queue in (contract.AttrIntake). An error: IAM could not say
+// now (retry).
+func (c *Checker) IsRedrive(ctx context.Context, s string, sent time.Time) (bool, error) {
+	id, isRole := RoleID(s)
+	if !isRole || c.opts.RedriveRole == "" {
+		return false, nil
+	}
+	if sent.IsZero() {
+		sent = c.opts.Now()
+	}
+	return c.is(ctx, c.opts.Hub, c.opts.RedriveRole, id, sent)
 }
 
 // role is an IAM role: its account and name.

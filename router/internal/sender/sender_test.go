@@ -130,8 +130,8 @@ func TestCheck(t *testing.T) {
 		{"a member's forwarder naming the hub", hub, session(idA), false, Forged, "may not speak for account " + hub},
 		{"the hub's forwarder (its rules) naming the hub", hub, session(idHub), false, Genuine, ""},
 		{"the hub's forwarder naming a member", memberA, session(idHub), false, Forged, "may not speak for account " + memberA},
-		{"the redrive role, saying no first sender, naming the hub", hub, session(idRedrive), false, Unattributable, "without its first sender"},
-		{"the redrive role, saying no first sender, naming a member", memberA, session(idRedrive), false, Unattributable, "without its first sender"},
+		{"the redrive role, unsealed, naming the hub", hub, session(idRedrive), false, Unsealed, "carries no seal"},
+		{"the redrive role, unsealed, naming a member", memberA, session(idRedrive), false, Unsealed, "carries no seal"},
 		{"an unknown role naming a member", memberA, session("AROAUNKNOWN000000001"), false, Forged, "was " + idA},
 		{"an unknown role naming an account without a forwarder", "444444444444", session("AROAUNKNOWN000000001"), false, Unattributable, "no role is account 444444444444's forwarder"},
 		{"no sender", memberA, "", false, Unattributable, "no SenderId"},
@@ -226,9 +226,17 @@ func TestTiedToAnotherAccount(t *testing.T) {
 	}
 }
 
-// requeued is a message the redrive role sent back, saying first sender first, sent at sent.
+// requeued is a message the redrive role sent back, sealed, kept for a reason one may vouch for, saying first sender
+// first, sent at sent.
 func requeued(first string, sent time.Time, fromDLQ bool, vouch string) Message {
-	return Message{Sender: session(idRedrive), Sent: time.Unix(9000, 0), Requeue: Requeue{FirstSender: first, FirstSent: sent, FromDLQ: fromDLQ, Vouch: vouch}}
+	return Message{Sender: session(idRedrive), Sent: time.Unix(9000, 0), Requeue: Requeue{FirstSender: first, FirstSent: sent, FromDLQ: fromDLQ, Vouch: vouch,
+		Sealed: true, Vouchable: true}}
+}
+
+// with is m with its Requeue changed by f.
+func with(m Message, f func(r *Requeue)) Message {
+	f(&m.Requeue)
+	return m
 }
 
 // TestWhatIsSentBackIsJudgedByWhoFirstSentIt: a message the redrive role sent back is judged by the first sender it
@@ -253,9 +261,19 @@ func TestWhatIsSentBackIsJudgedByWhoFirstSentIt(t *testing.T) {
 		{"the old forwarder, before the new one", memberA, requeued(session("AROAOLDA000000000001"), old, false, ""), Unattributable, false, "after the message was sent"},
 		{"the old forwarder, vouched for by event", memberA, requeued(session("AROAOLDA000000000001"), old, false, contract.VouchEvent), Genuine, true, ""},
 		{"the old forwarder, vouched for by sender", memberA, requeued(session("AROAOLDA000000000001"), old, false, contract.VouchSender), Genuine, true, ""},
-		{"no first sender", memberA, requeued("", time.Time{}, false, ""), Unattributable, false, "without its first sender"},
+		{"no first sender", memberA, requeued("", time.Time{}, false, ""), Unattributable, false, "no SenderId"},
 		{"no first sender, vouched for", memberA, requeued("", time.Time{}, false, contract.VouchEvent), Genuine, true, ""},
-		{"the redrive role as its own first sender", memberA, requeued(session(idRedrive), old, false, ""), Unattributable, false, "redrive role itself"},
+		{"the redrive role as its own first sender", memberA, requeued(session(idRedrive), old, false, ""), Unsealed, false, "redrive role itself"},
+		{"unsealed: a made-up first sender", memberB, with(requeued(session(idB), time.Unix(8000, 0), false, ""), func(r *Requeue) {
+			r.Sealed, r.Unsealed = false, errors.New("its seal does not verify")
+		}), Unsealed, false, "its seal does not verify"},
+		{"unsealed, vouched for", memberA, with(requeued(session("AROAOLDA000000000001"), old, false, contract.VouchEvent), func(r *Requeue) { r.Sealed = false }),
+			Unsealed, false, "carries no seal"},
+		{"a seal that cannot be checked now", memberA, with(requeued(session(idA), time.Unix(8000, 0), false, ""), func(r *Requeue) {
+			r.Sealed, r.Unverified = false, errors.New("kms:GetPublicKey throttled")
+		}), Undecided, false, "throttled"},
+		{"sealed for a reason no vouch applies to, vouched for", memberA, with(requeued(session("AROAOLDA000000000001"), old, false, contract.VouchEvent),
+			func(r *Requeue) { r.Vouchable = false }), Unattributable, false, "after the message was sent"},
 		{"no first send time", memberA, requeued(session("AROAOLDA000000000001"), time.Time{}, false, ""), Unattributable, false, "after the message was sent"},
 		{"planted before its account joined", joining, requeued(session(idB), old, false, ""), Unattributable, false, "after the message was sent"},
 		{"from the DLQ: no role, the hub's", hub, requeued("AIDAEVENTBRIDGE00001", time.Unix(8000, 0), true, ""), Genuine, false, ""},
@@ -278,10 +296,10 @@ func TestWhatIsSentBackIsJudgedByWhoFirstSentIt(t *testing.T) {
 			if tt.why != "" && !strings.Contains(r.Err.Error(), tt.why) {
 				t.Errorf("error %v, want it to say %q", r.Err, tt.why)
 			}
-			if !r.Requeued || r.FromDLQ != tt.msg.Requeue.FromDLQ {
+			if !r.Requeued || r.FromDLQ != (tt.msg.Requeue.FromDLQ && tt.msg.Requeue.Sealed) {
 				t.Errorf("requeued %t, from the DLQ %t; want true, %t", r.Requeued, r.FromDLQ, tt.msg.Requeue.FromDLQ)
 			}
-			if tt.msg.Requeue.FirstSender != "" && r.Sender != tt.msg.Requeue.FirstSender {
+			if tt.msg.Requeue.Sealed && tt.msg.Requeue.FirstSender != "" && r.Sender != tt.msg.Requeue.FirstSender {
 				t.Errorf("judged sender %q, want the first sender %q", r.Sender, tt.msg.Requeue.FirstSender)
 			}
 		})
@@ -455,13 +473,13 @@ func TestNegativeRecheckAsksAgainAtOnce(t *testing.T) {
 
 // TestEveryCandidateIsTried: a role that cannot be read now (IAM failing in the member) does not stop the redrive
 // role, read in the hub, from being recognised: a message it sends back is judged by its first sender (undecided
-// while A's forwarder cannot be read), and one carrying none is unattributable, not left undecided.
+// while A's forwarder cannot be read), and one with no seal is unsealed, not left undecided.
 func TestEveryCandidateIsTried(t *testing.T) {
 	f := newIAM()
 	f.fail(memberA, apiError("ServiceUnavailable"))
 	ch := newChecker(f, &clock{time.Unix(1000, 0)})
-	if r := check(ch, memberA, session(idRedrive), time.Unix(999, 0)); r.Verdict != Unattributable || !r.Requeued {
-		t.Errorf("the redrive role naming A, saying no first sender, while A's forwarder cannot be read: verdict %d, %v; want unattributable", r.Verdict, r.Err)
+	if r := check(ch, memberA, session(idRedrive), time.Unix(999, 0)); r.Verdict != Unsealed || !r.Requeued {
+		t.Errorf("the redrive role naming A, with no seal, while A's forwarder cannot be read: verdict %d, %v; want unsealed", r.Verdict, r.Err)
 	}
 	r := ch.Check(context.Background(), memberA, true, []Message{requeued(session(idA), time.Unix(900, 0), false, "")})[0]
 	if r.Verdict != Undecided || !r.Requeued {
@@ -557,7 +575,7 @@ func TestARedriveRoleCreatedAnewIsLearned(t *testing.T) {
 	const fresh = "AROAREDRIVE000000002"
 	f.set(hub+"/"+redrive, fresh, time.Unix(5500, 0))
 	c.t = time.Unix(6000, 0)
-	m := Message{Sender: session(fresh), Sent: time.Unix(5900, 0), Requeue: Requeue{FirstSender: session(idA), FirstSent: time.Unix(4000, 0)}}
+	m := Message{Sender: session(fresh), Sent: time.Unix(5900, 0), Requeue: Requeue{FirstSender: session(idA), FirstSent: time.Unix(4000, 0), Sealed: true}}
 	if r := ch.Check(context.Background(), memberA, true, []Message{m})[0]; r.Verdict != Genuine || !r.Requeued || r.Sender != session(idA) {
 		t.Errorf("sent back by the redrive role created anew: verdict %d (requeued %t, sender %s), %v; want genuine, judged by its first sender", r.Verdict, r.Requeued, r.Sender, r.Err)
 	}
@@ -573,5 +591,27 @@ func TestOnlyAccessDeniedBlamesTheBaseline(t *testing.T) {
 		if r.Verdict != Undecided || strings.Contains(r.Err.Error(), "update the account's baseline") != blames {
 			t.Errorf("%s: verdict %d, %v; want undecided, blaming the baseline %t", code, r.Verdict, r.Err, blames)
 		}
+	}
+}
+
+// TestIsRedrive: only a session of the hub's redrive role, as IAM gives it, is the redrive role; a router with no
+// redrive role has none; IAM failing is an error, not a no.
+func TestIsRedrive(t *testing.T) {
+	ctx := context.Background()
+	ch := newChecker(newIAM(), &clock{time.Unix(9000, 0)})
+	for s, want := range map[string]bool{session(idRedrive): true, session(idA): false, "AIDAUSER0000000000001": false, idRedrive: false} {
+		if got, err := ch.IsRedrive(ctx, s, time.Unix(8000, 0)); got != want || err != nil {
+			t.Errorf("%s: %t, %v; want %t", s, got, err, want)
+		}
+	}
+	none := newChecker(newIAM(), &clock{time.Unix(9000, 0)})
+	none.opts.RedriveRole = ""
+	if got, _ := none.IsRedrive(ctx, session(idRedrive), time.Time{}); got {
+		t.Error("a router with no redrive role took a sender for it")
+	}
+	f := newIAM()
+	f.fail(hub, apiError("ServiceUnavailable"))
+	if got, err := newChecker(f, &clock{time.Unix(9000, 0)}).IsRedrive(ctx, session(idRedrive), time.Time{}); got || err == nil {
+		t.Errorf("IAM failing: %t, %v; want an error", got, err)
 	}
 }
