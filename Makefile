@@ -240,15 +240,17 @@ verify:
 	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
 	  $(GO) run ./cmd/verify $(if $(CLUSTER),-cluster $(CLUSTER)) $(if $(TIMEOUT),-timeout $(TIMEOUT))
 
-## requeue: the messages of STACK's quarantine (FROM=dlq: its dead-letter queue), with why each is there; SEND=1
-## sends the selected ones (REASON=, ACCOUNT=, EVENT=, SENDER=, comma-separated) back to the central queue as the
-## identity it runs as, the bus's redrive role, each with its first sender, which the router judges it by: proven
-## forgeries are never sent, unattributable messages only with VOUCH=1 naming their EVENT= or SENDER=
-## (docs/operations.md, "Refused messages: the quarantine"); OUTPUTS=<file> as verify
+## requeue: the messages of STACK's quarantine (FROM=dlq: its dead-letter queue; FROM=archive: the archive's sealed
+## records, SINCE=yyyy-mm-dd), with why each is there; SEND=1 sends the selected ones (REASON=, ACCOUNT=, EVENT=,
+## SENDER=, comma-separated) back to the central queue as the identity it runs as, the bus's redrive role, each with
+## its first sender and the router's seal, which the router judges it by: proven forgeries and what does not verify
+## are never sent, unattributable messages only with VOUCH=1 naming their EVENT= or SENDER=; FROM=dlq SEND=1 asks the
+## router to seal the dead-letter queue into the quarantine (REASON=dead_lettered) (docs/operations.md, "Refused
+## messages: the quarantine"); OUTPUTS=<file> as verify
 requeue:
 	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
 	  $(GO) run ./cmd/requeue -from $(or $(FROM),quarantine) $(if $(REASON),-reason $(REASON)) $(if $(ACCOUNT),-account $(ACCOUNT)) \
-	  $(if $(EVENT),-event $(EVENT)) $(if $(SENDER),-sender $(SENDER)) $(if $(VOUCH),-vouch) $(if $(SEND),-send)
+	  $(if $(EVENT),-event $(EVENT)) $(if $(SENDER),-sender $(SENDER)) $(if $(VOUCH),-vouch) $(if $(SEND),-send) $(if $(SINCE),-since $(SINCE))
 
 ## scale: render the sized stacks offline (1 cluster, 300 clusters, 500 member accounts by organization, with
 ## and without the StackSet baseline; infra/offline/fleet), three times each: the time per render and the

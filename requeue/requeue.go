@@ -4,14 +4,26 @@
 // besides the forwarders, which only the principals the stack names (redrive.principals) may assume.
 //
 // Sending back launders nothing: each message carries who first sent it and when (contract.AttrFirstSender,
-// AttrFirstSent; the sender the router judged, kept in the quarantine's attributes, which only the router may
-// write; or the dead-letter queue's SenderId, marked as such), and the router judges it by that first sender, never
-// by the redrive role (docs/security.md, "What is sent back"). Of what is selected:
-//   - a proven forgery (and a canary one account put naming another's clusters) is evidence: listed, never sent;
+// AttrFirstSent; the sender the router judged, kept in the quarantine's attributes), why it was kept and its first
+// message ID, and the router's seal over all of it (contract.AttrSeal): the router judges it by that first sender,
+// never by the redrive role, and believes it only when the seal verifies (docs/security.md, "What is sent back",
+// "Sealed refusals"). Of what is selected:
+//   - a proven forgery (and a canary one account put naming another's clusters, and what the redrive role sent
+//     unsealed) is evidence: listed, never sent;
+//   - a record whose seal does not verify (kept before seals existed, or with another key) is listed, never sent: the
+//     router would refuse it;
 //   - an unattributable message is sent only when the operator vouches for its event or its sender by name (-vouch
 //     with -event or -sender), which the message carries (contract.AttrVouched, AttrVouchedBy: the caller's ARN);
 //   - the rest is sent, and the router delivers each only if its first sender speaks for its account now; what it
 //     refuses comes back to the quarantine with its new reason.
+//
+// The dead-letter queue is listed here, never sent from here: what the redrive role reads there and sends would say
+// of itself only what the redrive role claims. -from dlq -send asks the router instead (contract.AttrIntake) to seal
+// the dead-letter queue's messages into the quarantine, with the sender the dead-letter queue holds, as
+// dead_lettered; they are then sent back from the quarantine as any other kept message.
+//
+// The archive (-from archive) is listed, each record's seal checked against the seal key's public key kept beside
+// the records: it is the evidence, kept after the quarantine lost it, and never sent from.
 //
 // Why not StartMessageMoveTask: AWS does not document what SenderId and SentTimestamp a moved message keeps (a
 // redrive makes "new messages with a new messageid, enqueueTime, and retention period", SQS developer guide,
@@ -36,11 +48,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 // SQS is what the command calls of SQS.
@@ -57,15 +71,31 @@ type STS interface {
 	GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
 }
 
+// S3 is what the command reads of the archive.
+type S3 interface {
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// Verifier checks the router's seal of a record (sealing.Sealer, of the stack's seal key).
+type Verifier interface {
+	Verify(ctx context.Context, rec sealing.Record, seal string) error
+}
+
 var (
-	_ SQS = (*sqs.Client)(nil)
-	_ STS = (*sts.Client)(nil)
+	_ SQS      = (*sqs.Client)(nil)
+	_ STS      = (*sts.Client)(nil)
+	_ S3       = (*s3.Client)(nil)
+	_ Verifier = (*sealing.Sealer)(nil)
 )
 
-// Clients are the AWS APIs the command calls.
+// Clients are the AWS APIs the command calls. Seals, when set, checks each quarantine record's seal before it is
+// sent (a record the router would refuse is not sent); S3 reads the archive.
 type Clients struct {
-	SQS SQS
-	STS STS
+	SQS   SQS
+	STS   STS
+	Seals Verifier
+	S3    S3
 }
 
 // Outputs are what the command reads of the stack's outputs (pulumi stack output --json).
@@ -76,6 +106,9 @@ type Outputs struct {
 	QuarantineQueueURL string `json:"quarantineQueueUrl"`
 	// RedriveRoleARN is the bus's redrive role; "" when the stack names no one who may assume it.
 	RedriveRoleARN string `json:"redriveRoleArn"`
+	// ArchiveBucket is where every kept refusal is also written; SealKeyARN the key the router seals with.
+	ArchiveBucket string `json:"archiveBucket"`
+	SealKeyARN    string `json:"sealKeyArn"`
 }
 
 // ReadOutputs decodes the stack's outputs.
@@ -90,10 +123,11 @@ func ReadOutputs(r io.Reader) (Outputs, error) {
 	return o, nil
 }
 
-// The queues the command reads.
+// What the command reads: the two queues, or the archive.
 const (
 	Quarantine = contract.RequeuedFromQuarantine
 	DLQ        = contract.RequeuedFromDLQ
+	Archive    = "archive"
 )
 
 // Options choose what the command does.
@@ -103,6 +137,9 @@ type Options struct {
 	// Reasons, Accounts, EventIDs and Senders select messages (all, when empty): by the reason the router refused
 	// them for (the quarantine's), the account their event names, their event's id, their first sender.
 	Reasons, Accounts, EventIDs, Senders []string
+	// Since lists only the archive's records of refused messages sent that day or later (the archive only); zero:
+	// all.
+	Since time.Time
 	// Send sends the selected messages back to the central queue; otherwise they are only listed.
 	Send bool
 	// Vouch vouches for the events of EventIDs and the senders of Senders: the selected unattributable messages
@@ -116,6 +153,8 @@ type Options struct {
 // Message is one message read, as listed.
 type Message struct {
 	ID, Reason, Account, EventID, Error, Body string
+	// First is its ID where the router first refused it, and Seal the router's seal, both as the quarantine keeps them.
+	First, Seal string
 	// Sender and Sent are who first sent it and when (epoch milliseconds), which it carries when sent back;
 	// FromDLQ, that sender is the dead-letter queue's.
 	Sender, Sent string
@@ -134,11 +173,12 @@ const (
 	StatusSent       = "sent back"
 	StatusVouched    = "sent back, vouched for"
 	StatusNotTaken   = "not taken by the central queue: left where it was"
+	StatusUnsealed   = "its seal does not verify: the router would refuse it, never sent back"
 )
 
 // Report is what a run did.
 type Report struct {
-	Read, Selected, Sent, Evidence, NeedVouch int
+	Read, Selected, Sent, Evidence, NeedVouch, Unsealed int
 	// Unread is about how many messages of the queue were in flight, not read by this run, when it ended: another
 	// reader's, or an answer lost on its way, whose messages SQS hides for their visibility timeout all the same.
 	Unread   int
@@ -150,11 +190,14 @@ type Report struct {
 func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer) (Report, error) {
 	from := out.QuarantineQueueURL
 	switch opts.From {
-	case Quarantine:
+	case Quarantine, Archive:
 	case DLQ:
 		from = out.DeadLetterQueueURL
 	default:
-		return Report{}, fmt.Errorf("-from %q: want %s or %s", opts.From, Quarantine, DLQ)
+		return Report{}, fmt.Errorf("-from %q: want %s, %s or %s", opts.From, Quarantine, DLQ, Archive)
+	}
+	if opts.From == Archive && opts.Send {
+		return Report{}, errors.New("the archive is the evidence: it is listed (-from archive), never sent from; send back from the quarantine")
 	}
 	if opts.Vouch && len(opts.EventIDs) == 0 && len(opts.Senders) == 0 {
 		return Report{}, errors.New("VOUCH=1 (-vouch) vouches for the events or the senders named: set EVENT= or SENDER= (-event, -sender) too")
@@ -162,6 +205,12 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 	me, err := runAs(ctx, c.STS, out, opts)
 	if err != nil {
 		return Report{}, err
+	}
+	switch {
+	case opts.From == Archive:
+		return listArchive(ctx, c, out, opts, w)
+	case opts.From == DLQ && opts.Send:
+		return Report{}, askIntake(ctx, c.SQS, out, me.arn, w)
 	}
 	if opts.Visibility == 0 {
 		opts.Visibility = time.Minute
@@ -197,11 +246,16 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 			if opts.selects(msg) {
 				rep.Selected++
 				opts.decide(&msg)
+				if msg.Status == StatusSent || msg.Status == StatusVouched {
+					unsealed(ctx, c.Seals, &msg)
+				}
 				switch msg.Status {
 				case StatusEvidence:
 					rep.Evidence++
 				case StatusNeedsVouch:
 					rep.NeedVouch++
+				case StatusUnsealed:
+					rep.Unsealed++
 				}
 			}
 			if msg.Status == StatusSent || msg.Status == StatusVouched {
@@ -253,10 +307,57 @@ func unread(ctx context.Context, client SQS, queue string, held int, w io.Writer
 // caller is who the command runs as: its ARN, and its role's unique ID when it is a role's session.
 type caller struct{ arn, roleID string }
 
-// runAs checks the command runs as what it needs: the stack's redrive role to read the quarantine or send anything
-// back (nobody else may), any identity to list the dead-letter queue.
+// unsealed marks m, about to be sent, StatusUnsealed when seals says its seal does not verify: the router would refuse
+// it. A seal that cannot be checked here (no verifier, its public key unread) is left to the router.
+func unsealed(ctx context.Context, seals Verifier, m *Message) {
+	if seals == nil {
+		return
+	}
+	var ev struct{ Account string }
+	_ = json.Unmarshal([]byte(m.Body), &ev)
+	origin := ""
+	if m.FromDLQ {
+		origin = contract.OriginDLQ
+	}
+	rec := sealing.Record{BodySHA256: sealing.BodyDigest(m.Body), Account: ev.Account, Reason: m.Reason, FirstSender: m.Sender, FirstSent: m.Sent,
+		Origin: origin, MessageID: m.First}
+	if err := seals.Verify(ctx, rec, m.Seal); errors.Is(err, sealing.ErrNoSeal) || errors.Is(err, sealing.ErrBroken) {
+		m.Status, m.vouch = StatusUnsealed, ""
+	}
+}
+
+// askIntake asks the router, as the redrive role, to seal the dead-letter queue's messages into the quarantine
+// (contract.AttrIntake): one request, which the router carries out within seconds; they are then sent back from the
+// quarantine with their reason, dead_lettered.
+func askIntake(ctx context.Context, client SQS, out Outputs, by string, w io.Writer) error {
+	n := "its"
+	if a, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(out.DeadLetterQueueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}}); err == nil {
+		n = "about " + a.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)]
+	}
+	body := `{"intake":"dlq"}`
+	got, err := client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(out.CentralQueueURL), Entries: []types.SendMessageBatchRequestEntry{{
+		Id: aws.String("intake"), MessageBody: aws.String(body), MessageAttributes: map[string]types.MessageAttributeValue{
+			contract.AttrIntake:    {DataType: aws.String("String"), StringValue: aws.String(contract.IntakeDLQ)},
+			contract.AttrVouchedBy: {DataType: aws.String("String"), StringValue: aws.String(cmp.Or(by, "unknown"))},
+		},
+	}}})
+	if err == nil && len(got.Successful) != 1 {
+		err = errors.New("the central queue did not take it")
+	}
+	if err != nil {
+		return fmt.Errorf("asking the router to take the dead-letter queue in: %w", err)
+	}
+	fmt.Fprintf(w, "asked the router to seal the dead-letter queue's %s messages into the quarantine, each with the sender the dead-letter "+
+		"queue holds (reason %s); within seconds, send them back from there: make requeue REASON=%s SEND=1 (the router's log says %q "+
+		"with how many it kept)\n", n, contract.ReasonDeadLettered, contract.ReasonDeadLettered, contract.LogDeadLettersTaken)
+	return nil
+}
+
+// runAs checks the command runs as what it needs: the stack's redrive role to read the quarantine or the archive or
+// send anything back (nobody else may), any identity to list the dead-letter queue.
 func runAs(ctx context.Context, client STS, out Outputs, opts Options) (caller, error) {
-	needsRedrive := opts.Send || opts.From == Quarantine
+	needsRedrive := opts.Send || opts.From == Quarantine || opts.From == Archive
 	if out.RedriveRoleARN == "" {
 		if needsRedrive {
 			return caller{}, errors.New("the stack has no redrive role, so nobody may read the quarantine or send anything back: set " +
@@ -296,6 +397,9 @@ func (o Options) decide(m *Message) {
 	case o.Vouch && slices.Contains(o.Senders, m.Sender):
 		m.vouch = contract.VouchSender
 	}
+	if !slices.Contains(contract.Vouchable, contract.Reason(m.Reason)) {
+		m.vouch = "" // the router delivers on a vouch only what it kept for a reason one may vouch for
+	}
 	switch {
 	case slices.Contains(contract.Evidence, contract.Reason(m.Reason)):
 		m.Status = StatusEvidence
@@ -317,6 +421,7 @@ func read(m types.Message, from, roleID string) Message {
 	msg := Message{
 		ID: aws.ToString(m.MessageId), Reason: attr(contract.AttrReason), Account: attr(contract.AttrAccount),
 		EventID: attr(contract.AttrEventID), Error: attr(contract.AttrError), Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle),
+		First: attr(contract.AttrMessageID), Seal: attr(contract.AttrSeal),
 	}
 	sender, sent := m.Attributes[string(types.MessageSystemAttributeNameSenderId)], m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)]
 	redriven := roleID != "" && strings.HasPrefix(sender, roleID+":") && attr(contract.AttrFirstSender) != ""
@@ -342,12 +447,18 @@ func read(m types.Message, from, roleID string) Message {
 
 var ids = [10]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
-// attributes are what a message sent back carries: where it came from, its first sender and time, and the vouch.
+// attributes are what a message sent back carries: where it came from, its first sender and time, why it was kept,
+// its first message ID and the router's seal over them, and the vouch.
 func attributes(m Message, from, by string) map[string]types.MessageAttributeValue {
 	str := func(v string) types.MessageAttributeValue {
 		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 	}
 	a := map[string]types.MessageAttributeValue{contract.AttrRequeuedFrom: str(from)}
+	for k, v := range map[string]string{contract.AttrSeal: m.Seal, contract.AttrReason: m.Reason, contract.AttrMessageID: m.First} {
+		if v != "" {
+			a[k] = str(v)
+		}
+	}
 	if m.Sender != "" {
 		a[contract.AttrFirstSender] = str(m.Sender)
 	}
@@ -451,6 +562,10 @@ func list(w io.Writer, rep Report, opts Options) {
 	}
 	if rep.NeedVouch > 0 {
 		fmt.Fprintf(w, "%d unattributable: sent back only when you vouch for each, by EVENT= or SENDER= with VOUCH=1\n", rep.NeedVouch)
+	}
+	if rep.Unsealed > 0 {
+		fmt.Fprintf(w, "%d whose seal does not verify (kept before the router sealed what it keeps, or with another key): never sent back; "+
+			"the archive keeps what the router kept since (FROM=archive)\n", rep.Unsealed)
 	}
 	if opts.Send && rep.Sent > 0 {
 		fmt.Fprintln(w, "the router judges each by its first sender: what may not speak for its account now comes back to the quarantine")

@@ -3,6 +3,7 @@ package requeue
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 const (
@@ -155,7 +157,7 @@ func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
 		kept("m7", contract.ReasonUnparseable, "AROAC:s", "1700000000007", "garbled"),
 	)
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{
 		From: Quarantine, EventIDs: nil, Senders: nil, Send: true,
 	}, &w)
 	if err != nil {
@@ -193,7 +195,7 @@ func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
 		kept("m5", contract.ReasonUnattributable, "AROAOTHER:s", "1700000000005", "by-sender"),
 	)
 	w.Reset()
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{
 		From: Quarantine, Reasons: []string{"unattributable_sender", "forged_sender"}, EventIDs: nil, Send: true, Vouch: true,
 		Senders: []string{"AROAOTHER:s", "AROAA:s"},
 	}, &w); err != nil {
@@ -206,7 +208,7 @@ func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
 		kept("m1", contract.ReasonForgedSender, "AROAA:s", "1700000000001", "forged"),
 		kept("m4", contract.ReasonUnattributable, "AROAOLD:s", "1700000000004", "old-vouched"),
 	)
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{
 		From: Quarantine, EventIDs: []string{"old-vouched", "forged"}, Send: true, Vouch: true,
 	}, &w); err != nil {
 		t.Fatal(err)
@@ -231,7 +233,7 @@ func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
 	f := newSQS(quarantine, msgs...)
 	f.refuse[aws.ToString(msgs[1].Body)], f.silent[aws.ToString(msgs[2].Body)] = true, true
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true}, &w)
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true}, &w)
 	if err == nil || !strings.Contains(err.Error(), "refused 2 of 3") {
 		t.Errorf("error %v, want the two not taken named", err)
 	}
@@ -250,7 +252,7 @@ func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
 	}
 	f = newSQS(quarantine, kept("m4", contract.ReasonUnknownAccount, "AROAC:s", "4", "d"))
 	f.silent[aws.ToString(f.queues[quarantine][0].Body)] = true
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true}, &w); err == nil || !strings.Contains(err.Error(), "SQS answered nothing") {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true}, &w); err == nil || !strings.Contains(err.Error(), "SQS answered nothing") {
 		t.Errorf("an entry answered neither way: %v", err)
 	}
 }
@@ -275,7 +277,7 @@ func TestItRunsAsTheRedriveRole(t *testing.T) {
 		{"no redrive role, listing the DLQ", none, whoami{}, Options{From: DLQ}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Run(context.Background(), Clients{newSQS(dlq), tt.who}, tt.out, tt.opts, &bytes.Buffer{})
+			_, err := Run(context.Background(), Clients{SQS: newSQS(dlq), STS: tt.who}, tt.out, tt.opts, &bytes.Buffer{})
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Errorf("error %v, want %q", err, tt.want)
 			}
@@ -283,8 +285,9 @@ func TestItRunsAsTheRedriveRole(t *testing.T) {
 	}
 }
 
-// TestTheDLQsFirstSender: a message of the dead-letter queue carries the sender SQS gives it there, marked as the
-// DLQ's; one the redrive role sent back before (its own ID) carries the first sender it was sent with.
+// TestTheDLQsFirstSender: listed, a message of the dead-letter queue shows the sender SQS gives it there, marked as the
+// DLQ's; one the redrive role sent back before (its own ID) shows the first sender it was sent with; one a forwarder
+// set those attributes on shows its own.
 func TestTheDLQsFirstSender(t *testing.T) {
 	plain := types.Message{MessageId: aws.String("d1"), Body: aws.String(`{"id":"ev-1","account":"222222222222"}`),
 		Attributes: map[string]string{"SenderId": "AROAFORWARDERA:events", "SentTimestamp": "1700000000000"}}
@@ -298,24 +301,129 @@ func TestTheDLQsFirstSender(t *testing.T) {
 	forged.MessageId, forged.Body = aws.String("d3"), aws.String(`{"id":"ev-3","account":"222222222222"}`)
 	forged.Attributes = map[string]string{"SenderId": "AROAFORWARDERA:events", "SentTimestamp": "1800000000000"} // a forwarder setting the attributes itself
 	f := newSQS(dlq, plain, again, forged)
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: DLQ, Send: true}, &bytes.Buffer{}); err != nil {
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: DLQ}, &bytes.Buffer{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, e := range f.sent {
-		a := e.MessageAttributes
-		got[eventOf(aws.ToString(e.MessageBody))] = aws.ToString(a[contract.AttrFirstSender].StringValue) + " " +
-			aws.ToString(a[contract.AttrFirstSent].StringValue) + " " + aws.ToString(a[contract.AttrOrigin].StringValue)
+	for _, m := range rep.Messages {
+		got[m.EventID] = fmt.Sprintf("%s %s %t", m.Sender, m.Sent, m.FromDLQ)
 	}
-	want := map[string]string{"ev-1": "AROAFORWARDERA:events 1700000000000 dlq", "ev-2": "AROAFIRST:s 1600000000000 "}
-	if got["ev-1"] != want["ev-1"] || got["ev-2"] != want["ev-2"] {
+	want := map[string]string{"ev-1": "AROAFORWARDERA:events 1700000000000 true", "ev-2": "AROAFIRST:s 1600000000000 false",
+		"ev-3": "AROAFORWARDERA:events 1800000000000 true"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("first senders %v, want %v", got, want)
 	}
-	if n := len(f.sent); n != 3 {
-		t.Fatalf("%d sent, want 3", n)
+	if len(f.sent) != 0 || len(f.deleted) != 0 {
+		t.Errorf("a listing sent %d and deleted %d", len(f.sent), len(f.deleted))
 	}
-	if v := got[eventOf(aws.ToString(forged.Body))]; !strings.HasPrefix(v, "AROAFORWARDERA:events 1800000000000 dlq") {
-		t.Errorf("a DLQ message not sent by the redrive role carries %q, want its own SenderId: its attributes are anyone's", v)
+}
+
+// TestTheDLQIsSentBackThroughTheRouter: -from dlq -send reads nothing of the dead-letter queue and sends nothing of it:
+// it asks the router, as the redrive role, to seal it into the quarantine (one kib-intake request to the central
+// queue, saying who asked), and says how to send those back. The central queue not taking the request is an error.
+func TestTheDLQIsSentBackThroughTheRouter(t *testing.T) {
+	f := newSQS(dlq, types.Message{MessageId: aws.String("d1"), Body: aws.String(`{"id":"ev-1"}`)})
+	var w bytes.Buffer
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: DLQ, Send: true}, &w); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.receives) != 0 || len(f.sent) != 1 || len(f.deleted) != 0 {
+		t.Fatalf("%d receives, %d sent, %d deleted; want one request, nothing read", len(f.receives), len(f.sent), len(f.deleted))
+	}
+	a := f.sent[0].MessageAttributes
+	if aws.ToString(a[contract.AttrIntake].StringValue) != contract.IntakeDLQ || aws.ToString(a[contract.AttrVouchedBy].StringValue) != operatorARN {
+		t.Errorf("the request carries %v, want kib-intake dlq and who asked", a)
+	}
+	if !strings.Contains(w.String(), "REASON=dead_lettered SEND=1") {
+		t.Errorf("it does not say how to send them back:\n%s", w.String())
+	}
+	f = newSQS(dlq)
+	f.refuse[`{"intake":"dlq"}`] = true
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: DLQ, Send: true}, &w); err == nil {
+		t.Error("a request the central queue refused was taken for asked")
+	}
+}
+
+// sealer verifies the seals of the bodies in good, and fails others as broken (or all with err).
+type sealer struct {
+	good map[string]bool
+	err  error
+}
+
+func (s sealer) Verify(_ context.Context, rec sealing.Record, seal string) error {
+	switch {
+	case s.err != nil:
+		return s.err
+	case seal == "":
+		return sealing.ErrNoSeal
+	case !s.good[rec.BodySHA256]:
+		return sealing.ErrBroken
+	}
+	return nil
+}
+
+// TestWhatIsSentBackCarriesItsSeal: a record sent back carries its seal, the reason it was kept and its first message
+// ID, which its seal covers; one whose seal does not verify here (kept before seals, or tampered) is never sent, and
+// said so; a seal that cannot be checked here is left to the router; a vouch is carried only for a reason one may vouch
+// for; what the redrive role sent unsealed is evidence.
+func TestWhatIsSentBackCarriesItsSeal(t *testing.T) {
+	withSeal := func(m types.Message, seal, first string) types.Message {
+		m.MessageAttributes[contract.AttrSeal] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(seal)}
+		m.MessageAttributes[contract.AttrMessageID] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(first)}
+		return m
+	}
+	good := withSeal(kept("m1", contract.ReasonUnknownAccount, "AROAC:s", "1", "good"), "c2VhbA==", "first-1")
+	legacy := kept("m2", contract.ReasonUnknownAccount, "AROAC:s", "2", "legacy")
+	broken := withSeal(kept("m3", contract.ReasonUnknownAccount, "AROAC:s", "3", "broken"), "YnJva2Vu", "first-3")
+	dead := withSeal(kept("m4", contract.ReasonDeadLettered, "AROAOLD:s", "4", "dead"), "c2VhbA==", "first-4")
+	unsealedOne := withSeal(kept("m5", contract.ReasonUnsealed, redriveID+":mallory", "5", "made-up"), "c2VhbA==", "first-5")
+	seals := sealer{good: map[string]bool{}}
+	for _, m := range []types.Message{good, dead, unsealedOne} {
+		seals.good[sealing.BodyDigest(aws.ToString(m.Body))] = true
+	}
+	f := newSQS(quarantine, good, legacy, broken, dead, unsealedOne)
+	var w bytes.Buffer
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, outputs, Options{From: Quarantine, Send: true, Vouch: true,
+		EventIDs: []string{"dead", "good"}}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sentEvents(f); fmt.Sprint(got) != "[AROAC:s/good AROAOLD:s/dead]" {
+		t.Fatalf("sent %v, want the two whose seal verifies", got)
+	}
+	if rep.Unsealed != 0 || rep.Evidence != 0 {
+		t.Errorf("counted %d unsealed, %d evidence among the selected, want none", rep.Unsealed, rep.Evidence)
+	}
+	for _, e := range f.sent {
+		a := e.MessageAttributes
+		first, reason := aws.ToString(a[contract.AttrMessageID].StringValue), aws.ToString(a[contract.AttrReason].StringValue)
+		_, vouched := a[contract.AttrVouched]
+		switch eventOf(aws.ToString(e.MessageBody)) {
+		case "good":
+			if aws.ToString(a[contract.AttrSeal].StringValue) != "c2VhbA==" || first != "first-1" || reason != "unknown_account" || !vouched {
+				t.Errorf("good sent with %v", a)
+			}
+		case "dead":
+			if first != "first-4" || reason != "dead_lettered" || vouched {
+				t.Errorf("dead sent with %v: no vouch applies to dead_lettered", a)
+			}
+		}
+	}
+	f = newSQS(quarantine, good, legacy, broken, unsealedOne)
+	w.Reset()
+	rep, err = Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, outputs, Options{From: Quarantine, Send: true}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Unsealed != 2 || rep.Evidence != 1 || rep.Sent != 1 || !strings.Contains(w.String(), "2 whose seal does not verify") || !strings.Contains(w.String(), StatusUnsealed) {
+		t.Errorf("unsealed %d, evidence %d, sent %d; want 2, 1 (made up), 1:\n%s", rep.Unsealed, rep.Evidence, rep.Sent, w.String())
+	}
+	f = newSQS(quarantine, legacy)
+	rep, err = Run(context.Background(), Clients{SQS: f, STS: operator, Seals: sealer{err: errors.New("kms:GetPublicKey denied")}}, outputs,
+		Options{From: Quarantine, Send: true}, &w)
+	if err != nil || rep.Sent != 1 {
+		t.Errorf("a seal that cannot be checked here: sent %d, %v; want it left to the router", rep.Sent, err)
 	}
 }
 
@@ -334,7 +442,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 	plain.MessageAttributes[contract.AttrError] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(strings.Repeat("s", 120))}
 	f := newSQS(quarantine, withOrigin, plain)
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Accounts: []string{"444444444444"}, Send: true}, &w)
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Accounts: []string{"444444444444"}, Send: true}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +481,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 
 	// Sent back from the quarantine with its DLQ origin, it keeps it.
 	f = newSQS(quarantine, withOrigin)
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true, Visibility: 30 * time.Second}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true, Visibility: 30 * time.Second}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if got := aws.ToString(f.sent[0].MessageAttributes[contract.AttrOrigin].StringValue); got != contract.OriginDLQ || f.receives[0] != "0/30" {
@@ -383,7 +491,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 	// Listing only: nothing sent, no closing line about it.
 	f = newSQS(quarantine, plain)
 	w.Reset()
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(w.String(), "the router judges each") || len(f.sent) != 0 {
@@ -407,7 +515,7 @@ func TestWhatIsInFlightUnreadIsSaid(t *testing.T) {
 			f := newSQS(quarantine, kept("q1", contract.ReasonUnknownAccount, "AROAC:s", "1", "a"), kept("q2", contract.ReasonUnknownAccount, "AROAC:s", "2", "b"))
 			f.hidden = tc.hidden
 			var w bytes.Buffer
-			rep, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine}, &w)
+			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine}, &w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +534,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 		Attributes:        map[string]string{"SenderId": "AIDAEVENTBRIDGE", "SentTimestamp": "1"},
 		MessageAttributes: map[string]types.MessageAttributeValue{"ERROR_CODE": {DataType: aws.String("String"), StringValue: aws.String("NO_PERMISSIONS")}}}
 	moved := types.Message{MessageId: aws.String("d2"), Body: aws.String(`not json`), Attributes: map[string]string{"SenderId": "AROAX:s", "SentTimestamp": "2"}}
-	rep, err := Run(context.Background(), Clients{newSQS(dlq, eb, moved), operator}, outputs, Options{From: DLQ}, &bytes.Buffer{})
+	rep, err := Run(context.Background(), Clients{SQS: newSQS(dlq, eb, moved), STS: operator}, outputs, Options{From: DLQ}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +553,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 	delete(noAccount.MessageAttributes, contract.AttrAccount)
 	delete(noEvent.MessageAttributes, contract.AttrEventID)
 	noAccount.Body, noEvent.Body = aws.String(`{"id":"ev-a","account":"555555555555"}`), aws.String(`{"id":"ev-body","account":"555555555555"}`)
-	rep, err = Run(context.Background(), Clients{newSQS(quarantine, noAccount, noEvent), operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
+	rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine, noAccount, noEvent), STS: operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +564,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 	}
 	noReason := kept("q", "", "AROAC:s", "1", "ev")
 	delete(noReason.MessageAttributes, contract.AttrReason)
-	rep, err = Run(context.Background(), Clients{newSQS(quarantine, noReason), operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
+	rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine, noReason), STS: operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
 	if err != nil || rep.Messages[0].Reason != "" {
 		t.Errorf("a quarantine message with no reason read as %q, %v", rep.Messages[0].Reason, err)
 	}
@@ -467,7 +575,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 func TestASendOfNothingSaysNothingOfTheRouter(t *testing.T) {
 	var w bytes.Buffer
 	f := newSQS(quarantine, kept("m1", contract.ReasonForgedSender, "AROAA:s", "1", "forged"))
-	if _, err := Run(context.Background(), Clients{f, operator}, outputs, Options{From: Quarantine, Send: true}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(w.String(), "the router judges each") || !strings.Contains(w.String(), "sent back to the central queue: 0") {

@@ -7,7 +7,9 @@
 //	make requeue STACK=prod                                       # list the quarantine
 //	make requeue STACK=prod REASON=unknown_account SEND=1         # send those back; the router judges each
 //	make requeue STACK=prod EVENT=<id> VOUCH=1 SEND=1             # vouch for an unattributable event, and send it
-//	make requeue STACK=prod FROM=dlq SEND=1                       # redrive the dead-letter queue
+//	make requeue STACK=prod FROM=dlq SEND=1                       # the router seals the dead-letter queue into the quarantine
+//	make requeue STACK=prod REASON=dead_lettered SEND=1           # then send those back
+//	make requeue STACK=prod FROM=archive SINCE=2026-11-01         # the archive's records, each seal checked
 //
 // AWS credentials and endpoints come from the environment, as for the AWS CLI; the region is the stack's.
 package main
@@ -19,16 +21,22 @@ import (
 	"os"
 	"strings"
 
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/requeue"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
 func main() {
-	from := flag.String("from", requeue.Quarantine, "the queue to read: quarantine or dlq")
+	from := flag.String("from", requeue.Quarantine, "what to read: quarantine, dlq or archive")
+	since := flag.String("since", "", "the archive only: records of messages sent that day (yyyy-mm-dd) or later")
 	reasons := flag.String("reason", "", "only messages refused for these reasons, comma-separated (unknown_account, unattributable_sender, ...)")
 	accounts := flag.String("account", "", "only events naming these accounts, comma-separated")
 	events := flag.String("event", "", "only these event ids, comma-separated")
@@ -38,6 +46,14 @@ func main() {
 	flag.Parse()
 	opts := requeue.Options{From: *from, Reasons: split(*reasons), Accounts: split(*accounts), EventIDs: split(*events), Senders: split(*senders),
 		Vouch: *vouch, Send: *send}
+	if *since != "" {
+		day, err := time.Parse(time.DateOnly, *since)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "requeue: -since:", err)
+			os.Exit(2)
+		}
+		opts.Since = day
+	}
 	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "requeue:", err)
 		os.Exit(1)
@@ -61,6 +77,10 @@ func run(opts requeue.Options) error {
 	if err != nil {
 		return fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	_, err = requeue.Run(ctx, requeue.Clients{SQS: sqs.NewFromConfig(cfg), STS: sts.NewFromConfig(cfg)}, out, opts, os.Stdout)
+	clients := requeue.Clients{SQS: sqs.NewFromConfig(cfg), STS: sts.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
+	if out.SealKeyARN != "" {
+		clients.Seals = sealing.New(kms.NewFromConfig(cfg), out.SealKeyARN)
+	}
+	_, err = requeue.Run(ctx, clients, out, opts, os.Stdout)
 	return err
 }

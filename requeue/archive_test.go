@@ -1,0 +1,129 @@
+package requeue
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/archive"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
+)
+
+// fakeArchive holds objects by key and lists them two a page, as ListObjectsV2 pages them (in key order).
+type fakeArchive struct{ objects map[string][]byte }
+
+func (f fakeArchive) ListObjectsV2(_ context.Context, in *s3.ListObjectsV2Input, _ ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	var keys []string
+	for k := range f.objects {
+		if strings.HasPrefix(k, aws.ToString(in.Prefix)) && k > aws.ToString(in.ContinuationToken) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := &s3.ListObjectsV2Output{}
+	for i, k := range keys {
+		if i == 2 {
+			out.IsTruncated, out.NextContinuationToken = aws.Bool(true), aws.String(keys[1])
+			break
+		}
+		out.Contents = append(out.Contents, s3types.Object{Key: aws.String(k)})
+	}
+	return out, nil
+}
+
+func (f fakeArchive) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	b, ok := f.objects[aws.ToString(in.Key)]
+	if !ok {
+		return nil, fmt.Errorf("NoSuchKey %s", aws.ToString(in.Key))
+	}
+	return &s3.GetObjectOutput{Body: io.NopCloser(bytes.NewReader(b))}, nil
+}
+
+// TestTheArchiveIsListedWithItsSeals: every record of the archive is read (across pages), selected as the quarantine's
+// messages are, since a day when asked, and listed with whether its seal verifies with the public key kept beside it
+// under its key's ID: verified, made with a key the archive does not hold, absent, or broken (a record edited, its
+// body swapped); nothing is sent from it.
+func TestTheArchiveIsListedWithItsSeals(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keyARN, otherARN = "arn:aws:kms:eu-west-1:111111111111:key/k-1", "arn:aws:kms:eu-west-1:111111111111:key/k-2"
+	pemBytes, _ := sealing.PEM(&key.PublicKey)
+	objects := map[string][]byte{archive.PublicKeyKey(keyARN): pemBytes}
+	put := func(id, reason, account, day string, keyOf string, edit func(e *archive.Entry)) {
+		body := `{"id":"` + id + `","account":"` + account + `"}`
+		e := archive.Entry{Format: archive.Format, Bus: "kib-prod", KeptAt: time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC), Refused: id, EventID: id, Body: body,
+			Record: sealing.Record{BodySHA256: sealing.BodyDigest(body), Account: account, Reason: reason, FirstSender: "AROAX:s", MessageID: id}}
+		if keyOf != "" {
+			sig, _ := ecdsa.SignASN1(rand.Reader, key, e.Record.Digest())
+			e.Seal, e.SealKey = base64.StdEncoding.EncodeToString(sig), keyOf
+		}
+		if edit != nil {
+			edit(&e)
+		}
+		b, _ := json.Marshal(e)
+		objects[archive.RefusedPrefix+day+"/"+id+"."+reason+".json"] = b
+	}
+	put("ok", "forged_sender", "222222222222", "2026/11/20", keyARN, nil)
+	put("old", "forged_sender", "222222222222", "2026/10/01", keyARN, nil)
+	put("other-key", "unknown_account", "222222222222", "2026/11/21", otherARN, nil)
+	put("no-seal", "unknown_account", "222222222222", "2026/11/22", "", nil)
+	put("edited", "forged_sender", "222222222222", "2026/11/23", keyARN, func(e *archive.Entry) { e.Record.FirstSender = "AROAY:s" })
+	put("swapped", "forged_sender", "222222222222", "2026/11/24", keyARN, func(e *archive.Entry) { e.Body = `{"id":"x"}` })
+	put("elsewhere", "forged_sender", "444444444444", "2026/11/25", keyARN, nil)
+	out := outputs
+	out.ArchiveBucket = "kib-prod-archive"
+	var w bytes.Buffer
+	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, out,
+		Options{From: Archive, Accounts: []string{"222222222222"}, Since: time.Date(2026, 11, 1, 15, 0, 0, 0, time.UTC)}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Read != 6 || rep.Selected != 5 || rep.Unsealed != 4 {
+		t.Errorf("read %d, selected %d, unsealed %d; want 6 since the day, 5 of the account, 4 not verified", rep.Read, rep.Selected, rep.Unsealed)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(w.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			lines[f[1]] = l
+		}
+	}
+	for id, want := range map[string]string{"ok": SealVerified, "other-key": SealNoKey, "no-seal": SealNone, "edited": SealBroken, "swapped": SealBroken} {
+		if !strings.Contains(lines[id], want) {
+			t.Errorf("%s listed as %q, want %q", id, lines[id], want)
+		}
+	}
+	if _, listed := lines["old"]; listed {
+		t.Error("a record of a message sent before the day was listed")
+	}
+	if !strings.Contains(w.String(), "never sent from") {
+		t.Errorf("listing:\n%s", w.String())
+	}
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, out, Options{From: Archive, Send: true}, &w); err == nil {
+		t.Error("sent from the archive")
+	}
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, outputs, Options{From: Archive}, &w); err == nil ||
+		!strings.Contains(err.Error(), "archiveBucket") {
+		t.Errorf("no archive in the outputs: %v", err)
+	}
+	objects["refused/2026/11/26/bad.x.json"] = []byte("{}")
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, out, Options{From: Archive}, &w); err == nil ||
+		!strings.Contains(err.Error(), "not a record of this archive") {
+		t.Errorf("a foreign object: %v", err)
+	}
+}
