@@ -245,8 +245,8 @@ verify:
 ## SENDER=, comma-separated) back to the central queue as the identity it runs as, the bus's redrive role, each with
 ## its first sender and the router's seal, which the router judges it by: proven forgeries and what does not verify
 ## are never sent, unattributable messages only with VOUCH=1 naming their EVENT= or SENDER=; FROM=dlq SEND=1 asks the
-## router to seal the dead-letter queue into the quarantine (REASON=dead_lettered) (docs/operations.md, "Refused
-## messages: the quarantine"); OUTPUTS=<file> as verify
+## router to seal the dead-letter queue into the quarantine (REASON=dead_lettered); OUTPUTS=<file> as verify; see
+## docs/operations.md, "Refused messages: the quarantine"
 requeue:
 	@$(if $(OUTPUTS),cat $(OUTPUTS),pulumi stack output --stack $(STACK) --json) | \
 	  $(GO) run ./cmd/requeue -from $(or $(FROM),quarantine) $(if $(REASON),-reason $(REASON)) $(if $(ACCOUNT),-account $(ACCOUNT)) \

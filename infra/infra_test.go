@@ -180,7 +180,16 @@ func TestSharedInventory(t *testing.T) {
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":           9,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           10,
+		// The evidence: the seal key and its alias, the archive bucket and what protects it.
+		"aws:kms/key:Key":                              1,
+		"aws:kms/alias:Alias":                          1,
+		"aws:s3/bucketV2:BucketV2":                     1,
+		"aws:s3/bucketVersioningV2:BucketVersioningV2": 1,
+		"aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2":                     1,
+		"aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2": 1,
+		"aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock":                                     1,
+		"aws:s3/bucketPolicy:BucketPolicy":                                                           1,
 		// The account has install clusters and, in the mocks' world, no EC2 Spot service-linked role yet.
 		"karpenter-interruption-bus:index:SpotServiceLinkedRole": 1,
 		"aws:iam/serviceLinkedRole:ServiceLinkedRole":            1,
@@ -223,8 +232,14 @@ func TestRouterPolicy(t *testing.T) {
 			[]string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{"arn:aws:logs:eu-west-1:123456789012:log-group:/aws/lambda/kib-dev-router:log-stream:*"},
 		},
-		// What it refuses it keeps: the quarantine, nothing else.
+		// What it refuses it keeps: the quarantine, nothing else; sealed with the bus's key, archived in its bucket's
+		// two prefixes.
 		"KeepRefusedMessages": {[]string{"sqs:SendMessage"}, []string{devPrefix + "kib-dev-quarantine"}},
+		"SealWhatItKeeps":     {[]string{"kms:GetPublicKey", "kms:Sign"}, []string{r.outputs["sealKeyArn"].(string)}},
+		"ArchiveWhatItKeeps": {[]string{"s3:PutObject"}, []string{"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/refused/*",
+			"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/keys/*"}},
+		// The dead-letter queue, taken in when the redrive role asks: read and deleted, never sent to.
+		"TakeTheDeadLetterQueueIn": {[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage"}, []string{devPrefix + "kib-dev-dlq"}},
 		// The sender check learns the IDs of its account's forwarder (its rules) and redrive role: those, nothing else.
 		"LearnTheSenderRoleIDs": {[]string{"iam:GetRole"}, []string{
 			"arn:aws:iam::123456789012:role/kib-dev-forward-eu-west-1", "arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1",
@@ -466,6 +481,8 @@ func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 		want := infra.RouterSettings(cfg, awsenv.Env{Partition: "aws", Region: region, Account: mocks.DefaultAccount}).WithDefaults()
 		want.CentralQueueURL = r.outputs["centralQueueUrl"].(string)
 		want.QuarantineQueueURL = r.outputs["quarantineQueueUrl"].(string)
+		want.DeadLetterQueueURL = r.outputs["deadLetterQueueUrl"].(string)
+		want.SealKey, want.ArchiveBucket = r.outputs["sealKeyArn"].(string), r.outputs["archiveBucket"].(string)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("the router reads %+v\nthe program means %+v", got, want)
 		}
@@ -580,6 +597,7 @@ func TestAlarms(t *testing.T) {
 				"kib-dev-events-for-unknown-clusters":  contract.MetricDropped,
 				"kib-dev-events-from-unknown-accounts": contract.MetricDropped,
 				"kib-dev-forged-senders":               contract.MetricForgedSender,
+				"kib-dev-unsealed-requeues":            contract.MetricUnsealed,
 			}
 			alarms := r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm")
 			if len(alarms) != len(want) {

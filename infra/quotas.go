@@ -61,8 +61,14 @@ func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
 	// the safe side.
 	settings.CentralQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.CentralQueueName(cfg.NamePrefix))
 	settings.QuarantineQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.QuarantineName(cfg.NamePrefix))
-	routerPolicy := routerfn.Policy(env, settings, env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
-		env.ARN("sqs", bus.QuarantineName(cfg.NamePrefix)), "/aws/lambda/"+routerName(cfg)).JSON()
+	settings.DeadLetterQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.DLQName(cfg.NamePrefix))
+	// The seal key's ARN and the archive's name are AWS's to choose: a multi-Region key's ID, and S3's longest name.
+	settings.SealKey = env.ARN("kms", "key/mrk-"+strings.Repeat("0", 32))
+	settings.ArchiveBucket = strings.Repeat("a", 63)
+	routerPolicy := routerfn.Policy(env, settings, routerfn.Queues{
+		Central: env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)), Quarantine: env.ARN("sqs", bus.QuarantineName(cfg.NamePrefix)),
+		DLQ: env.ARN("sqs", bus.DLQName(cfg.NamePrefix)),
+	}, routerfn.Evidence{SealKey: settings.SealKey, Archive: "arn:" + env.Partition + ":s3:::" + settings.ArchiveBucket}, "/aws/lambda/"+routerName(cfg)).JSON()
 	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env), cfg.CentralQueue.ByPolicy(), len(cfg.Redrive.Principals) > 0).JSON())
 	return append(figures,
 		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},

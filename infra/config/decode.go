@@ -20,7 +20,7 @@ func (p *problems) addf(path, format string, args ...any) {
 
 // keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
 var (
-	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard", "example", "organization", "hub", "providerBudgetMB", "redrive"}
+	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard", "example", "organization", "hub", "providerBudgetMB", "redrive", "archive"}
 	removed = map[string]string{
 		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
 	}
@@ -77,6 +77,7 @@ func decode(c *Config, values map[string]string, p *problems) {
 	for key, v := range map[string]any{
 		"router": &c.Router, "centralQueue": &c.CentralQueue, "alarms": &c.Alarms, "heartbeat": &c.Heartbeat, "tags": &c.Tags,
 		"dashboard": &c.Dashboard, "example": &c.Example, "providerBudgetMB": &c.ProviderBudgetMB, "redrive": &c.Redrive,
+		"archive": &c.Archive,
 	} {
 		if text := get(key); text != "" {
 			p.decode(key, text, v)
@@ -179,7 +180,7 @@ func KeyTypes() map[string]reflect.Type {
 		"organization": reflect.TypeOf(Organization{}), "router": reflect.TypeOf(c.Router), "centralQueue": reflect.TypeOf(c.CentralQueue),
 		"alarms": reflect.TypeOf(c.Alarms), "heartbeat": reflect.TypeOf(c.Heartbeat), "tags": reflect.TypeOf(c.Tags),
 		"dashboard": reflect.TypeOf(c.Dashboard), "example": reflect.TypeOf(c.Example), "hub": reflect.TypeOf(c.Hub),
-		"providerBudgetMB": reflect.TypeOf(c.ProviderBudgetMB), "redrive": reflect.TypeOf(c.Redrive),
+		"providerBudgetMB": reflect.TypeOf(c.ProviderBudgetMB), "redrive": reflect.TypeOf(c.Redrive), "archive": reflect.TypeOf(c.Archive),
 	}
 }
 

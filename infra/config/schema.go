@@ -7,6 +7,7 @@ package config
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -42,7 +43,10 @@ type Config struct {
 	Heartbeat    Heartbeat
 	// Redrive names who may assume the redrive role, the one identity that may read the quarantine and send
 	// messages back to the central queue (key redrive; docs/operations.md, "Refused messages: the quarantine").
-	Redrive   Redrive
+	Redrive Redrive
+	// Archive shapes the bucket every refusal the router keeps is also written to, once, locked (key archive;
+	// docs/security.md, "The archive").
+	Archive   Archive
 	Dashboard bool
 	Tags      map[string]string
 	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
@@ -71,7 +75,7 @@ func (c Config) IsShard() bool { return c.Hub != "" }
 
 // HubOnlyKeys are the keys of what only the hub declares (the bus, the router, its alarms and dashboard, the
 // heartbeat's rate): a shard sets none of them, and takes the heartbeat from the hub.
-var HubOnlyKeys = []string{"router", "centralQueue", "alarms", "dashboard", "heartbeat", "redrive"}
+var HubOnlyKeys = []string{"router", "centralQueue", "alarms", "dashboard", "heartbeat", "redrive", "archive"}
 
 // Mode is how a cluster's Karpenter is wired to the bus.
 type Mode string
@@ -302,6 +306,34 @@ type Redrive struct {
 	Principals []string `json:"principals"`
 }
 
+// Archive configures the archive of refusals (key archive): an S3 bucket with Object Lock, whose every record keeps
+// the bucket's default retention.
+type Archive struct {
+	// Mode is the default retention's mode: governance (a principal allowed s3:BypassGovernanceRetention, which the
+	// bucket's policy denies to everyone until an administrator changes it, can delete a locked version: a test
+	// stack's archive can be emptied) or compliance (nobody, the account's root included, until the date).
+	Mode string `json:"mode"`
+	// RetentionDays is how long each record is locked, counted from its writing.
+	RetentionDays int `json:"retentionDays"`
+}
+
+// The values of Archive.Mode, the default first, and S3's names of them ("Object Lock retention modes",
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html#object-lock-retention-modes).
+const (
+	ArchiveGovernance = "governance"
+	ArchiveCompliance = "compliance"
+)
+
+// ArchiveModes are the values of Archive.Mode, the default first.
+var ArchiveModes = []string{ArchiveGovernance, ArchiveCompliance}
+
+// S3Mode is Mode as S3 names it.
+func (a Archive) S3Mode() string { return strings.ToUpper(a.Mode) }
+
+// MaxArchiveRetentionDays is the longest default retention S3 takes: 100 years ("PutObjectLockConfiguration",
+// DefaultRetention, Days: "must be a positive integer"; the Object Lock page bounds a retention period to 100 years).
+const MaxArchiveRetentionDays = 36500
+
 // Alarms configures the CloudWatch alarms (key alarms).
 type Alarms struct {
 	// TopicARN receives alarm and OK notifications when set.
@@ -347,6 +379,8 @@ var (
 	// backoff (contract.DefaultSettings: 2 s doubling to 60 s).
 	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 10, EventMaxAgeSeconds: 300, HubDelivery: contract.HubDeliveryExecutionRole}
 	DefaultAlarms       = Alarms{OldestMessageAgeSeconds: 60}
+	// A year: the records outlive the quarantine's 14 days by far, for an audit of the last year.
+	DefaultArchive = Archive{Mode: ArchiveGovernance, RetentionDays: 365}
 	DefaultHeartbeat    = Heartbeat{Enabled: true, Rate: "5m"}
 	DefaultSystemNodes  = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
 )
@@ -359,7 +393,8 @@ const (
 
 // defaults returns a new configuration of stack with every default.
 func defaults(stack, account string) Config {
-	return Config{Stack: stack, Account: account, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat, ProviderBudgetMB: DefaultProviderBudgetMB}
+	return Config{Stack: stack, Account: account, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat,
+		ProviderBudgetMB: DefaultProviderBudgetMB, Archive: DefaultArchive}
 }
 
 // applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's

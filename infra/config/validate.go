@@ -44,6 +44,7 @@ func validate(c Config, clustersJoin bool, p *problems) {
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
 	validateRedrive(c.Redrive, p)
+	validateArchive(c.Archive, p)
 	validateAlarms(c.Alarms, p)
 	validateHeartbeat(c.Heartbeat, c.Router, p)
 	validateTags(c.Tags, p)
@@ -377,6 +378,16 @@ func validateRedrive(r Redrive, p *problems) {
 		} else {
 			seen[strings.ToLower(arn)] = i
 		}
+	}
+}
+
+// validateArchive checks the archive's retention: a mode S3 takes, and a period it takes.
+func validateArchive(a Archive, p *problems) {
+	if !slices.Contains(ArchiveModes, a.Mode) {
+		p.addf("archive.mode", "%q is not one of %s", a.Mode, strings.Join(ArchiveModes, ", "))
+	}
+	if a.RetentionDays < 1 || a.RetentionDays > MaxArchiveRetentionDays {
+		p.addf("archive.retentionDays", "%d is not between 1 and %d (100 years, the longest S3 locks an object)", a.RetentionDays, MaxArchiveRetentionDays)
 	}
 }
 

@@ -25,6 +25,7 @@ type BusArgs struct {
 	Alarms       *Alarms                  `pulumi:"alarms,optional" json:"alarms,omitempty"`
 	Heartbeat    *Heartbeat               `pulumi:"heartbeat,optional" json:"heartbeat,omitempty"`
 	Redrive      *Redrive                 `pulumi:"redrive,optional" json:"redrive,omitempty"`
+	Archive      *Archive                 `pulumi:"archive,optional" json:"archive,omitempty"`
 	Dashboard    *bool                    `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
 	Tags         map[string]string        `pulumi:"tags,optional" json:"tags,omitempty"`
 	// ClusterNames are not a configuration key: the program reads them off its clusters.
@@ -41,6 +42,7 @@ func (a *BusArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Alarms, "The CloudWatch alarms on the bus.")
 	an.Describe(&a.Heartbeat, "Canaries put on a schedule for every cluster, and each cluster's alarm when its Karpenter stops reading them (docs/operations.md, \"Heartbeat\").")
 	an.Describe(&a.Redrive, "Who may assume the redrive role, the one identity that may read the quarantine and send messages back to the central queue; without it there is none (docs/operations.md, \"Refused messages: the quarantine\").")
+	an.Describe(&a.Archive, "The archive every refusal the router keeps is also written to, once, locked by S3 Object Lock (docs/security.md, \"The archive\").")
 	an.Describe(&a.Dashboard, "Declares a CloudWatch dashboard of the bus, with a row for each of clusterNames (default false).")
 	an.Describe(&a.Tags, "Tags for every resource that takes them, besides karpenter-interruption-bus/stack and managed-by.")
 	an.Describe(&a.ClusterNames, "The clusters on the bus, each a row of the dashboard: their ClusterInterruption's clusterName. Clusters join without being listed here.")
@@ -161,6 +163,29 @@ func (a *Redrive) Annotate(an infer.Annotator) {
 	an.Describe(&a.Principals, "The IAM roles and users, by exact ARN, that may assume the redrive role (no account root, no wildcard).")
 }
 
+// Archive configure the archive (key archive).
+type Archive struct {
+	Mode          *ArchiveMode `pulumi:"mode,optional" json:"mode,omitempty"`
+	RetentionDays *int         `pulumi:"retentionDays,optional" json:"retentionDays,omitempty"`
+}
+
+// ArchiveMode is the archive's Object Lock retention mode.
+type ArchiveMode string
+
+// Values are the modes.
+func (ArchiveMode) Values() []infer.EnumValue[ArchiveMode] {
+	return []infer.EnumValue[ArchiveMode]{
+		{Name: "Governance", Value: ArchiveMode(config.ArchiveGovernance), Description: "A principal allowed s3:BypassGovernanceRetention, which the bucket's policy denies to all until an administrator changes it, may delete a locked record: a test stack's archive can be emptied."},
+		{Name: "Compliance", Value: ArchiveMode(config.ArchiveCompliance), Description: "Nobody, the account's root included, deletes a record before its retention ends."},
+	}
+}
+
+// Annotate documents the arguments.
+func (a *Archive) Annotate(an infer.Annotator) {
+	an.Describe(&a.Mode, "The records' Object Lock mode (default governance).")
+	an.Describe(&a.RetentionDays, fmt.Sprintf("How long each record is locked, in days (default %d, at most %d).", config.DefaultArchive.RetentionDays, config.MaxArchiveRetentionDays))
+}
+
 // Annotate documents the arguments.
 func (a *CentralQueue) Annotate(an infer.Annotator) {
 	d := config.DefaultCentralQueue
@@ -214,6 +239,8 @@ type Bus struct {
 	RedriveRoleARN     pulumi.StringOutput    `pulumi:"redriveRoleArn"`
 	QuarantineQueueURL pulumi.StringOutput    `pulumi:"quarantineQueueUrl"`
 	QuarantineQueueARN pulumi.StringOutput    `pulumi:"quarantineQueueArn"`
+	SealKeyARN         pulumi.StringOutput    `pulumi:"sealKeyArn"`
+	ArchiveBucket      pulumi.StringOutput    `pulumi:"archiveBucket"`
 	RuleARNs           pulumi.StringMapOutput `pulumi:"ruleArns"`
 	AlarmARNs          pulumi.StringMapOutput `pulumi:"alarmArns"`
 }
@@ -238,6 +265,8 @@ func (b *Bus) Annotate(an infer.Annotator) {
 	an.Describe(&b.RedriveRoleARN, "The role the principals of redrive assume to read the quarantine and send messages of the dead-letter and quarantine queues back to the central queue; \"\" without them.")
 	an.Describe(&b.QuarantineQueueURL, "The queue the router keeps the messages it refuses in, with why (docs/operations.md).")
 	an.Describe(&b.QuarantineQueueARN, "The quarantine queue's ARN.")
+	an.Describe(&b.SealKeyARN, "The KMS key the router seals what it keeps with: only the router may sign with it (docs/security.md, \"Sealed refusals\").")
+	an.Describe(&b.ArchiveBucket, "The bucket every refusal the router keeps is also written to, once, locked; retained on delete.")
 	an.Describe(&b.RuleARNs, "The EventBridge rules, by event type.")
 	an.Describe(&b.AlarmARNs, "The bus's CloudWatch alarms, by name.")
 }

@@ -65,6 +65,8 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 		{component: "Bus", path: "centralQueue.messageRetentionSeconds", with: cq("messageRetentionSeconds", 1234), marker: `"messageRetentionSeconds":1234`},
 		{component: "Bus", path: "centralQueue.hubDelivery", with: cq("hubDelivery", "queuePolicy"), marker: `TheHubsRules`},
 		{component: "Bus", path: "redrive.principals", with: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/sentinel-oncall"}}), marker: "sentinel-oncall"},
+		{component: "Bus", path: "archive.mode", with: bus("archive", map[string]any{"mode": "compliance"}), marker: `"mode":"COMPLIANCE"`},
+		{component: "Bus", path: "archive.retentionDays", with: bus("archive", map[string]any{"retentionDays": 4321}), marker: `"days":4321`},
 		{component: "Bus", path: "clusterNames", base: bus("dashboard", true), with: map[string]any{"dashboard": true, "clusterNames": []any{"sentinel-cluster"}}, marker: "sentinel-cluster"},
 		{component: "Bus", path: "dashboard", with: bus("dashboard", true), marker: "aws:cloudwatch/dashboard:Dashboard"},
 		{component: "Bus", path: "heartbeat.enabled", with: bus("heartbeat", map[string]any{"enabled": false}), marker: "karpenter-interruption-bus:index:Heartbeat", gone: true},

@@ -35,6 +35,7 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
@@ -43,8 +44,8 @@ const Format = "karpenter-interruption-bus/refusal/v1"
 
 // Prefixes of the archive's keys.
 const (
-	RefusedPrefix = "refused/"
-	KeysPrefix    = "keys/"
+	RefusedPrefix = contract.ArchiveRefusedPrefix
+	KeysPrefix    = contract.ArchiveKeysPrefix
 )
 
 // Entry is one archived refusal.

@@ -105,3 +105,15 @@ var Vouchable = []Reason{ReasonUnattributable, ReasonUnknownAccount}
 
 // Quarantined reports whether a message refused for r is kept in the quarantine.
 func Quarantined(r Reason) bool { return slices.Contains(QuarantineReasons, r) }
+
+// What the router and the infrastructure agree on of the seal key (router/sealing) and the archive (router/archive):
+// the key's spec and usage as KMS names them ("CreateKey", https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateKey.html),
+// the signing algorithm, and the archive's prefixes, which the router's policy lets it write under.
+const (
+	SealKeySpec   = "ECC_NIST_P256"
+	SealKeyUsage  = "SIGN_VERIFY"
+	SealAlgorithm = "ECDSA_SHA_256"
+
+	ArchiveRefusedPrefix = "refused/"
+	ArchiveKeysPrefix    = "keys/"
+)

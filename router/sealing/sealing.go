@@ -31,14 +31,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // The key and algorithm of every seal: KMS's names ("CreateKey", KeySpec and KeyUsage,
 // https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateKey.html).
 const (
-	KeySpec   = types.KeySpecEccNistP256
-	KeyUsage  = types.KeyUsageTypeSignVerify
-	Algorithm = types.SigningAlgorithmSpecEcdsaSha256
+	KeySpec   = types.KeySpec(contract.SealKeySpec)
+	KeyUsage  = types.KeyUsageType(contract.SealKeyUsage)
+	Algorithm = types.SigningAlgorithmSpec(contract.SealAlgorithm)
 )
 
 // Record is what a seal covers: everything the way back relies on. Its fields are strings as SQS carries them

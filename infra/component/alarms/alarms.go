@@ -84,6 +84,7 @@ const (
 	KeyEventsUnknownClusters = "events-for-unknown-clusters"
 	KeyEventsUnknownAccounts = "events-from-unknown-accounts"
 	KeyForgedSenders         = "forged-senders"
+	KeyUnsealed              = "unsealed-requeues"
 )
 
 // DropWindow shapes the alarms on drops for clusters or accounts the bus does not know: drops in DropDatapoints of
@@ -150,6 +151,12 @@ func Specs(args *Args) []Spec {
 			"See the runbook (docs/operations.md), \"Messages refused as forged_sender\".",
 			Namespace: args.Namespace, Metric: contract.MetricForgedSender, Statistic: "Sum",
 			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as forged_sender"},
+		// What the redrive role sends is the router's own sealed record, or it is made up: one is an incident.
+		{Key: KeyUnsealed, Description: "The redrive role sent the central queue a message whose seal does not verify: a record the router did not " +
+			"keep, or one edited, or evidence sent back by hand: whoever holds the redrive role (redrive.principals) tried to speak for an " +
+			"account. Refused and kept in the quarantine and the archive as unsealed. See the runbook (docs/operations.md), \"Messages refused as unsealed\".",
+			Namespace: args.Namespace, Metric: contract.MetricUnsealed, Statistic: "Sum",
+			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as unsealed"},
 	}
 }
 

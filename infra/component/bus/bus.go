@@ -41,7 +41,10 @@ type Args struct {
 	HubByPolicy bool
 	// RedrivePrincipals may assume the redrive role; none: no redrive role is declared.
 	RedrivePrincipals []string
-	Env               awsenv.Env
+	// ArchiveMode (S3's GOVERNANCE or COMPLIANCE) and ArchiveRetentionDays are the archive's default retention.
+	ArchiveMode          string
+	ArchiveRetentionDays int
+	Env                  awsenv.Env
 	Tags              pulumi.StringMap
 }
 
@@ -62,6 +65,11 @@ type Bus struct {
 	// RedriveRoleARN is the role the principals named assume to send messages of the quarantine and the DLQ back to
 	// the central queue; "" when none is named.
 	RedriveRoleARN pulumi.StringOutput `pulumi:"redriveRoleArn"`
+	// SealKeyARN is the key the router seals what it keeps with; ArchiveBucket (and its ARN) where each refusal is
+	// also written, once, locked.
+	SealKeyARN       pulumi.StringOutput `pulumi:"sealKeyArn"`
+	ArchiveBucket    pulumi.StringOutput `pulumi:"archiveBucket"`
+	ArchiveBucketARN pulumi.StringOutput `pulumi:"archiveBucketArn"`
 
 	waitFor []pulumi.Resource
 }
@@ -167,6 +175,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 		"deadLetterQueueUrl": b.DLQURL, "deadLetterQueueArn": b.DLQARN, "deadLetterQueueName": b.DLQName,
 		"ruleArns": b.RuleARNs, "redriveRoleArn": b.RedriveRoleARN,
 		"quarantineQueueUrl": b.QuarantineURL, "quarantineQueueArn": b.QuarantineARN,
+		"sealKeyArn": b.SealKeyARN, "archiveBucket": b.ArchiveBucket, "archiveBucketArn": b.ArchiveBucketARN,
 	}); err != nil {
 		return nil, err
 	}
@@ -200,7 +209,9 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	dlq, err := sqs.NewQueue(ctx, name+"-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(dlqName),
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
-		SqsManagedSseEnabled:    pulumi.Bool(true),
+		// The router reads it when the redrive role asks (its intake), as long as it reads the central queue.
+		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
+		SqsManagedSseEnabled:     pulumi.Bool(true),
 		// Only the central queue may use it as its dead-letter queue.
 		RedriveAllowPolicy: pulumi.String(OnlyFrom(centralARN)),
 		Tags:               args.Tags,
@@ -301,9 +312,17 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 		ruleARNs[t.Key] = rule.Arn
 	}
 
+	evidence, err := declareEvidence(ctx, name, EvidenceArgs{
+		NamePrefix: np, RouterRoleARN: args.RouterRoleARN, Mode: args.ArchiveMode, RetentionDays: args.ArchiveRetentionDays, Env: env, Tags: args.Tags,
+	}, parent)
+	if err != nil {
+		return err
+	}
+	b.SealKeyARN, b.ArchiveBucket, b.ArchiveBucketARN = evidence.SealKeyARN, evidence.ArchiveBucket, evidence.ArchiveBucketARN
+
 	b.RedriveRoleARN = pulumi.String("").ToStringOutput()
 	if len(args.RedrivePrincipals) > 0 {
-		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, args.Tags, parent)
+		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, evidence, args.Tags, parent)
 		if err != nil {
 			return err
 		}

@@ -155,17 +155,22 @@ func fromRules(env awsenv.Env, queueARN string, ruleARNs []string, sid string) p
 	}
 }
 
-// RedrivePolicy is what sending the DLQ's and the quarantine's messages back into the central queue takes, and
-// nothing more: the requeue command receives from either, sends to the central queue as its caller, deletes what it
-// sent and releases what it did not (ChangeMessageVisibility). Not sqs:StartMessageMoveTask: AWS does not document
-// what sender a moved message keeps, so a genuine event moved that way could be judged a forgery; requeue carries
-// each message's first sender instead, which the router judges it by.
-func RedrivePolicy(dlqARN, centralARN, quarantineARN string) policy.Document {
+// RedrivePolicy is what sending the quarantine's messages back into the central queue takes, and nothing more: the
+// requeue command receives from the quarantine, sends to the central queue as its caller (the records back, and the
+// request that the router take the dead-letter queue in), deletes what it sent and releases what it did not
+// (ChangeMessageVisibility); it lists the dead-letter queue and the archive, and reads the seal key's public key to
+// check a record's seal before sending it. Not sqs:StartMessageMoveTask: AWS does not document what sender a moved
+// message keeps; nor kms:Sign, which the key's policy denies it: what it sends says of itself only what the router
+// sealed.
+func RedrivePolicy(dlqARN, centralARN, quarantineARN, sealKeyARN, archiveARN string) policy.Document {
 	read := []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}
 	return policy.New(
-		policy.Allow("ReadTheDeadLetterQueue", read, []string{dlqARN}),
+		policy.Allow("ListTheDeadLetterQueue", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}, []string{dlqARN}),
 		policy.Allow("ReadTheQuarantine", read, []string{quarantineARN}),
 		policy.Allow("SendToTheCentralQueue", []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}, []string{centralARN}),
+		policy.Allow("CheckSeals", []string{"kms:GetPublicKey"}, []string{sealKeyARN}),
+		policy.Allow("ListTheArchive", []string{"s3:ListBucket"}, []string{archiveARN}),
+		policy.Allow("ReadTheArchive", []string{"s3:GetObject"}, []string{archiveARN + "/*"}),
 	)
 }
 
@@ -206,8 +211,8 @@ func forwarderRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, c
 // redriveRole declares the role operators assume to send the DLQ's and the quarantine's messages back: the one
 // principal besides the forwarders that may send to the central queue, and the one that may read the quarantine.
 // Only principals may assume it (RedriveTrust).
-func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN string, tags pulumi.StringMap,
-	opts ...pulumi.ResourceOption,
+func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN string, evidence Evidence,
+	tags pulumi.StringMap, opts ...pulumi.ResourceOption,
 ) (*iam.Role, error) {
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
 		Name:             pulumi.String(roleName),
@@ -218,8 +223,11 @@ func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string
 	if err != nil {
 		return nil, fmt.Errorf("declaring the redrive role: %w", err)
 	}
+	doc := pulumi.All(evidence.SealKeyARN, evidence.ArchiveBucketARN).ApplyT(func(v []any) string {
+		return RedrivePolicy(dlqARN, centralARN, quarantineARN, v[0].(string), v[1].(string)).JSON()
+	}).(pulumi.StringOutput)
 	if _, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
-		Name: pulumi.String("redrive"), Role: role.Name, Policy: pulumi.String(RedrivePolicy(dlqARN, centralARN, quarantineARN).JSON()),
+		Name: pulumi.String("redrive"), Role: role.Name, Policy: doc,
 	}, opts...); err != nil {
 		return nil, fmt.Errorf("declaring the redrive policy: %w", err)
 	}

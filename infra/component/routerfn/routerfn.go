@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
@@ -50,7 +51,14 @@ type Args struct {
 	// QuarantineQueueARN and QuarantineQueueURL are the queue it keeps what it refuses in.
 	QuarantineQueueARN pulumi.StringInput
 	QuarantineQueueURL pulumi.StringInput
-	Env                awsenv.Env
+	// DLQARN and DLQURL are the dead-letter queue it takes into the quarantine when the redrive role asks.
+	DLQARN pulumi.StringInput
+	DLQURL pulumi.StringInput
+	// SealKeyARN is the key it seals what it keeps with; ArchiveBucket and ArchiveBucketARN where it archives it.
+	SealKeyARN       pulumi.StringInput
+	ArchiveBucket    pulumi.StringInput
+	ArchiveBucketARN pulumi.StringInput
+	Env              awsenv.Env
 	Tags               pulumi.StringMap
 }
 
@@ -74,9 +82,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	parent := pulumi.Parent(r)
 	fnName := args.FunctionName
 	logGroupName := "/aws/lambda/" + fnName
-	environment := pulumi.All(args.CentralQueueURL, args.QuarantineQueueURL).ApplyT(func(urls []any) (map[string]string, error) {
+	environment := pulumi.All(args.CentralQueueURL, args.QuarantineQueueURL, args.DLQURL, args.SealKeyARN, args.ArchiveBucket).ApplyT(func(v []any) (map[string]string, error) {
 		s := args.Settings
-		s.CentralQueueURL, s.QuarantineQueueURL = urls[0].(string), urls[1].(string)
+		s.CentralQueueURL, s.QuarantineQueueURL, s.DeadLetterQueueURL, s.SealKey, s.ArchiveBucket = v[0].(string), v[1].(string), v[2].(string), v[3].(string), v[4].(string)
 		env := s.Environ()
 		if n := contract.EnvironSize(env); n > contract.MaxEnvironSize {
 			return nil, fmt.Errorf("the router's environment is %d bytes, over Lambda's %d", n, contract.MaxEnvironSize)
@@ -93,8 +101,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	if err != nil {
 		return nil, fmt.Errorf("declaring the router role: %w", err)
 	}
-	rolePolicy := pulumi.All(args.CentralQueueARN, args.QuarantineQueueARN).ApplyT(func(arns []any) string {
-		return Policy(env, args.Settings, arns[0].(string), arns[1].(string), logGroupName).JSON()
+	rolePolicy := pulumi.All(args.CentralQueueARN, args.QuarantineQueueARN, args.DLQARN, args.SealKeyARN, args.ArchiveBucketARN).ApplyT(func(arns []any) string {
+		return Policy(env, args.Settings, Queues{Central: arns[0].(string), Quarantine: arns[1].(string), DLQ: arns[2].(string)},
+			Evidence{SealKey: arns[3].(string), Archive: arns[4].(string)}, logGroupName).JSON()
 	}).(pulumi.StringOutput)
 	inline, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
 		Name: pulumi.String("router"), Role: role.Name, Policy: rolePolicy,
@@ -174,7 +183,13 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 // (aws:ResourceOrgID, which AWS sets for sts:AssumeRole and SQS alike: AWS's own data-perimeter policies rely on it
 // for every action, aws-samples/data-perimeter-policy-examples), by the reader role's fixed name: the policy does
 // not grow with the members.
-func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, quarantineQueueARN, logGroupName string) policy.Document {
+// Queues are the ARNs of the bus's queues the router reads or writes.
+type Queues struct{ Central, Quarantine, DLQ string }
+
+// Evidence are the ARNs of the seal key and the archive bucket.
+type Evidence struct{ SealKey, Archive string }
+
+func Policy(env awsenv.Env, s contract.Settings, q Queues, ev Evidence, logGroupName string) policy.Document {
 	describe := policy.Allow("FindInstanceOwners", []string{"ec2:DescribeInstances"}, []string{"*"})
 	describe.Condition = map[string]map[string]any{"StringEquals": {"aws:RequestedRegion": env.Region}}
 	queues := []string{env.ARN("sqs", s.ClusterQueuePrefix+"*")}
@@ -185,10 +200,15 @@ func Policy(env awsenv.Env, s contract.Settings, centralQueueARN, quarantineQueu
 	statements := []policy.Statement{
 		policy.Allow("ReadCentralQueue",
 			[]string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"},
-			[]string{centralQueueARN}),
+			[]string{q.Central}),
 		policy.Allow("ForwardToClusterQueues", send, queues),
-		// What it refuses it keeps (docs/operations.md, "Refused messages: the quarantine").
-		policy.Allow("KeepRefusedMessages", []string{"sqs:SendMessage"}, []string{quarantineQueueARN}),
+		// What it refuses it keeps (docs/operations.md, "Refused messages: the quarantine"), sealed and archived
+		// (docs/security.md, "Sealed refusals", "The archive").
+		policy.Allow("KeepRefusedMessages", []string{"sqs:SendMessage"}, []string{q.Quarantine}),
+		policy.Allow("SealWhatItKeeps", []string{"kms:Sign", "kms:GetPublicKey"}, []string{ev.SealKey}),
+		policy.Allow("ArchiveWhatItKeeps", []string{"s3:PutObject"}, bus.ArchiveWrites(ev.Archive)),
+		// The dead-letter queue, taken into the quarantine when the redrive role asks (router/internal/intake).
+		policy.Allow("TakeTheDeadLetterQueueIn", []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"}, []string{q.DLQ}),
 		describe,
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),

@@ -297,6 +297,24 @@ func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyM
 			group = g.StringValue()
 		}
 		set("arn", arn("scheduler", "schedule/"+group+"/"+name))
+	case "aws:kms/key:Key":
+		// KMS names a key by an ID it chooses (a UUID): one derived from the logical name keeps renders stable.
+		keyID := uuidOf(account + "/" + name)
+		set("keyId", keyID)
+		set("arn", arn("kms", "key/"+keyID))
+		id = keyID
+	case "aws:kms/alias:Alias":
+		set("arn", arn("kms", str(inputs, "name")))
+	case "aws:s3/bucketV2:BucketV2":
+		// The provider completes a bucketPrefix with a unique suffix of 26 digits (a time and a counter): one derived
+		// from the logical name keeps renders stable. Bucket ARNs name neither region nor account.
+		bucket := str(inputs, "bucket")
+		if bucket == "" {
+			bucket = str(inputs, "bucketPrefix") + digitsOf(account+"/"+name, 26)
+		}
+		set("bucket", bucket)
+		set("arn", "arn:"+partition+":s3:::"+bucket)
+		id = bucket
 	case "aws:eks/podIdentityAssociation:PodIdentityAssociation":
 		_, assoc, _ := strings.Cut(id, ",")
 		set("associationId", assoc)
@@ -321,6 +339,23 @@ func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyM
 		}
 	}
 	return id, outs
+}
+
+// uuidOf is a UUID-shaped ID derived from s.
+func uuidOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:16])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// digitsOf is n decimal digits derived from s.
+func digitsOf(s string, n int) string {
+	sum := sha256.Sum256([]byte(s))
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = '0' + sum[i%len(sum)]%10
+	}
+	return string(out)
 }
 
 func str(in resource.PropertyMap, k resource.PropertyKey) string {

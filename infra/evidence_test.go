@@ -1,0 +1,130 @@
+package infra_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// TestTheEvidence: the stack declares the seal key (ECC P-256 for signing, its deletion 30 days off, its alias) and the
+// archive: a bucket of a lowercase prefix with Object Lock, versioning, SSE, every public access blocked, the default
+// retention configured (governance and a year unless set), a policy that lets only the router write and nobody
+// unlock; the bucket and what protects it retained on delete, the key not; the outputs name both.
+func TestTheEvidence(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		archive string
+		mode    string
+		days    float64
+	}{
+		{"defaults", "", "GOVERNANCE", 365},
+		{"compliance, ten years", `{"mode":"compliance","retentionDays":3650}`, "COMPLIANCE", 3650},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := devConfig(t)
+			if tt.archive != "" {
+				kv["archive"] = tt.archive
+			}
+			r := mustRun(t, "dev", kv)
+			key := r.resources.One(t, "aws:kms/key:Key")
+			if stacktest.Str(t, key, "customerMasterKeySpec") != "ECC_NIST_P256" || stacktest.Str(t, key, "keyUsage") != "SIGN_VERIFY" ||
+				stacktest.Num(t, key, "deletionWindowInDays") != 30 || key.RetainOnDelete {
+				t.Errorf("seal key %v", key.Inputs)
+			}
+			keyPolicy := stacktest.Doc(t, key, "policy")
+			deny := stacktest.Statement(t, keyPolicy, "OnlyTheRouterSeals")
+			if deny.Effect != "Deny" || deny.Principal != "*" || !slices.Equal(deny.Action, []string{"kms:Sign"}) ||
+				fmt.Sprint(deny.Condition) != "map[ArnNotEquals:map[aws:PrincipalArn:arn:aws:iam::123456789012:role/kib-dev-router-eu-west-1]]" {
+				t.Errorf("the key's Deny = %+v", deny)
+			}
+			if admin := stacktest.Statement(t, keyPolicy, "TheAccountAdministers"); slices.Contains(admin.Action, "kms:Sign") ||
+				slices.Contains(admin.Action, "kms:CreateGrant") || !slices.Contains(admin.Action, "kms:PutKeyPolicy") || slices.ContainsFunc(admin.Action, wildcard) {
+				t.Errorf("the account administers with %v: all its administration, no wildcard, no Sign, no CreateGrant", admin.Action)
+			}
+			if a := r.resources.One(t, "aws:kms/alias:Alias"); stacktest.Str(t, a, "name") != "alias/kib-dev-seal" {
+				t.Errorf("alias %v", a.Inputs)
+			}
+			b := r.resources.One(t, "aws:s3/bucketV2:BucketV2")
+			if stacktest.Str(t, b, "bucketPrefix") != "kib-dev-archive-" || b.Inputs["objectLockEnabled"].BoolValue() != true {
+				t.Errorf("bucket %v", b.Inputs)
+			}
+			lock := stacktest.Plain(r.resources.One(t, "aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2"))
+			if fmt.Sprint(lock["rule"]) != fmt.Sprintf("map[defaultRetention:map[days:%v mode:%s]]", tt.days, tt.mode) {
+				t.Errorf("object lock %v", lock)
+			}
+			if v := stacktest.Plain(r.resources.One(t, "aws:s3/bucketVersioningV2:BucketVersioningV2")); fmt.Sprint(v["versioningConfiguration"]) != "map[status:Enabled]" {
+				t.Errorf("versioning %v", v)
+			}
+			if sse := stacktest.Plain(r.resources.One(t, "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2")); !strings.Contains(fmt.Sprint(sse), "sseAlgorithm:AES256") {
+				t.Errorf("encryption %v", sse)
+			}
+			pab := r.resources.One(t, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
+			for _, k := range []string{"blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"} {
+				if !pab.Inputs[resource.PropertyKey(k)].BoolValue() {
+					t.Errorf("public access block %s not set", k)
+				}
+			}
+			for _, typ := range []string{"aws:s3/bucketV2:BucketV2", "aws:s3/bucketVersioningV2:BucketVersioningV2",
+				"aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2", "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
+				"aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "aws:s3/bucketPolicy:BucketPolicy"} {
+				if !r.resources.One(t, typ).RetainOnDelete {
+					t.Errorf("%s is not retained on delete", typ)
+				}
+			}
+			bucket := r.outputs["archiveBucket"].(string)
+			p := stacktest.Doc(t, r.resources.One(t, "aws:s3/bucketPolicy:BucketPolicy"), "policy")
+			router := "arn:aws:iam::123456789012:role/kib-dev-router-eu-west-1"
+			if s := stacktest.Statement(t, p, "OnlyTheRouterArchives"); s.Effect != "Deny" || fmt.Sprint(s.Condition) != "map[ArnNotEquals:map[aws:PrincipalArn:"+router+"]]" ||
+				!slices.Equal(s.Resource, []string{"arn:aws:s3:::" + bucket + "/*"}) {
+				t.Errorf("OnlyTheRouterArchives = %+v", s)
+			}
+			if s := stacktest.Statement(t, p, "NobodyUnlocks"); s.Effect != "Deny" || s.Condition != nil || !slices.Contains(s.Action, "s3:BypassGovernanceRetention") {
+				t.Errorf("NobodyUnlocks = %+v", s)
+			}
+			if arn, _ := r.outputs["sealKeyArn"].(string); !strings.HasPrefix(arn, "arn:aws:kms:eu-west-1:123456789012:key/") {
+				t.Errorf("sealKeyArn = %v", r.outputs["sealKeyArn"])
+			}
+		})
+	}
+}
+
+func wildcard(a string) bool { return strings.Contains(a, "*") }
+
+// TestTheArchiveBucketPrefix: S3 takes a lowercase name, and the provider a prefix of at most 37 characters: the
+// prefix of any name prefix the configuration takes fits, cut without a trailing hyphen.
+func TestTheArchiveBucketPrefix(t *testing.T) {
+	for np, want := range map[string]string{
+		"kib-dev":                                 "kib-dev-archive-",
+		"Kib-Prod":                                "kib-prod-archive-",
+		strings.Repeat("a", 40):                   strings.Repeat("a", 28) + "-archive-",
+		strings.Repeat("a", 27) + "-" + "bcdefgh": strings.Repeat("a", 27) + "-archive-",
+	} {
+		got := bus.ArchiveBucketPrefix(np)
+		if got != want || len(got) > 37 || !contract.BucketName(got+"20261127123456789000000001") {
+			t.Errorf("%s: %s (%d), want %s, a prefix of a name S3 takes", np, got, len(got), want)
+		}
+	}
+}
+
+// TestTheArchiveConfiguration: archive.mode and archive.retentionDays are checked before anything is declared.
+func TestTheArchiveConfiguration(t *testing.T) {
+	for archive, want := range map[string]string{
+		`{"mode":"legal-hold"}`:   "archive.mode",
+		`{"retentionDays":0}`:     "archive.retentionDays",
+		`{"retentionDays":36501}`: "archive.retentionDays",
+		`{"retain":1}`:            `unknown key "retain"`,
+	} {
+		kv := devConfig(t)
+		kv["archive"] = archive
+		if _, err := run(t, "dev", kv); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want it to name %s", archive, err, want)
+		}
+	}
+}
