@@ -101,9 +101,9 @@ func wildcard(a string) bool { return strings.Contains(a, "*") }
 // prefix of any name prefix the configuration takes fits, cut without a trailing hyphen.
 func TestTheArchiveBucketPrefix(t *testing.T) {
 	for np, want := range map[string]string{
-		"kib-dev":                                 "kib-dev-archive-",
-		"Kib-Prod":                                "kib-prod-archive-",
-		strings.Repeat("a", 40):                   strings.Repeat("a", 28) + "-archive-",
+		"kib-dev":               "kib-dev-archive-",
+		"Kib-Prod":              "kib-prod-archive-",
+		strings.Repeat("a", 40): strings.Repeat("a", 28) + "-archive-",
 		strings.Repeat("a", 27) + "-" + "bcdefgh": strings.Repeat("a", 27) + "-archive-",
 	} {
 		got := bus.ArchiveBucketPrefix(np)

@@ -380,9 +380,9 @@ var (
 	DefaultCentralQueue = CentralQueue{MessageRetentionSeconds: 3600, MaxReceiveCount: 10, EventMaxAgeSeconds: 300, HubDelivery: contract.HubDeliveryExecutionRole}
 	DefaultAlarms       = Alarms{OldestMessageAgeSeconds: 60}
 	// A year: the records outlive the quarantine's 14 days by far, for an audit of the last year.
-	DefaultArchive = Archive{Mode: ArchiveGovernance, RetentionDays: 365}
-	DefaultHeartbeat    = Heartbeat{Enabled: true, Rate: "5m"}
-	DefaultSystemNodes  = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
+	DefaultArchive     = Archive{Mode: ArchiveGovernance, RetentionDays: 365}
+	DefaultHeartbeat   = Heartbeat{Enabled: true, Rate: "5m"}
+	DefaultSystemNodes = SystemNodes{InstanceType: "m7g.large", Min: 2, Max: 3, Desired: 2}
 )
 
 // Defaults of a cluster entry's Karpenter release.

@@ -45,7 +45,7 @@ type Args struct {
 	ArchiveMode          string
 	ArchiveRetentionDays int
 	Env                  awsenv.Env
-	Tags              pulumi.StringMap
+	Tags                 pulumi.StringMap
 }
 
 // Bus is the shared plumbing.

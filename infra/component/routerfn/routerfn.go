@@ -59,7 +59,7 @@ type Args struct {
 	ArchiveBucket    pulumi.StringInput
 	ArchiveBucketARN pulumi.StringInput
 	Env              awsenv.Env
-	Tags               pulumi.StringMap
+	Tags             pulumi.StringMap
 }
 
 // Router is the deployed function.
