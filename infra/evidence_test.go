@@ -85,8 +85,9 @@ func TestTheEvidence(t *testing.T) {
 				!slices.Equal(s.Resource, []string{"arn:aws:s3:::" + bucket + "/*"}) {
 				t.Errorf("OnlyTheRouterArchives = %+v", s)
 			}
-			if s := stacktest.Statement(t, p, "NobodyUnlocks"); s.Effect != "Deny" || s.Condition != nil || !slices.Contains(s.Action, "s3:BypassGovernanceRetention") {
-				t.Errorf("NobodyUnlocks = %+v", s)
+			if s := stacktest.Statement(t, p, "NobodyDeletes"); s.Effect != "Deny" || s.Condition != nil || !slices.Contains(s.Action, "s3:BypassGovernanceRetention") ||
+				!slices.Contains(s.Action, "s3:DeleteObject") || !slices.Contains(s.Action, "s3:DeleteObjectVersion") {
+				t.Errorf("NobodyDeletes = %+v", s)
 			}
 			if arn, _ := r.outputs["sealKeyArn"].(string); !strings.HasPrefix(arn, "arn:aws:kms:eu-west-1:123456789012:key/") {
 				t.Errorf("sealKeyArn = %v", r.outputs["sealKeyArn"])

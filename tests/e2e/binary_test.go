@@ -35,12 +35,14 @@ func routerBinary(t *testing.T, clusters ...string) (*bus, stderr) {
 // routerBinaryWith is routerBinary on a bus of opts (its Handler is the binary's).
 func routerBinaryWith(t *testing.T, opts harness.Options) (*bus, stderr) {
 	t.Helper()
+	k := sealWith(t, &opts)
 	hb, err := harness.NewWithBinary(context.Background(), opts, buildRouter(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(hb.Close)
-	return &bus{Bus: hb, t: t}, stderr{hb}
+	k.SetRoleNames(hb.IAM.Name)
+	return &bus{Bus: hb, t: t, kms: k}, stderr{hb}
 }
 
 // stderr is what the router binary wrote to its stderr.

@@ -11,12 +11,15 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/kmsemu"
 )
 
 // bus wraps harness.Bus with test failures instead of errors.
 type bus struct {
 	*harness.Bus
-	t *testing.T
+	t   *testing.T
+	kms *kmsemu.Server // the router's seal key's
 }
 
 func newBus(t *testing.T, clusters ...string) *bus {
@@ -25,15 +28,36 @@ func newBus(t *testing.T, clusters ...string) *bus {
 	return newBusWith(t, harness.Options{Clusters: clusters, RetryDelay: time.Second})
 }
 
-// newBusWith starts a bus of opts, its router built in this process.
+// newBusWith starts a bus of opts, its router built in this process, sealing with a key of the KMS emulator.
 func newBusWith(t *testing.T, opts harness.Options) *bus {
 	t.Helper()
+	k := sealWith(t, &opts)
 	b, err := harness.New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	return &bus{Bus: b, t: t}
+	k.SetRoleNames(b.IAM.Name)
+	return &bus{Bus: b, t: t, kms: k}
+}
+
+// sealWith starts local-kms (tests/kmsemu) with a seal key as the stack declares it, whose policy lets only the
+// router's role sign, unless opts has a seal already, and sets it in opts.
+func sealWith(t *testing.T, opts *harness.Options) *kmsemu.Server {
+	t.Helper()
+	k, err := kmsemu.Start(sqsemu.Account, sqsemu.Region)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	if opts.Seal == nil {
+		arn, err := k.CreateSealKey(context.Background(), harness.RouterRoleARN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Seal = &harness.Seal{URL: k.URL, KeyARN: arn}
+	}
+	return k
 }
 
 func (b *bus) publish(bodies ...string) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/requeue"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
@@ -44,7 +46,8 @@ func (b *bus) quarantined(t *testing.T) map[string]kept {
 // outputs are the stack outputs the requeue command reads.
 func (b *bus) outputs() requeue.Outputs {
 	return requeue.Outputs{Region: sqsemu.Region, CentralQueueURL: b.Central, DeadLetterQueueURL: b.DLQ, QuarantineQueueURL: b.Quarantine,
-		RedriveRoleARN: "arn:aws:iam::" + sqsemu.Account + ":role/" + harness.RedriveRoleName}
+		RedriveRoleARN: "arn:aws:iam::" + sqsemu.Account + ":role/" + harness.RedriveRoleName, ArchiveBucket: harness.ArchiveBucket,
+		SealKeyARN: b.Settings.SealKey}
 }
 
 var requeueBuild struct {
@@ -80,12 +83,12 @@ func (b *bus) tryRequeueAs(t *testing.T, roleName string, args ...string) (strin
 	o := b.outputs()
 	outputs, _ := json.Marshal(map[string]string{
 		"region": o.Region, "centralQueueUrl": o.CentralQueueURL, "deadLetterQueueUrl": o.DeadLetterQueueURL, "quarantineQueueUrl": o.QuarantineQueueURL,
-		"redriveRoleArn": o.RedriveRoleARN,
+		"redriveRoleArn": o.RedriveRoleARN, "archiveBucket": o.ArchiveBucket, "sealKeyArn": o.SealKeyARN,
 	})
 	cmd := exec.Command(requeueBuild.bin, args...)
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "stub-session"),
 		"AWS_SECRET_ACCESS_KEY=stub", "AWS_SESSION_TOKEN=stub", "AWS_ENDPOINT_URL_SQS="+b.SQS.URL, "AWS_ENDPOINT_URL_STS="+b.STS.URL,
-		"AWS_REGION="+sqsemu.Region,
+		"AWS_ENDPOINT_URL_S3="+b.S3.URL, "AWS_ENDPOINT_URL_KMS="+b.kms.URL, "AWS_REGION="+sqsemu.Region,
 		// The SDK's default retries, as an operator has them (the harness turns them off for the router): goaws may
 		// close a kept-alive connection under a long poll.
 		"AWS_MAX_ATTEMPTS=3")
@@ -183,10 +186,12 @@ func TestNothingRefusedIsLost(t *testing.T) {
 }
 
 // TestAGenuineEventSentBackIsDelivered: A's event reaches the DLQ under A's forwarder, whose role is then deleted
-// and created again (a new unique ID) before the router ever learned the old one. Sent back by the requeue command,
-// it carries its first sender, A's former forwarder, which IAM no longer knows and which sent it before the new one
-// was created: the router cannot attribute it, keeps it, and delivers it once the operator vouches for the event by
-// name, logging who did. An event of A's standing forwarder sent back from the DLQ is delivered with no vouch.
+// and created again (a new unique ID) before the router ever learned the old one. make requeue FROM=dlq SEND=1 asks
+// the router to take the DLQ in: it seals both messages into the quarantine as dead_lettered, each with the sender the
+// DLQ holds, and the DLQ is empty. Sent back from there, the event of A's standing forwarder is delivered with no vouch;
+// the other carries its first sender, A's former forwarder, which IAM no longer knows and which sent it before the new
+// one was created: the router cannot attribute it, keeps it (sealed again, as unattributable), and delivers it once the
+// operator vouches for the event by name, logging who did.
 func TestAGenuineEventSentBackIsDelivered(t *testing.T) {
 	b := sendersBus(t, "", map[string]string{})
 	sendTo(t, b.As(memberA, harness.ForwarderRoleName), b.DLQ, spotAs(memberA, aInstance, "dlq-old")) // its receives exhausted: SQS moved it, first sender and all
@@ -202,8 +207,24 @@ func TestAGenuineEventSentBackIsDelivered(t *testing.T) {
 		t.Fatalf("beta received %d, want A's event", len(got))
 	}
 
-	out := b.requeueAs(t, harness.RedriveRoleName, "-from", "dlq", "-send")
-	if !strings.Contains(out, "2 read from the dlq, 2 selected, sent back to the central queue: 2") || !strings.Contains(out, "dlq-old") {
+	out := b.requeueAs(t, harness.RedriveRoleName, "-from", "dlq")
+	if !strings.Contains(out, "2 read from the dlq, 2 selected, listed") || !strings.Contains(out, "dlq-old") {
+		t.Errorf("requeue listing the DLQ said:\n%s", out)
+	}
+	out = b.requeueAs(t, harness.RedriveRoleName, "-from", "dlq", "-send")
+	if !strings.Contains(out, "asked the router to seal the dead-letter queue's about 2 messages into the quarantine") {
+		t.Errorf("requeue said:\n%s", out)
+	}
+	b.drain()
+	kept := b.quarantined(t)
+	if kept["dlq-old"].reason != string(contract.ReasonDeadLettered) || kept["dlq-current"].reason != string(contract.ReasonDeadLettered) {
+		t.Fatalf("the quarantine holds %+v, want both dead_lettered", kept)
+	}
+	if got := b.Metric(contract.MetricDeadLettered, "", ""); got != 2 {
+		t.Errorf("DeadLettered = %v, want 2", got)
+	}
+	out = b.requeueAs(t, harness.RedriveRoleName, "-reason", "dead_lettered", "-send")
+	if !strings.Contains(out, "2 read from the quarantine, 2 selected, sent back to the central queue: 2") {
 		t.Errorf("requeue said:\n%s", out)
 	}
 	b.drain()
@@ -238,4 +259,22 @@ func TestAGenuineEventSentBackIsDelivered(t *testing.T) {
 	if got := b.Metric(contract.MetricForgedSender, "", ""); got != 0 {
 		t.Errorf("ForgedSender = %v: a genuine event was taken for a proven forgery", got)
 	}
+}
+
+// sealedBack are the attributes make requeue sends body back with when the router kept it for reason, first sent by
+// first at firstSent, first refused as message msgID: sealed as the router seals, with the bus's key, as a session of
+// the router's role (the one principal the key lets sign).
+func (b *bus) sealedBack(t *testing.T, body string, reason contract.Reason, first string, firstSent time.Time, msgID string) map[string]string {
+	t.Helper()
+	var ev struct{ Account string }
+	_ = json.Unmarshal([]byte(body), &ev)
+	rec := sealing.Record{BodySHA256: sealing.BodyDigest(body), Account: ev.Account, Reason: string(reason), FirstSender: first,
+		FirstSent: strconv.FormatInt(firstSent.UnixMilli(), 10), MessageID: msgID}
+	router := b.kms.Client(caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, harness.RouterRoleName), "router"))
+	seal, err := sealing.New(router, b.Settings.SealKey).Seal(context.Background(), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{contract.AttrRequeuedFrom: contract.RequeuedFromQuarantine, contract.AttrFirstSender: first,
+		contract.AttrFirstSent: rec.FirstSent, contract.AttrReason: string(reason), contract.AttrMessageID: msgID, contract.AttrSeal: seal}
 }

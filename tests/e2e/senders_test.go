@@ -49,8 +49,8 @@ const hubInstance, aInstance, bInstance = "i-0a1b2c3d4e5f61001", "i-0a1b2c3d4e5f
 // counted as forged_sender, and kept in the quarantine, while every genuine event of the same run is delivered: each
 // account's own (the hub's rules' as the hub's forwarder), a redriven message that kept its original sender, and A's
 // events after its forwarder role is created anew (a new unique ID), learned without losing one. What the redrive
-// role sends without saying who first sent it speaks for no account: kept as unattributable, never delivered on the
-// redrive role's word.
+// role sends that the router did not seal speaks for no account: kept as unsealed, never delivered on the redrive
+// role's word.
 func TestOneAccountCannotSpeakForAnother(t *testing.T) {
 	for _, org := range []string{"", "o-a1b2c3d4e5"} {
 		t.Run(map[string]string{"": "members", "o-a1b2c3d4e5": "organization"}[org], func(t *testing.T) {
@@ -119,9 +119,12 @@ func TestOneAccountCannotSpeakForAnother(t *testing.T) {
 				t.Errorf("the quarantine holds %+v, want both forgeries with their reason, the account claimed and A's forwarder", kept)
 			}
 			for _, id := range []string{"redrive-stamped", "redrive-hub"} {
-				if k := kept[id]; k.reason != string(contract.ReasonUnattributable) || !strings.Contains(k.err, "without its first sender") {
-					t.Errorf("%s, sent by the redrive role saying no first sender, kept as %+v; want unattributable", id, k)
+				if k := kept[id]; k.reason != string(contract.ReasonUnsealed) || !strings.Contains(k.err, "carries no seal") {
+					t.Errorf("%s, sent by the redrive role with nothing the router sealed, kept as %+v; want unsealed", id, k)
 				}
+			}
+			if got := b.Metric(contract.MetricUnsealed, "", ""); got != 2 {
+				t.Errorf("Unsealed = %v, want the redrive role's 2", got)
 			}
 			// Each role learned once: A's and B's forwarders as their readers, the hub's and the redrive role as the router.
 			for _, r := range []struct{ account, name string }{

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -282,10 +281,8 @@ func TestWiring(t *testing.T) {
 			control: map[string]string{contract.EnvRedriveRoleName: "some-other-role"},
 			run: func(t *testing.T, b *bus) string {
 				b.EC2.PutIn(ec2stub.Account, wired4, owned("alpha"))
-				first := map[string]string{
-					contract.AttrFirstSender: b.IAM.ID(sqsemu.Account, harness.ForwarderRoleName) + ":events",
-					contract.AttrFirstSent:   strconv.FormatInt(time.Now().UnixMilli(), 10),
-				}
+				first := b.sealedBack(t, spotEvent(wired4), contract.ReasonUnknownAccount, b.IAM.ID(sqsemu.Account, harness.ForwarderRoleName)+":events",
+					time.Now(), "first-id")
 				if err := b.PublishWith(context.Background(), b.As(sqsemu.Account, harness.RedriveRoleName), first, spotEvent(wired4)); err != nil {
 					t.Fatal(err)
 				}

@@ -55,11 +55,13 @@ func SealKeyPolicy(env awsenv.Env, routerRoleARN string) policy.Document {
 
 // ArchivePolicy is the archive bucket's policy: only the router writes records (aws:PrincipalArn), never over one (a
 // PutObject without If-None-Match is denied: the s3:if-none-match condition key, "Enforce conditional writes on Amazon
-// S3 buckets", https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html); nobody bypasses
-// governance retention nor shortens a record's (s3:BypassGovernanceRetention, s3:PutObjectRetention,
-// s3:PutObjectLegalHold), so a locked version is deleted by nobody while the policy stands: in governance mode an
-// administrator must first change the policy (s3:PutBucketPolicy, which CloudTrail records), in compliance mode not
-// even then; and nothing but TLS.
+// S3 buckets", https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html); nobody deletes a
+// record, hides it behind a delete marker, bypasses governance retention or shortens a record's, nor sets a lifecycle
+// rule that would expire what the lock lets go; and nothing but TLS. While the policy stands nobody erases a record,
+// in either mode; in governance mode an administrator allowed s3:PutBucketPolicy can first change the policy (which
+// CloudTrail records) and then delete a locked version with s3:BypassGovernanceRetention, to empty a test stack's
+// archive; in compliance mode not even then, until the retention ends ("Object Lock", retention modes,
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html).
 func ArchivePolicy(bucketARN, routerRoleARN string) policy.Document {
 	objects := bucketARN + "/*"
 	return policy.New(
@@ -67,8 +69,10 @@ func ArchivePolicy(bucketARN, routerRoleARN string) policy.Document {
 			Condition: map[string]map[string]any{"ArnNotEquals": {"aws:PrincipalArn": routerRoleARN}}},
 		policy.Statement{Sid: "NothingIsWrittenOver", Effect: "Deny", Principal: "*", Action: []string{"s3:PutObject"}, Resource: []string{objects},
 			Condition: map[string]map[string]any{"Null": {"s3:if-none-match": "true"}}},
-		policy.Statement{Sid: "NobodyUnlocks", Effect: "Deny", Principal: "*",
-			Action: []string{"s3:BypassGovernanceRetention", "s3:PutObjectRetention", "s3:PutObjectLegalHold"}, Resource: []string{objects}},
+		policy.Statement{Sid: "NobodyDeletes", Effect: "Deny", Principal: "*", Resource: []string{objects}, Action: []string{
+			"s3:DeleteObject", "s3:DeleteObjectVersion", "s3:BypassGovernanceRetention", "s3:PutObjectRetention", "s3:PutObjectLegalHold",
+		}},
+		policy.Statement{Sid: "NothingExpires", Effect: "Deny", Principal: "*", Action: []string{"s3:PutLifecycleConfiguration"}, Resource: []string{bucketARN}},
 		policy.Statement{Sid: "DenyInsecureTransport", Effect: "Deny", Principal: "*", Action: []string{"s3:*"}, Resource: []string{bucketARN, objects},
 			Condition: map[string]map[string]any{"Bool": {"aws:SecureTransport": "false"}}},
 	)

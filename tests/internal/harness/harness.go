@@ -29,6 +29,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/iamstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/s3stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/stsstub"
 )
@@ -41,6 +42,10 @@ const (
 	CentralQueue    = NamePrefix + "-central"
 	DeadLetterQueue = NamePrefix + "-dlq"
 	QuarantineQueue = NamePrefix + "-quarantine"
+	// ArchiveBucket is the bus's archive, as S3 completes the stack's prefix (bus.ArchiveBucketPrefix).
+	ArchiveBucket = NamePrefix + "-archive-20261127000000000000000001"
+	// ArchiveDays is its default retention, governance mode, as the stack's defaults declare it.
+	ArchiveDays = 365
 )
 
 // Options shape a Bus.
@@ -65,7 +70,13 @@ type Options struct {
 	// HubDelivery is how the hub's rules deliver (contract.HubDeliveryQueuePolicy: Publish sends the hub's events as
 	// no role, as EventBridge through the queue's policy); "" as the hub's forwarder.
 	HubDelivery string
+	// Seal, when set, is the KMS the router seals what it keeps with (tests/kmsemu runs one): without it the router
+	// seals nothing, and believes nothing the redrive role sends back.
+	Seal *Seal
 }
+
+// Seal is a KMS endpoint and the seal key there, whose policy lets only the router's role (RouterRoleARN) sign.
+type Seal struct{ URL, KeyARN string }
 
 // Bus is the running path.
 type Bus struct {
@@ -86,6 +97,8 @@ type Bus struct {
 	// IAM holds every account's roles and their unique IDs, and answers the router's GetRole of the redrive role
 	// and, as each member's reader, of that member's forwarder role.
 	IAM *iamstub.Server
+	// S3 holds the archive (ArchiveBucket), with Object Lock and the archive's policy: only the router writes.
+	S3 *s3stub.Server
 
 	members map[string]bool
 	env     map[string]string // router variables beyond those of Settings
@@ -97,8 +110,10 @@ type Bus struct {
 
 // New starts a Bus. It sets the AWS SDK's environment variables of this process, as Lambda would, until Close.
 func New(ctx context.Context, opts Options) (*Bus, error) {
-	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), IAM: iamstub.Start(sqsemu.Account), Out: &SyncBuffer{}, urls: map[string]string{},
+	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), IAM: iamstub.Start(sqsemu.Account), S3: s3stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{},
 		account: map[string]string{}, members: map[string]bool{}, env: opts.Env}
+	router := b.IAM.Create(sqsemu.Account, RouterRoleName) // the router runs as a session of it, as a Lambda function runs as its role
+	b.S3.CreateBucket(ArchiveBucket, &s3stub.Retention{Mode: "GOVERNANCE", Days: ArchiveDays}, s3stub.Policy{Writer: router, Conditional: true, NoDeletes: true})
 	b.IAM.Create(sqsemu.Account, RedriveRoleName)
 	b.IAM.Create(sqsemu.Account, ForwarderRoleName) // the hub's rules deliver as it
 	readers := map[string]string{}                  // reader role -> the account allowed to assume it (the bus's)
@@ -118,9 +133,12 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	b.STS.SetRoleNames(b.IAM.Name)
 	sdkEnv := map[string]string{
 		"AWS_ENDPOINT_URL_SQS": b.SQS.URL, "AWS_ENDPOINT_URL_EC2": b.EC2.URL, "AWS_REGION": sqsemu.Region,
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_ACCESS_KEY_ID": caller.SessionKey(sqsemu.Account, router, "router"), "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_PROFILE": "",
-		"AWS_SESSION_TOKEN": "", "AWS_MAX_ATTEMPTS": "1", "AWS_ENDPOINT_URL_IAM": b.IAM.URL,
+		"AWS_SESSION_TOKEN": "stub", "AWS_MAX_ATTEMPTS": "1", "AWS_ENDPOINT_URL_IAM": b.IAM.URL, "AWS_ENDPOINT_URL_S3": b.S3.URL,
+	}
+	if opts.Seal != nil {
+		sdkEnv["AWS_ENDPOINT_URL_KMS"] = opts.Seal.URL
 	}
 	if opts.SDKRetries {
 		delete(sdkEnv, "AWS_MAX_ATTEMPTS")
@@ -148,6 +166,10 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		ClusterQueuePrefix: Prefix, BusName: NamePrefix, BusQueues: []string{CentralQueue, DeadLetterQueue, QuarantineQueue}, CentralQueueURL: b.Central,
 		RetryDelay: opts.RetryDelay, Account: sqsemu.Account, MemberReaderRoles: roles, RedriveRoleName: RedriveRoleName,
 		ForwarderRoleName: ForwarderRoleName, Partition: "aws", QuarantineQueueURL: b.Quarantine, HubDelivery: opts.HubDelivery,
+		ArchiveBucket: ArchiveBucket, DeadLetterQueueURL: b.DLQ,
+	}
+	if opts.Seal != nil {
+		b.Settings.SealKey = opts.Seal.KeyARN
 	}
 	if opts.Organization != "" {
 		b.Settings.MemberReaderRoles = nil
@@ -202,6 +224,7 @@ func (b *Bus) Close() {
 	}
 	b.EC2.Close()
 	b.IAM.Close()
+	b.S3.Close()
 	if b.STS != nil {
 		b.STS.Close()
 	}
@@ -218,6 +241,9 @@ const ReaderRoleName = NamePrefix + "-reader-" + sqsemu.Region
 const (
 	ForwarderRoleName = NamePrefix + "-forward-" + sqsemu.Region
 	RedriveRoleName   = NamePrefix + "-redrive-" + sqsemu.Region
+	// RouterRoleName is the router's role: the one principal the seal key lets sign and the archive lets write.
+	RouterRoleName = NamePrefix + "-router-" + sqsemu.Region
+	RouterRoleARN  = "arn:aws:iam::" + sqsemu.Account + ":role/" + RouterRoleName
 )
 
 // ReaderRole is the reader role of member account m.
