@@ -113,6 +113,8 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, trustRows(t, dev)...)
 	rows = append(rows, redriveRows(t, dev)...)
 	rows = append(rows, quarantineRows(t, dev)...)
+	rows = append(rows, evidenceRows(t, dev)...)
+	rows = append(rows, evidenceRows(t, solo)...)
 	policy := load(t, "policy", account, "eu-west-1", render(t, "policy", policyStack, account))
 	rows = append(rows, busRows(t, policy, dev)...)
 	rows = append(rows, routerRows(t, policy, dev)...)
@@ -212,7 +214,10 @@ func routerRows(t *testing.T, s, other *Stack) []row {
 		send(s.Name+": router -> its own central queue", router, s.Central(), s.Account, explicitlyDenied),
 		send(s.Name+": router -> its own DLQ", router, s.DLQ(), s.Account, explicitlyDenied),
 		send(s.Name+": router -> an unrelated queue", router, unrelated, s.Account, denied),
-		on(s.Name+": router reads the DLQ", router, "sqs:ReceiveMessage", s.DLQ(), s.Account, denied),
+		// It takes the DLQ into the quarantine when the redrive role asks: receives and deletes there, never sends.
+		on(s.Name+": router receives from the DLQ", router, "sqs:ReceiveMessage", s.DLQ(), s.Account, allowed),
+		on(s.Name+": router deletes from the DLQ", router, "sqs:DeleteMessage", s.DLQ(), s.Account, allowed),
+		on(s.Name+": router purges the DLQ", router, "sqs:PurgeQueue", s.DLQ(), s.Account, denied),
 		row{name: s.Name + ": router describes instances in its region", who: router, action: "ec2:DescribeInstances", resource: "*", want: allowed},
 		row{name: s.Name + ": router describes instances elsewhere", who: router.with("aws:RequestedRegion", "ap-south-1"), action: "ec2:DescribeInstances", resource: "*", want: denied},
 		// The sender check learns the IDs of its account's forwarder and redrive role (docs/security.md, "Who sent each
@@ -374,12 +379,12 @@ func trustRows(t *testing.T, s *Stack) []row {
 	return rows
 }
 
-// redriveRows: sending the DLQ's and the quarantine's messages back takes the redrive role, which only the
-// principals the stack names may assume (by their exact ARN, in any account): not a role of the account allowed
-// sts:AssumeRole on * (PowerUserAccess, most CI roles), not a member's, not another account's, not a role of the
-// named principal's name in another account. It may send to the central queue only, read the DLQ and the
-// quarantine, and not start a message move task (a moved message's sender is undocumented: requeue carries each
-// first sender instead). Its trust is evaluated a second time as it was (the account's root, no condition), which
+// redriveRows: sending the quarantine's messages back takes the redrive role, which only the principals the stack
+// names may assume (by their exact ARN, in any account): not a role of the account allowed sts:AssumeRole on *
+// (PowerUserAccess, most CI roles), not a member's, not another account's, not a role of the named principal's name
+// in another account. It may send to the central queue only (the records back, and the request that the router take
+// the DLQ in), read the quarantine, list the DLQ without deleting from it, and not start a message move task (a moved
+// message's sender is undocumented: requeue carries each sealed first sender instead). Its trust is evaluated a second time as it was (the account's root, no condition), which
 // must let the administrator in: the row can fail.
 func redriveRows(t *testing.T, s *Stack) []row {
 	r := s.Role(t, s.RedriveRole)
@@ -414,9 +419,11 @@ func redriveRows(t *testing.T, s *Stack) []row {
 		send(s.Name+": redrive role -> DLQ", redrive, s.DLQ(), s.Account, explicitlyDenied),
 		on(s.Name+": redrive role starts a message move task on the DLQ", redrive, "sqs:StartMessageMoveTask", s.DLQ(), s.Account, denied),
 	}
-	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
+	// The DLQ: listed; taken in by the router, on the redrive role's request, so the redrive role deletes nothing there.
+	for _, action := range []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
 		rows = append(rows, on(s.Name+": redrive role "+action+" DLQ", redrive, action, s.DLQ(), s.Account, allowed))
 	}
+	rows = append(rows, on(s.Name+": redrive role deletes from the DLQ", redrive, "sqs:DeleteMessage", s.DLQ(), s.Account, denied))
 	// The quarantine: read, and sent back (the requeue command); nothing put there.
 	for _, action := range []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"} {
 		rows = append(rows, on(s.Name+": redrive role "+action+" quarantine", redrive, action, s.Quarantine(), s.Account, allowed))

@@ -96,6 +96,21 @@ type Stack struct {
 	// admits members by it (every principal and resource of the bus is then in it).
 	Baseline string
 	OrgID    string
+	// SealKey is the key the router seals what it keeps with, and Archive the bucket it archives it in.
+	SealKey *Key
+	Archive *Bucket
+}
+
+// Key is a KMS key: its ARN and its key policy.
+type Key struct {
+	ARN    string
+	Policy Policy
+}
+
+// Bucket is an S3 bucket: its name, its ARN and its policy.
+type Bucket struct {
+	Name, ARN string
+	Policy    Policy
 }
 
 // Role is one IAM role.
@@ -190,6 +205,11 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 				t.Fatal(err)
 			}
 			s.queue(u.Path[strings.LastIndex(u.Path, "/")+1:]).Policy = doc(r, "policy")
+		case "aws:kms/key:Key":
+			s.SealKey = &Key{Policy: doc(r, "policy")}
+		case "aws:s3/bucketPolicy:BucketPolicy":
+			n := r.Inputs["bucket"].(string)
+			s.Archive = &Bucket{Name: n, ARN: "arn:" + partition + ":s3:::" + n, Policy: doc(r, "policy")}
 		case "aws:cloudformation/stackSet:StackSet":
 			hub.Baseline = r.Inputs["templateBody"].(string)
 		case "aws:cloudwatch/eventRule:EventRule":
@@ -204,6 +224,16 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 		}
 	}
 	s := hub
+	// The key's ARN is AWS's to choose: the router's policy names it.
+	if s.SealKey != nil {
+		for _, p := range s.Roles[s.RouterRole].Policies {
+			for _, st := range statements(p) {
+				if st["Sid"] == "SealWhatItKeeps" {
+					s.SealKey.ARN = fmt.Sprint(st["Resource"].([]any)[0])
+				}
+			}
+		}
+	}
 	// A stack with no redrive.principals has no redrive role; one whose rules deliver through the queue's policy no
 	// forwarder of the hub: the rows that need them ask for them.
 	if s.RouterRole == "" || len(s.RuleARNs) == 0 || s.Quarantine() == nil {
