@@ -228,7 +228,7 @@ func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pul
 	if err != nil {
 		return nil, err
 	}
-	id, outs := p.World.Mocks().Outputs(string(urn.Type()), urn.Name(), true, inputs, p.callerAccount())
+	id, outs := p.World.Mocks().Outputs(string(urn.Type()), urn.Name(), true, named(string(urn.Type()), inputs), p.callerAccount())
 	if req.GetPreview() {
 		for k, v := range outs {
 			if _, ok := inputs[k]; !ok {
@@ -291,6 +291,16 @@ func uniqueKey(typ, account, region string, in resource.PropertyMap) (key, refus
 		// https://docs.aws.amazon.com/eks/latest/APIReference/API_CreatePodIdentityAssociation.html).
 		return "eks pod identity " + account + " " + region + " " + str("clusterName") + " " + str("namespace") + "/" + str("serviceAccount"),
 			"ResourceInUseException: Association already exists for the service account " + str("namespace") + "/" + str("serviceAccount") + "."
+	case "aws:s3/bucketV2:BucketV2":
+		// Global to all of S3, for a name the stack gives (General purpose bucket naming rules,
+		// https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html); one of a prefix is unique (named).
+		if str("bucket") != "" {
+			return "s3 bucket " + str("bucket"), "BucketAlreadyExists: The requested bucket name is not available"
+		}
+	case "aws:kms/alias:Alias":
+		// Per account and region (CreateAlias, AlreadyExistsException,
+		// https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateAlias.html).
+		return "kms alias " + account + " " + region + " " + str("name"), "AlreadyExistsException: An alias with the name " + str("name") + " already exists"
 	case "kubernetes:helm.sh/v3:Release":
 		// Per namespace of a cluster (the account here is the cluster's context): Helm refuses an install whose
 		// release name is in use ("cannot re-use a name that is still in use").
@@ -302,6 +312,22 @@ func uniqueKey(typ, account, region string, in resource.PropertyMap) (key, refus
 	// a second rule of one name overwrites the first, as here. Other names are the stack's own (autonamed, or
 	// unique by their parent: a role's inline policy, a rule's target).
 	return "", ""
+}
+
+// named is inputs as AWS names the resource: a bucket of a bucketPrefix takes a unique suffix of 26 digits, as the
+// provider asks S3 for ("bucket_prefix": a unique name beginning with the prefix), so that a stack deployed again
+// after its retained bucket makes a new one beside it, as in AWS.
+func named(typ string, inputs resource.PropertyMap) resource.PropertyMap {
+	prefix, ok := inputs["bucketPrefix"]
+	if typ != "aws:s3/bucketV2:BucketV2" || !ok || !prefix.IsString() {
+		return inputs
+	}
+	if b, ok := inputs["bucket"]; ok && b.IsString() && b.StringValue() != "" {
+		return inputs
+	}
+	out := inputs.Copy()
+	out["bucket"] = resource.NewStringProperty(fmt.Sprintf("%s%026d", prefix.StringValue(), time.Now().UnixNano()))
+	return out
 }
 
 // queueNameHold is how long SQS holds a deleted queue's name: "You must wait 60 seconds after deleting a queue
