@@ -13,8 +13,10 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 )
 
-// probesAtOnce bounds the clusters probed at once: a fleet's token commands are processes of the AWS CLI.
-const probesAtOnce = 16
+// probesAtOnce bounds the clusters probed at once: a fleet's token commands are processes of the AWS CLI. With
+// reach.DefaultTimeouts, 32 clusters that never answer take one round of the API server's 5 s, and the run's probes
+// stop at 30 s whatever their number.
+const probesAtOnce = 32
 
 // warnUnreachable warns, in every preview and update, of each cluster whose Karpenter the stack installs on an
 // existing EKS cluster and whose Kubernetes API the machine running pulumi cannot reach, with why (reach): the
@@ -50,7 +52,7 @@ func Unreachable(ctx context.Context, cfg config.Config, region string, found pr
 		targets = append(targets, reach.Target{Cluster: cl.Name, Region: region, RoleARN: role, Endpoint: c.Endpoint, CAData: c.CertificateAuthority})
 		at = append(at, i)
 	}
-	why := reach.All(ctx, probe, targets, probesAtOnce)
+	why := reach.All(ctx, probe, targets, probesAtOnce, reach.DefaultTimeouts.All)
 	var out []Out
 	for _, j := range slicesSorted(why) {
 		i, cl := at[j], cfg.Clusters[at[j]]

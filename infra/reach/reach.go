@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -50,36 +51,56 @@ type Probe func(ctx context.Context, t Target) error
 // Always is a Probe for where nothing is reached (the offline render, the tests under mocks): every cluster can.
 func Always(context.Context, Target) error { return nil }
 
-// Timeouts bound each step: a token command that hangs (an SSO login waiting for a browser), an endpoint that
-// drops packets (a private endpoint seen from outside its VPC).
-const (
-	TokenTimeout   = 30 * time.Second
-	ConnectTimeout = 5 * time.Second
-)
+// Timeouts bound a probe's steps, and all of a run's probes together: a token command that hangs (an SSO login
+// waiting for a browser) or that leaves a child holding its output open (a credential helper), an endpoint that drops
+// packets (a private endpoint seen from outside its VPC) or that accepts and never answers.
+type Timeouts struct {
+	// Token bounds the token command, from its start to its output read; WaitDelay is how long its output is waited
+	// for once it exited or was killed (exec.Cmd.WaitDelay): a child left holding it open is not waited for.
+	Token, WaitDelay time.Duration
+	// Connect bounds the API server's /version together: the connection, TLS, and the answer's headers.
+	Connect time.Duration
+	// All bounds every probe of a run (a preview, or each of an update's two runs of the program): a probe still
+	// under way when it ends, or not begun, is said not to have answered.
+	All time.Duration
+}
+
+// DefaultTimeouts are the bounds docs/deploying.md gives ("Clusters out of reach"): a probe takes at most 10 s for
+// the token command (and 1 s more for its output) and 5 s for the API server, and all of a run's take at most 30 s,
+// however many clusters are out of reach.
+var DefaultTimeouts = Timeouts{Token: 10 * time.Second, WaitDelay: time.Second, Connect: 5 * time.Second, All: 30 * time.Second}
 
 // Kubernetes is the Probe of a machine: the token command run as exec.CommandContext runs it (command), then
-// GET /version.
-func Kubernetes(command func(ctx context.Context, name string, args ...string) *exec.Cmd) Probe {
+// GET /version, each bounded by timeouts.
+func Kubernetes(command func(ctx context.Context, name string, args ...string) *exec.Cmd, timeouts Timeouts) Probe {
 	return func(ctx context.Context, t Target) error {
-		token, err := runToken(ctx, command, t)
+		token, err := runToken(ctx, command, t, timeouts)
 		if err != nil {
 			return err
 		}
-		return version(ctx, t, token)
+		return version(ctx, t, token, timeouts.Connect)
 	}
 }
 
-// Default is Kubernetes of this machine.
-var Default = Kubernetes(exec.CommandContext)
+// Default is Kubernetes of this machine, with DefaultTimeouts.
+var Default = Kubernetes(exec.CommandContext, DefaultTimeouts)
 
-func runToken(ctx context.Context, command func(ctx context.Context, name string, args ...string) *exec.Cmd, t Target) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, TokenTimeout)
+func runToken(ctx context.Context, command func(ctx context.Context, name string, args ...string) *exec.Cmd, t Target, timeouts Timeouts) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeouts.Token)
 	defer cancel()
 	argv := t.TokenCommand()
 	cmd := command(ctx, argv[0], argv[1:]...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	// Without it Wait waits for the output's end, which a child of the command holding it open never gives.
+	cmd.WaitDelay = timeouts.WaitDelay
+	err := cmd.Run()
+	switch {
+	case errors.Is(err, exec.ErrWaitDelay):
+		// It exited, successfully, leaving its output open: what it printed before is what it said.
+	case err != nil && ctx.Err() != nil:
+		return "", fmt.Errorf("its token command (%s) did not finish within %s: %w", strings.Join(argv, " "), timeouts.Token, ctx.Err())
+	case err != nil:
 		why := firstLine(stderr.String())
 		if why == "" {
 			why = err.Error()
@@ -98,16 +119,21 @@ func runToken(ctx context.Context, command func(ctx context.Context, name string
 	return cred.Status.Token, nil
 }
 
-func version(ctx context.Context, t Target, token string) error {
+func version(ctx context.Context, t Target, token string, timeout time.Duration) error {
 	pool := x509.NewCertPool()
 	if ca, err := base64.StdEncoding.DecodeString(t.CAData); err != nil || !pool.AppendCertsFromPEM(ca) {
 		return fmt.Errorf("its certificate authority, as EKS gives it, is no PEM certificate")
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	client := &http.Client{
-		Timeout: 2 * ConnectTimeout,
+		Timeout: timeout,
+		// An API server does not redirect: a 3xx is some other server's answer, said as such.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
-			TLSHandshakeTimeout: ConnectTimeout, ResponseHeaderTimeout: ConnectTimeout,
+			DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
+			TLSHandshakeTimeout: timeout, ResponseHeaderTimeout: timeout, DisableKeepAlives: true,
 		},
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(t.Endpoint, "/")+"/version", nil)
@@ -120,6 +146,10 @@ func version(ctx context.Context, t Target, token string) error {
 		var uerr interface{ Unwrap() error }
 		if errors.As(err, &uerr) {
 			err = uerr.Unwrap()
+		}
+		var nerr net.Error
+		if ctx.Err() != nil || errors.As(err, &nerr) && nerr.Timeout() {
+			return fmt.Errorf("its API server %s did not answer from here within %s: %w", t.Endpoint, timeout, err)
 		}
 		return fmt.Errorf("its API server %s cannot be reached from here: %w", t.Endpoint, err)
 	}
@@ -141,24 +171,52 @@ func firstLine(s string) string {
 	return s
 }
 
-// All probes every target at once (at most limit at a time) and returns why each one that cannot be reached cannot,
-// by its index.
-func All(ctx context.Context, probe Probe, targets []Target, limit int) map[int]error {
-	out := map[int]error{}
+// All probes every target (at most limit at a time), all of them within budget, and returns why each one that cannot
+// be reached cannot, by its index: a probe that had not answered when the budget ended, or had not begun, is said so,
+// and is not waited for (a probe that ignores its context holds up nothing).
+func All(ctx context.Context, probe Probe, targets []Target, limit int, budget time.Duration) map[int]error {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	var mu sync.Mutex
-	sem := make(chan struct{}, max(limit, 1))
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := probe(ctx, t); err != nil {
-				mu.Lock()
-				out[i] = err
-				mu.Unlock()
+	errs, answered := make([]error, len(targets)), make([]bool, len(targets))
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		sem := make(chan struct{}, max(limit, 1))
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for i, t := range targets {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
 			}
-		})
+			wg.Go(func() {
+				defer func() { <-sem }()
+				err := probe(ctx, t)
+				mu.Lock()
+				defer mu.Unlock()
+				errs[i], answered[i] = err, true
+			})
+		}
+	}()
+	select {
+	case <-finished:
+	case <-ctx.Done():
 	}
-	wg.Wait()
+	late := fmt.Errorf("it did not answer within the %s all probes of a run may take (docs/deploying.md, \"Clusters out of reach\")", budget)
+	mu.Lock()
+	defer mu.Unlock()
+	out := map[int]error{}
+	for i := range targets {
+		switch err := errs[i]; {
+		case !answered[i]:
+			out[i] = late
+		case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+			out[i] = fmt.Errorf("%w: %w", late, err)
+		case err != nil:
+			out[i] = err
+		}
+	}
 	return out
 }

@@ -9,11 +9,16 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,7 +104,7 @@ func TestProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Kubernetes(token(tt.tok))(context.Background(), tt.t)
+			err := Kubernetes(token(tt.tok), DefaultTimeouts)(context.Background(), tt.t)
 			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 				t.Errorf("probe: %v, want %q", err, tt.want)
 			}
@@ -115,11 +120,154 @@ func TestAll(t *testing.T) {
 		}
 		return nil
 	}
-	got := All(context.Background(), probe, []Target{{Cluster: "up-0"}, {Cluster: "down-1"}, {Cluster: "up-2"}, {Cluster: "down-3"}}, 2)
+	got := All(context.Background(), probe, []Target{{Cluster: "up-0"}, {Cluster: "down-1"}, {Cluster: "up-2"}, {Cluster: "down-3"}}, 2, time.Minute)
 	if len(got) != 2 || got[1] == nil || got[3] == nil {
 		t.Errorf("unreachable %v, want 1 and 3", got)
 	}
 	if Always(context.Background(), Target{}) != nil {
 		t.Error("Always reaches nothing")
+	}
+}
+
+// quick are bounds short enough for a test: what is judged is that a probe ends, and says why, not how fast.
+var quick = Timeouts{Token: 2 * time.Second, WaitDelay: 200 * time.Millisecond, Connect: 300 * time.Millisecond, All: 3 * time.Second}
+
+// silent is an endpoint that accepts connections and never answers: no TLS handshake, no HTTP.
+func silent(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never read
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "https://" + l.Addr().String()
+}
+
+// fullBacklog is an endpoint whose listen backlog is full and which never accepts: the kernel leaves further SYNs
+// unanswered, as a firewall dropping packets does, so a connection is never made (loopback's black hole).
+func fullBacklog(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	// Fill the backlog: the connections the kernel completes and queues for an accept that never comes.
+	for i := 0; i < 8; i++ {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			break // full: the next SYN is dropped
+		}
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return "https://" + addr
+}
+
+// script is a token command that runs sh -c body, whatever the arguments.
+func script(body string) func(ctx context.Context, name string, args ...string) *exec.Cmd {
+	return func(ctx context.Context, _ string, _ ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, "sh", "-c", body)
+	}
+}
+
+const credential = `echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"tok-1"}}'`
+
+// TestAProbeEnds: every way a cluster can fail to answer ends the probe with why: an API server that accepts and never
+// answers, one whose listen backlog is full (its SYNs unanswered), a token command that hangs, one that exits leaving
+// a child holding its output open (its token still read), one that exits 0 with no token, and an API server that
+// answers anything but 2xx (a redirect, a 404, a 429, a 500) or refuses the token.
+func TestAProbeEnds(t *testing.T) {
+	endpoint, ca := apiServer(t, "tok-1")
+	tests := []struct {
+		name     string
+		command  func(ctx context.Context, name string, args ...string) *exec.Cmd
+		endpoint string
+		want     string
+	}{
+		{"silent API server", script(credential), silent(t), "did not answer from here within 300ms"},
+		{"full backlog", script(credential), fullBacklog(t), "did not answer from here within 300ms"},
+		{"token command hangs", script("sleep 30"), endpoint, "did not finish within 2s"},
+		{"token command leaves a child", script(credential + "; sleep 30 &"), endpoint, ""},
+		{"token command gives no token", script(`echo '{"status":{}}'`), endpoint, "printed no ExecCredential with a token"},
+		{"token command gives no JSON", script(`echo token`), endpoint, "printed no ExecCredential with a token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Kubernetes(tt.command, quick)(context.Background(), Target{Cluster: "c", Region: "eu-west-1", Endpoint: tt.endpoint, CAData: ca})
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Errorf("probe: %v, want %q", err, tt.want)
+			}
+		})
+	}
+	for _, code := range []int{http.StatusFound, http.StatusNotFound, http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusForbidden} {
+		srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) }))
+		t.Cleanup(srv.Close)
+		ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+		err := Kubernetes(script(credential), quick)(context.Background(), Target{Cluster: "c", Endpoint: srv.URL, CAData: ca})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprint(code)) {
+			t.Errorf("HTTP %d: %v, want the cluster out of reach, naming the status", code, err)
+		}
+	}
+}
+
+// TestAllStopsAtItsBudget: a run's probes end with the budget, however many are out of reach and whatever a probe
+// does with its context: those that had not answered, begun or not, are said late; those that answered keep their
+// answer.
+func TestAllStopsAtItsBudget(t *testing.T) {
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	probe := func(ctx context.Context, t Target) error {
+		switch t.Cluster {
+		case "up":
+			return nil
+		case "refused":
+			return errors.New("connection refused")
+		case "deaf": // ignores its context
+			<-hang
+			return nil
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	targets := []Target{{Cluster: "up"}, {Cluster: "refused"}, {Cluster: "deaf"}, {Cluster: "waits"}, {Cluster: "waits"}, {Cluster: "waits"}}
+	got := All(context.Background(), probe, targets, 3, 300*time.Millisecond)
+	if got[0] != nil || got[1] == nil || strings.Contains(got[1].Error(), "did not answer") {
+		t.Errorf("answered before the budget: %v, %v", got[0], got[1])
+	}
+	for i := 2; i < len(targets); i++ {
+		if got[i] == nil || !strings.Contains(got[i].Error(), "did not answer within the 300ms all probes of a run may take") {
+			t.Errorf("target %d (%s): %v, want it late", i, targets[i].Cluster, got[i])
+		}
 	}
 }

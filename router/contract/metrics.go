@@ -150,10 +150,14 @@ func quarantineList() string {
 	return strings.Join(s, ", ")
 }
 
+// reasonList are the values of the Reason dimension of Dropped: every Reason but dead_lettered, which names no message
+// of a batch dropped (DeadLettered counts those).
 func reasonList() string {
-	s := make([]string, len(Reasons))
-	for i, r := range Reasons {
-		s[i] = string(r)
+	var s []string
+	for _, r := range Reasons {
+		if r != ReasonDeadLettered {
+			s = append(s, string(r))
+		}
 	}
 	return strings.Join(s, ", ")
 }
