@@ -86,6 +86,14 @@ func checkConcurrency(ctx *pulumi.Context, cfg config.Config, env awsenv.Env,
 	if err != nil {
 		return fmt.Errorf("reading the AWS provider's identity from the stack's configuration: %w", err)
 	}
+	if len(id.Unfollowed) > 0 {
+		// Read as another identity, or through another way in, it would judge another account, or fail naming no key.
+		_ = ctx.Log.Warn(fmt.Sprintf("router.reservedConcurrency: what account %s can reserve for the router's function is not checked before "+
+			"anything is declared: the stack's AWS provider is configured with %s, which the check does not follow (docs/deploying.md, "+
+			"\"Permissions\"). Should the account not have %d concurrent executions to reserve, the function's creation fails instead",
+			env.Account, strings.Join(id.Unfollowed, ", "), cfg.Router.Reserved()), nil)
+		return nil
+	}
 	a, err := read(ctx.Context(), env.Region, id, fn)
 	if err != nil {
 		return fmt.Errorf("router.reservedConcurrency: reading what account %s can reserve for the router's function failed: %w. Fix: "+

@@ -245,3 +245,14 @@ func TestConcurrencyIsReadInTheStacksAccount(t *testing.T) {
 		}
 	}
 }
+
+// TestTheConcurrencyCheckStepsAsideFromWhatItCannotFollow: with a key of the AWS provider the check does not follow
+// (a proxy, the metadata service's endpoint, FIPS endpoints), it does not read Lambda as some other identity and refuse
+// the deploy as "another account": it steps aside (and warns, naming the key).
+func TestTheConcurrencyCheckStepsAsideFromWhatItCannotFollow(t *testing.T) {
+	elsewhere := mocks.DefaultLambda
+	elsewhere.Caller = "999999999999"
+	if _, err := runWith(t, &mocks.Mocks{Lambda: &elsewhere}, render.AnyCommand, "dev", map[string]string{"aws:httpsProxy": "http://proxy.corp:3128"}); err != nil {
+		t.Errorf("with aws:httpsProxy: %v, want the check stepped aside", err)
+	}
+}

@@ -16,10 +16,12 @@
 package concurrency
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -83,16 +85,47 @@ func Read(ctx context.Context, client Lambda, function string) (Account, error) 
 	return a, nil
 }
 
-// Identity is how the stack's AWS provider authenticates: the keys of its configuration that choose the identity
-// (aws:profile, aws:accessKey, aws:secretKey, aws:token, aws:sharedConfigFiles, aws:sharedCredentialsFiles,
-// aws:assumeRole), over the AWS SDK's default chain, as the provider takes them ("AWS Provider configuration",
-// https://www.pulumi.com/registry/packages/aws/installation-configuration/).
+// Identity is how the stack's AWS provider authenticates and where it reaches AWS: the keys of its configuration
+// that choose the identity (aws:profile, aws:accessKey, aws:secretKey, aws:token, aws:sharedConfigFiles,
+// aws:sharedCredentialsFiles, aws:assumeRoleWithWebIdentity, aws:assumeRole) and the endpoints it calls
+// (aws:endpoints' sts and lambda, aws:stsRegion, aws:customCaBundle), over the AWS SDK's default chain, as the
+// provider takes them ("AWS Provider configuration", https://www.pulumi.com/registry/packages/aws/installation-configuration/;
+// the provider's configuration keys, pulumi-aws sdk/go/aws/config): base credentials from the keys, else the
+// profile and files, else the web identity, else the environment's chain; then the role of aws:assumeRole, assumed
+// with them.
 type Identity struct {
 	Profile                                   string
 	AccessKey, SecretKey, Token               string
 	SharedConfigFiles, SharedCredentialsFiles []string
+	WebIdentity                               *WebIdentity
 	AssumeRole                                *AssumeRole
+	// Endpoints are the provider's custom endpoints the check calls, by service (sts, lambda).
+	Endpoints map[string]string
+	// STSRegion is the region STS is called in (aws:stsRegion), "" the stack's.
+	STSRegion string
+	// CustomCABundle is a PEM file of certificate authorities the provider trusts besides the system's.
+	CustomCABundle string
+	// Unfollowed are the keys set that change who the provider is or where it reaches AWS and that the check does not
+	// follow: with any, it steps aside (FromEnvironment's caller warns) rather than read as another identity.
+	Unfollowed []string
 }
+
+// WebIdentity is the provider's aws:assumeRoleWithWebIdentity: a role assumed with an OIDC token (a CI runner's),
+// given or read from a file.
+type WebIdentity struct {
+	RoleARN              string   `json:"roleArn"`
+	SessionName          string   `json:"sessionName"`
+	WebIdentityToken     string   `json:"webIdentityToken"`
+	WebIdentityTokenFile string   `json:"webIdentityTokenFile"`
+	Policy               string   `json:"policy"`
+	PolicyARNs           []string `json:"policyArns"`
+	Duration             string   `json:"duration"`
+}
+
+// unfollowed are the provider's keys, string or true, that the check does not follow: where instance credentials
+// come from (the metadata service's endpoint), a proxy, TLS checks turned off, FIPS or dual-stack endpoints.
+var unfollowed = []string{"ec2MetadataServiceEndpoint", "ec2MetadataServiceEndpointMode", "httpProxy", "httpsProxy", "noProxy",
+	"insecure", "useFipsEndpoint", "useDualstackEndpoint"}
 
 // AssumeRole is the provider's aws:assumeRole: the role it assumes before any call.
 type AssumeRole struct {
@@ -126,6 +159,33 @@ func IdentityOf(get func(key string) (string, bool)) (Identity, error) {
 			return Identity{}, fmt.Errorf("aws:assumeRole: %w", err)
 		}
 	}
+	if text := v("assumeRoleWithWebIdentity"); text != "" {
+		id.WebIdentity = &WebIdentity{}
+		if err := json.Unmarshal([]byte(text), id.WebIdentity); err != nil {
+			return Identity{}, fmt.Errorf("aws:assumeRoleWithWebIdentity: %w", err)
+		}
+	}
+	if text := v("endpoints"); text != "" {
+		// A list of objects, each naming services' URLs ("endpoints": [{"sts": "...", "lambda": "..."}]).
+		var list []map[string]string
+		if err := json.Unmarshal([]byte(text), &list); err != nil {
+			return Identity{}, fmt.Errorf("aws:endpoints: %w", err)
+		}
+		id.Endpoints = map[string]string{}
+		for _, m := range list {
+			for svc, u := range m {
+				if u != "" {
+					id.Endpoints[svc] = u
+				}
+			}
+		}
+	}
+	id.STSRegion, id.CustomCABundle = v("stsRegion"), v("customCaBundle")
+	for _, k := range unfollowed {
+		if s := v(k); s != "" && s != "false" {
+			id.Unfollowed = append(id.Unfollowed, "aws:"+k)
+		}
+	}
 	return id, nil
 }
 
@@ -138,6 +198,9 @@ func (id Identity) String() string {
 	if id.AccessKey != "" {
 		parts = append(parts, "aws:accessKey")
 	}
+	if id.WebIdentity != nil {
+		parts = append(parts, "aws:assumeRoleWithWebIdentity "+id.WebIdentity.RoleARN)
+	}
 	if id.AssumeRole != nil {
 		parts = append(parts, "aws:assumeRole "+id.AssumeRole.RoleARN)
 	}
@@ -147,8 +210,26 @@ func (id Identity) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// STSOptions point STS at the provider's STS region and endpoint.
+func (id Identity) STSOptions(o *sts.Options) {
+	if id.STSRegion != "" {
+		o.Region = id.STSRegion
+	}
+	if u := id.Endpoints["sts"]; u != "" {
+		o.BaseEndpoint = aws.String(u)
+	}
+}
+
+// LambdaOptions point Lambda at the provider's endpoint for it.
+func (id Identity) LambdaOptions(o *lambda.Options) {
+	if u := id.Endpoints["lambda"]; u != "" {
+		o.BaseEndpoint = aws.String(u)
+	}
+}
+
 // Config loads the AWS SDK's configuration in region as id: the default chain (AWS_ENDPOINT_URL_LAMBDA and
-// AWS_ENDPOINT_URL_STS included), with id's profile, files and keys over it, and id's role assumed last.
+// AWS_ENDPOINT_URL_STS included), with id's profile, files, keys or web identity over it, its certificate
+// authorities trusted, and id's role assumed last, STS called where id says.
 func (id Identity) Config(ctx context.Context, region string) (aws.Config, error) {
 	opts := []func(*awsconfig.LoadOptions) error{awsconfig.WithRegion(region)}
 	if id.Profile != "" {
@@ -163,18 +244,42 @@ func (id Identity) Config(ctx context.Context, region string) (aws.Config, error
 	if id.AccessKey != "" {
 		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(id.AccessKey, id.SecretKey, id.Token)))
 	}
+	if id.CustomCABundle != "" {
+		bundle, err := os.ReadFile(id.CustomCABundle)
+		if err != nil {
+			return aws.Config{}, fmt.Errorf("aws:customCaBundle: %w", err)
+		}
+		opts = append(opts, awsconfig.WithCustomCABundle(bytes.NewReader(bundle)))
+	}
 	cfg, err := awsconfig.LoadDefaultConfig(ctx, append(opts, awsconfig.WithAPIOptions(sdkbody.APIOptions))...)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	if r := id.AssumeRole; r != nil && r.RoleARN != "" {
-		var duration time.Duration
-		if r.Duration != "" {
-			if duration, err = time.ParseDuration(r.Duration); err != nil {
-				return aws.Config{}, fmt.Errorf("aws:assumeRole.duration: %w", err)
-			}
+	if w := id.WebIdentity; w != nil && w.RoleARN != "" {
+		var token stscreds.IdentityTokenRetriever = stscreds.IdentityTokenFile(w.WebIdentityTokenFile)
+		if w.WebIdentityToken != "" {
+			token = staticToken(w.WebIdentityToken)
 		}
-		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), r.RoleARN, func(o *stscreds.AssumeRoleOptions) {
+		duration, err := parseDuration("aws:assumeRoleWithWebIdentity.duration", w.Duration)
+		if err != nil {
+			return aws.Config{}, err
+		}
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewWebIdentityRoleProvider(sts.NewFromConfig(cfg, id.STSOptions), w.RoleARN, token,
+			func(o *stscreds.WebIdentityRoleOptions) {
+				o.RoleSessionName = w.SessionName
+				o.Policy = nonEmpty(w.Policy)
+				o.Duration = duration
+				for _, arn := range w.PolicyARNs {
+					o.PolicyARNs = append(o.PolicyARNs, ststypes.PolicyDescriptorType{Arn: aws.String(arn)})
+				}
+			}))
+	}
+	if r := id.AssumeRole; r != nil && r.RoleARN != "" {
+		duration, err := parseDuration("aws:assumeRole.duration", r.Duration)
+		if err != nil {
+			return aws.Config{}, err
+		}
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg, id.STSOptions), r.RoleARN, func(o *stscreds.AssumeRoleOptions) {
 			o.RoleSessionName = r.SessionName
 			o.ExternalID = nonEmpty(r.ExternalID)
 			o.SourceIdentity = nonEmpty(r.SourceIdentity)
@@ -190,6 +295,22 @@ func (id Identity) Config(ctx context.Context, region string) (aws.Config, error
 		}))
 	}
 	return cfg, nil
+}
+
+// staticToken is a web identity token given in the configuration.
+type staticToken string
+
+func (t staticToken) GetIdentityToken() ([]byte, error) { return []byte(t), nil }
+
+func parseDuration(key, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return d, nil
 }
 
 func nonEmpty(s string) *string {
@@ -215,7 +336,7 @@ func FromEnvironment(ctx context.Context, region string, id Identity, function s
 	if err != nil {
 		return Account{}, err
 	}
-	return ReadAs(ctx, sts.NewFromConfig(cfg), lambda.NewFromConfig(cfg), function)
+	return ReadAs(ctx, sts.NewFromConfig(cfg, id.STSOptions), lambda.NewFromConfig(cfg, id.LambdaOptions), function)
 }
 
 // ReadAs reads the account's concurrency with client, and who caller is.

@@ -2,9 +2,11 @@ package concurrency
 
 import (
 	"context"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,13 +103,28 @@ func TestProblem(t *testing.T) {
 type identityStubs struct {
 	url                 string
 	externalID, session string
+	// webToken is the last AssumeRoleWithWebIdentity's token; tokens the session tokens requests were signed with;
+	// stsRegions the regions STS requests were signed for.
+	webToken   string
+	tokens     []string
+	stsRegions []string
+	srv        *httptest.Server
 }
 
 func newIdentityStubs(t *testing.T) *identityStubs {
 	t.Helper()
+	return startIdentityStubs(t, false)
+}
+
+// startIdentityStubs is newIdentityStubs, over TLS when tls (its certificate authority: caFile).
+func startIdentityStubs(t *testing.T, tls bool) *identityStubs {
+	t.Helper()
 	s := &identityStubs{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		auth := r.Header.Get("Authorization")
+		if tok := r.Header.Get("X-Amz-Security-Token"); tok != "" {
+			s.tokens = append(s.tokens, tok)
+		}
 		i := strings.Index(auth, "Credential=")
 		key := ""
 		if i >= 0 {
@@ -126,8 +143,19 @@ func newIdentityStubs(t *testing.T) *identityStubs {
 			return
 		}
 		_ = r.ParseForm()
+		if scope := strings.Split(auth, "/"); len(scope) > 3 && scope[3] == "sts" {
+			s.stsRegions = append(s.stsRegions, scope[2])
+		}
 		w.Header().Set("Content-Type", "text/xml")
 		switch r.Form.Get("Action") {
+		case "AssumeRoleWithWebIdentity":
+			// Unsigned: the token is the caller's proof ("AssumeRoleWithWebIdentity").
+			s.webToken, s.session = r.Form.Get("WebIdentityToken"), r.Form.Get("RoleSessionName")
+			roleAccount := strings.Split(r.Form.Get("RoleArn"), ":")[4]
+			_, _ = w.Write([]byte(`<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleWithWebIdentityResult><Credentials>` +
+				`<AccessKeyId>ASIA` + roleAccount + `</AccessKeyId><SecretAccessKey>s</SecretAccessKey><SessionToken>web</SessionToken>` +
+				`<Expiration>2099-01-01T00:00:00Z</Expiration></Credentials><AssumedRoleUser><Arn>` + r.Form.Get("RoleArn") + `/s</Arn>` +
+				`<AssumedRoleId>AROA:s</AssumedRoleId></AssumedRoleUser></AssumeRoleWithWebIdentityResult><ResponseMetadata><RequestId>3</RequestId></ResponseMetadata></AssumeRoleWithWebIdentityResponse>`))
 		case "GetCallerIdentity":
 			_, _ = w.Write([]byte(`<GetCallerIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><GetCallerIdentityResult>` +
 				`<Arn>arn:aws:iam::` + account + `:user/x</Arn><UserId>AIDA` + account + `</UserId><Account>` + account + `</Account>` +
@@ -143,10 +171,134 @@ func newIdentityStubs(t *testing.T) *identityStubs {
 			w.WriteHeader(http.StatusBadRequest)
 			t.Errorf("unexpected request %s %s %v", r.Method, r.URL.Path, r.Form)
 		}
-	}))
-	t.Cleanup(srv.Close)
-	s.url = srv.URL
+	})
+	if tls {
+		s.srv = httptest.NewTLSServer(handler)
+	} else {
+		s.srv = httptest.NewServer(handler)
+	}
+	t.Cleanup(s.srv.Close)
+	s.url = s.srv.URL
 	return s
+}
+
+// caFile writes the stubs' certificate authority (a TLS stub's) as a PEM file, as aws:customCaBundle names one.
+func (s *identityStubs) caFile(t *testing.T) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(f, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// cleanEnvironment leaves the SDK only what the test gives it: no profile, files, metadata service, endpoints.
+func cleanEnvironment(t *testing.T) {
+	t.Helper()
+	for k, v := range map[string]string{"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_PROFILE": "",
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "",
+		"AWS_ENDPOINT_URL_STS": "", "AWS_ENDPOINT_URL_LAMBDA": "", "AWS_ROLE_ARN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CA_BUNDLE": ""} {
+		t.Setenv(k, v)
+	}
+}
+
+// TestEverySignIn: the check reads Lambda as each way pulumi-aws signs in would, and names the account that was, never
+// another: keys with a session token (aws:token signs every request); a web identity (aws:assumeRoleWithWebIdentity,
+// its token given or in a file, CI's way), alone and under aws:assumeRole; the provider's own endpoints
+// (aws:endpoints) with no endpoint in the environment; STS in another region (aws:stsRegion); a private certificate
+// authority (aws:customCaBundle) for an endpoint over TLS. A key it does not follow makes it step aside, naming it.
+func TestEverySignIn(t *testing.T) {
+	cleanEnvironment(t)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("oidc-from-file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := newIdentityStubs(t)
+	secure := startIdentityStubs(t, true)
+	endpoints := func(s *identityStubs) string { return `[{"sts":"` + s.url + `","lambda":"` + s.url + `"}]` }
+	tests := []struct {
+		name    string
+		stubs   *identityStubs
+		config  map[string]string
+		account string
+		check   func(t *testing.T, s *identityStubs)
+	}{
+		{"keys with a session token", plain, map[string]string{"aws:accessKey": "AKIA111111111111", "aws:secretKey": "s", "aws:token": "session-1",
+			"aws:endpoints": endpoints(plain)}, "111111111111", func(t *testing.T, s *identityStubs) {
+			if len(s.tokens) == 0 || s.tokens[len(s.tokens)-1] != "session-1" {
+				t.Errorf("requests signed with session tokens %v, want aws:token's", s.tokens)
+			}
+		}},
+		{"a web identity, its token given", plain, map[string]string{"aws:endpoints": endpoints(plain),
+			"aws:assumeRoleWithWebIdentity": `{"roleArn":"arn:aws:iam::222222222222:role/ci","sessionName":"gh","webIdentityToken":"oidc-1"}`}, "222222222222",
+			func(t *testing.T, s *identityStubs) {
+				if s.webToken != "oidc-1" || s.session != "gh" {
+					t.Errorf("AssumeRoleWithWebIdentity got token %q, session %q", s.webToken, s.session)
+				}
+			}},
+		{"a web identity, its token in a file", plain, map[string]string{"aws:endpoints": endpoints(plain),
+			"aws:assumeRoleWithWebIdentity": `{"roleArn":"arn:aws:iam::222222222222:role/ci","webIdentityTokenFile":"` + tokenFile + `"}`}, "222222222222",
+			func(t *testing.T, s *identityStubs) {
+				if s.webToken != "oidc-from-file" {
+					t.Errorf("AssumeRoleWithWebIdentity got token %q, want the file's", s.webToken)
+				}
+			}},
+		{"a web identity, then a role", plain, map[string]string{"aws:endpoints": endpoints(plain),
+			"aws:assumeRoleWithWebIdentity": `{"roleArn":"arn:aws:iam::222222222222:role/ci","webIdentityToken":"oidc-2"}`,
+			"aws:assumeRole":                `{"roleArn":"arn:aws:iam::333333333333:role/deploy","sessionName":"pulumi"}`}, "333333333333", nil},
+		{"STS in another region", plain, map[string]string{"aws:accessKey": "AKIA111111111111", "aws:secretKey": "s", "aws:endpoints": endpoints(plain),
+			"aws:stsRegion": "us-gov-west-1"}, "111111111111", func(t *testing.T, s *identityStubs) {
+			if len(s.stsRegions) == 0 || s.stsRegions[len(s.stsRegions)-1] != "us-gov-west-1" {
+				t.Errorf("STS signed for %v, want aws:stsRegion's", s.stsRegions)
+			}
+		}},
+		{"a private certificate authority", secure, map[string]string{"aws:accessKey": "AKIA111111111111", "aws:secretKey": "s",
+			"aws:endpoints": endpoints(secure), "aws:customCaBundle": "CA"}, "111111111111", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.config["aws:customCaBundle"] == "CA" {
+				tt.config["aws:customCaBundle"] = tt.stubs.caFile(t)
+			}
+			id, err := IdentityOf(func(k string) (string, bool) { v, ok := tt.config[k]; return v, ok })
+			if err != nil || len(id.Unfollowed) != 0 {
+				t.Fatalf("%+v, %v", id, err)
+			}
+			a, err := FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router")
+			if err != nil || a.Caller != tt.account {
+				t.Fatalf("read %+v, %v; want account %s", a, err, tt.account)
+			}
+			if tt.check != nil {
+				tt.check(t, tt.stubs)
+			}
+		})
+	}
+	// Without its certificate authority, the TLS endpoint is refused: the bundle is what let it in.
+	id, _ := IdentityOf(func(k string) (string, bool) {
+		v, ok := map[string]string{"aws:accessKey": "AKIA111111111111", "aws:secretKey": "s", "aws:endpoints": endpoints(secure)}[k]
+		return v, ok
+	})
+	if _, err := FromEnvironment(context.Background(), "eu-west-1", id, "kib-prod-router"); err == nil {
+		t.Error("a TLS endpoint of a private authority was trusted without aws:customCaBundle")
+	}
+	for _, k := range []string{"httpProxy", "httpsProxy", "noProxy", "insecure", "useFipsEndpoint", "useDualstackEndpoint", "ec2MetadataServiceEndpoint",
+		"ec2MetadataServiceEndpointMode"} {
+		id, err := IdentityOf(func(key string) (string, bool) { return map[string]string{"aws:" + k: "true"}[key], key == "aws:"+k })
+		if err != nil || len(id.Unfollowed) != 1 || id.Unfollowed[0] != "aws:"+k {
+			t.Errorf("aws:%s: unfollowed %v, %v; want it named", k, id.Unfollowed, err)
+		}
+	}
+	if id, _ := IdentityOf(func(key string) (string, bool) { return map[string]string{"aws:insecure": "false"}[key], key == "aws:insecure" }); len(id.Unfollowed) != 0 {
+		t.Errorf("aws:insecure false counted as unfollowed: %v", id.Unfollowed)
+	}
+	for k, text := range map[string]string{"aws:assumeRoleWithWebIdentity": `{"roleArn":1}`, "aws:endpoints": `{"sts":"x"}`} {
+		if _, err := IdentityOf(func(key string) (string, bool) { return map[string]string{k: text}[key], key == k }); err == nil || !strings.Contains(err.Error(), k) {
+			t.Errorf("a malformed %s: %v, want it named", k, err)
+		}
+	}
+	if s := (Identity{WebIdentity: &WebIdentity{RoleARN: "arn:aws:iam::222222222222:role/ci"}}).String(); s != "aws:assumeRoleWithWebIdentity arn:aws:iam::222222222222:role/ci" {
+		t.Errorf("the identity says %q", s)
+	}
 }
 
 // TestReadsAsTheProvidersIdentity: the check reads Lambda as the stack's AWS provider would authenticate, its
