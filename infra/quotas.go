@@ -20,12 +20,30 @@ import (
 // enforces at create time: a list of member accounts (checkMemberQuotas), and the redrive role's trust, which names
 // every principal of redrive.principals.
 func checkHubQuotas(cfg config.Config, env awsenv.Env) error {
-	if n := len(cfg.Redrive.Principals); n > 0 {
-		f := quota.Figure{Quota: quota.IAMTrustPolicy, Value: quota.IAMSize(bus.RedriveTrust(cfg.Redrive.Principals).JSON())}
-		if f.Over() {
-			return &config.Error{Problems: []string{fmt.Sprintf("redrive.principals: %d principals make the redrive role's trust policy %d "+
-				"characters, over IAM's %d (%s): name fewer, such as one role the others may assume", n, f.Value, f.Quota.Limit, f.Quota.Doc)}}
+	var problems []string
+	for i, arn := range cfg.Redrive.Principals {
+		// IAM refuses a principal of another partition only when the role is created or assumed: say so now.
+		if p := strings.SplitN(arn, ":", 3); len(p) == 3 && p[1] != env.Partition {
+			problems = append(problems, fmt.Sprintf("redrive.principals[%d]: %q is of partition %s, and the stack deploys into %s: a role's trust "+
+				"names principals of its own partition only (\"IAM identifiers\", ARNs, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)",
+				i, arn, p[1], env.Partition))
 		}
+	}
+	if n := len(cfg.Redrive.Principals); n > 0 {
+		q := quota.IAMTrustPolicy
+		q.Limit = cfg.Redrive.TrustPolicyLimit
+		f := quota.Figure{Quota: q, Value: quota.IAMSize(bus.RedriveTrust(cfg.Redrive.Principals).JSON())}
+		if f.Over() {
+			raise := fmt.Sprintf("; or, once AWS raised the account's quota \"Role trust policy length\" (at most %d), set redrive.trustPolicyLimit to it", config.MaxTrustPolicyLimit)
+			if q.Limit >= config.MaxTrustPolicyLimit {
+				raise = ""
+			}
+			problems = append(problems, fmt.Sprintf("redrive.principals: %d principals make the redrive role's trust policy %d characters, over the "+
+				"account's %d (redrive.trustPolicyLimit; %s): name fewer, such as one role the others may assume%s", n, f.Value, q.Limit, q.Doc, raise))
+		}
+	}
+	if len(problems) > 0 {
+		return &config.Error{Problems: problems}
 	}
 	return checkMemberQuotas(cfg, env)
 }

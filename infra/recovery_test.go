@@ -207,8 +207,9 @@ func TestRedriveAndDeliveryAreChecked(t *testing.T) {
 }
 
 // TestTheRedriveTrustFitsIAMsQuota: redrive.principals that would make the redrive role's trust policy longer than
-// IAM's 2,048 characters (white space not counted; "IAM and AWS STS quotas") are refused before anything is
-// declared, naming the key; as many as fit are taken.
+// the account's quota (IAM's 2,048 characters by default, white space not counted; up to 4,096 once raised, which
+// redrive.trustPolicyLimit says: "IAM and AWS STS quotas") are refused before anything is declared, naming the key; as
+// many as fit are taken, twice as many with the quota raised to its most.
 func TestTheRedriveTrustFitsIAMsQuota(t *testing.T) {
 	principals := func(n int) []string {
 		var out []string
@@ -217,18 +218,27 @@ func TestTheRedriveTrustFitsIAMsQuota(t *testing.T) {
 		}
 		return out
 	}
-	fits := 0
-	for n := 1; n < 60; n++ {
-		if _, err := run(t, "dev", withRedrive(nil, principals(n)...)); err != nil {
-			if !strings.Contains(err.Error(), "redrive.principals: ") || !strings.Contains(err.Error(), "over IAM's 2048") {
-				t.Fatalf("%d principals: %v, want the trust's size refused naming the key", n, err)
+	fitting := func(limit int) int {
+		fits := 0
+		for n := 1; n < 120; n++ {
+			kv := withRedrive(nil, principals(n)...)
+			if limit != 0 {
+				kv["redrive"] = strings.TrimSuffix(kv["redrive"], "}") + fmt.Sprintf(`,"trustPolicyLimit":%d}`, limit)
 			}
-			break
+			if _, err := run(t, "dev", kv); err != nil {
+				want := fmt.Sprintf("over the account's %d (redrive.trustPolicyLimit", max(limit, 2048))
+				if !strings.Contains(err.Error(), "redrive.principals: ") || !strings.Contains(err.Error(), want) {
+					t.Fatalf("%d principals: %v, want the trust's size refused naming the key and %q", n, err, want)
+				}
+				break
+			}
+			fits = n
 		}
-		fits = n
+		return fits
 	}
-	if fits < 20 || fits >= 59 {
-		t.Errorf("%d principals of about 60 characters fit, want the trust's quota reached at some 25", fits)
+	fits, raised := fitting(0), fitting(4096)
+	if fits < 20 || fits >= 59 || raised < 2*fits || raised > 2*fits+4 {
+		t.Errorf("%d principals of about 60 characters fit, %d with the quota raised to 4,096; want some 25, and twice that", fits, raised)
 	}
 }
 
@@ -254,5 +264,25 @@ func TestTheConcurrencyCheckStepsAsideFromWhatItCannotFollow(t *testing.T) {
 	elsewhere.Caller = "999999999999"
 	if _, err := runWith(t, &mocks.Mocks{Lambda: &elsewhere}, render.AnyCommand, "dev", map[string]string{"aws:httpsProxy": "http://proxy.corp:3128"}); err != nil {
 		t.Errorf("with aws:httpsProxy: %v, want the check stepped aside", err)
+	}
+}
+
+// TestTheRedrivePrincipalsAreOfTheStacksPartition: a principal of another partition, which IAM refuses only when the
+// role is created or assumed, is refused before anything is declared, naming it and both partitions; the limit of
+// the trust policy takes IAM's bounds only.
+func TestTheRedrivePrincipalsAreOfTheStacksPartition(t *testing.T) {
+	kv := withRedrive(nil, "arn:aws:iam::123456789012:role/oncall", "arn:aws-cn:iam::123456789012:role/oncall-cn")
+	_, err := run(t, "dev", kv)
+	if err == nil || !strings.Contains(err.Error(), `redrive.principals[1]: "arn:aws-cn:iam::123456789012:role/oncall-cn" is of partition aws-cn, and the stack deploys into aws`) {
+		t.Errorf("%v, want the principal of another partition named", err)
+	}
+	if _, err := run(t, "dev", map[string]string{"aws:region": "cn-north-1", "redrive": `{"principals":["arn:aws-cn:iam::123456789012:role/oncall-cn"]}`}); err != nil {
+		t.Errorf("a principal of the stack's own partition, aws-cn: %v", err)
+	}
+	for _, limit := range []string{"2047", "4097"} {
+		if _, err := run(t, "dev", map[string]string{"redrive": `{"principals":["arn:aws:iam::123456789012:role/oncall"],"trustPolicyLimit":` + limit + `}`}); err == nil ||
+			!strings.Contains(err.Error(), "redrive.trustPolicyLimit: "+limit+" is not between 2048") {
+			t.Errorf("trustPolicyLimit %s: %v", limit, err)
+		}
 	}
 }

@@ -301,10 +301,20 @@ func (q CentralQueue) ByPolicy() bool { return q.HubDelivery == contract.HubDeli
 
 // Redrive configures the redrive role (key redrive).
 type Redrive struct {
-	// Principals are the IAM roles and users, by ARN, that may assume the redrive role; none: the stack declares no
-	// redrive role, and nobody can read the quarantine or send anything back.
+	// Principals are the IAM roles and users, by ARN, of the stack's partition, that may assume the redrive role; none:
+	// the stack declares no redrive role, and nobody can read the quarantine or send anything back.
 	Principals []string `json:"principals"`
+	// TrustPolicyLimit is the most characters the account lets a role's trust policy have: IAM's default, 2,048, unless
+	// the account's quota "Role trust policy length" was raised (at most to 4,096: "IAM and AWS STS quotas",
+	// https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html), which this key then says.
+	TrustPolicyLimit int `json:"trustPolicyLimit"`
 }
+
+// The bounds of redrive.trustPolicyLimit: IAM's default quota, and the most AWS raises it to.
+const (
+	DefaultTrustPolicyLimit = 2048
+	MaxTrustPolicyLimit     = 4096
+)
 
 // Archive configures the archive of refusals (key archive): an S3 bucket with Object Lock, whose every record keeps
 // the bucket's default retention.
@@ -394,7 +404,7 @@ const (
 // defaults returns a new configuration of stack with every default.
 func defaults(stack, account string) Config {
 	return Config{Stack: stack, Account: account, Router: DefaultRouter, CentralQueue: DefaultCentralQueue, Alarms: DefaultAlarms, Heartbeat: DefaultHeartbeat,
-		ProviderBudgetMB: DefaultProviderBudgetMB, Archive: DefaultArchive}
+		ProviderBudgetMB: DefaultProviderBudgetMB, Archive: DefaultArchive, Redrive: Redrive{TrustPolicyLimit: DefaultTrustPolicyLimit}}
 }
 
 // applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's

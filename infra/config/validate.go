@@ -379,6 +379,10 @@ func validateRedrive(r Redrive, p *problems) {
 			seen[strings.ToLower(arn)] = i
 		}
 	}
+	if r.TrustPolicyLimit < DefaultTrustPolicyLimit || r.TrustPolicyLimit > MaxTrustPolicyLimit {
+		p.addf("redrive.trustPolicyLimit", "%d is not between %d (IAM's default quota of a role's trust policy) and %d (the most AWS raises it to)",
+			r.TrustPolicyLimit, DefaultTrustPolicyLimit, MaxTrustPolicyLimit)
+	}
 }
 
 // validateArchive checks the archive's retention: a mode S3 takes, and a period it takes.

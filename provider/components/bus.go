@@ -155,12 +155,15 @@ func (HubDelivery) Values() []infer.EnumValue[HubDelivery] {
 
 // Redrive configure the redrive role (key redrive).
 type Redrive struct {
-	Principals []string `pulumi:"principals" json:"principals"`
+	Principals       []string `pulumi:"principals" json:"principals"`
+	TrustPolicyLimit *int     `pulumi:"trustPolicyLimit,optional" json:"trustPolicyLimit,omitempty"`
 }
 
 // Annotate documents the arguments.
 func (a *Redrive) Annotate(an infer.Annotator) {
-	an.Describe(&a.Principals, "The IAM roles and users, by exact ARN, that may assume the redrive role (no account root, no wildcard).")
+	an.Describe(&a.Principals, "The IAM roles and users, by exact ARN, of the stack's partition, that may assume the redrive role (no account root, no wildcard).")
+	an.Describe(&a.TrustPolicyLimit, fmt.Sprintf("The most characters the account lets a role's trust policy have (default %d, IAM's; up to %d once AWS raised the account's quota).",
+		config.DefaultTrustPolicyLimit, config.MaxTrustPolicyLimit))
 }
 
 // Archive configure the archive (key archive).

@@ -22,6 +22,9 @@ type inputCase struct {
 	base, with      map[string]any
 	marker          string
 	gone            bool
+	// fails: the input reaches the checks made before anything is declared: with it, the construction fails saying
+	// marker; without it, it succeeds.
+	fails bool
 }
 
 func TestEveryInputReachesTheResources(t *testing.T) {
@@ -65,6 +68,9 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 		{component: "Bus", path: "centralQueue.messageRetentionSeconds", with: cq("messageRetentionSeconds", 1234), marker: `"messageRetentionSeconds":1234`},
 		{component: "Bus", path: "centralQueue.hubDelivery", with: cq("hubDelivery", "queuePolicy"), marker: `TheHubsRules`},
 		{component: "Bus", path: "redrive.principals", with: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/sentinel-oncall"}}), marker: "sentinel-oncall"},
+		{component: "Bus", path: "redrive.trustPolicyLimit", base: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/oncall"}}),
+			with: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/oncall"}, "trustPolicyLimit": 1000}),
+			marker: "redrive.trustPolicyLimit: 1000 is not between", fails: true},
 		{component: "Bus", path: "archive.mode", with: bus("archive", map[string]any{"mode": "compliance"}), marker: `"mode":"COMPLIANCE"`},
 		{component: "Bus", path: "archive.retentionDays", with: bus("archive", map[string]any{"retentionDays": 4321}), marker: `"days":4321`},
 		{component: "Bus", path: "clusterNames", base: bus("dashboard", true), with: map[string]any{"dashboard": true, "clusterNames": []any{"sentinel-cluster"}}, marker: "sentinel-cluster"},
@@ -154,6 +160,13 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 				base = map[string]any{}
 			}
 			name := map[string]string{"Bus": "hub", "ClusterInterruption": "blue"}[tt.component]
+			if tt.fails {
+				declaredText(t, world(), tt.component, name, base)
+				if _, _, err := construct(t, world(), tt.component, name, tt.with); err == nil || !strings.Contains(err.Error(), tt.marker) {
+					t.Errorf("with %s set: %v, want the construction refused saying %q", tt.path, err, tt.marker)
+				}
+				return
+			}
 			without, with := declaredText(t, world(), tt.component, name, base), declaredText(t, world(), tt.component, name, tt.with)
 			if strings.Contains(with, tt.marker) == tt.gone {
 				t.Errorf("with %s set, %q is %s the declared resources", tt.path, tt.marker, map[bool]string{true: "still in", false: "not in"}[tt.gone])
