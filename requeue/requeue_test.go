@@ -603,3 +603,32 @@ func TestReadOutputs(t *testing.T) {
 		})
 	}
 }
+
+// TestSelectingIsNoVouch: selecting messages by SENDER= or EVENT= without VOUCH=1 vouches for nothing: the
+// unattributable ones selected stay, needing a vouch, and what is sent carries none.
+func TestSelectingIsNoVouch(t *testing.T) {
+	for name, opts := range map[string]Options{
+		"by sender": {From: Quarantine, Send: true, Senders: []string{"AROAOLD:s"}},
+		"by event":  {From: Quarantine, Send: true, EventIDs: []string{"old", "joined"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newSQS(quarantine,
+				kept("m1", contract.ReasonUnattributable, "AROAOLD:s", "1700000000001", "old"),
+				kept("m2", contract.ReasonUnknownAccount, "AROAOLD:s", "1700000000002", "joined"),
+			)
+			var w bytes.Buffer
+			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, opts, &w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sentEvents(f); fmt.Sprint(got) != "[AROAOLD:s/joined]" || rep.NeedVouch != 1 {
+				t.Errorf("sent %v, %d needing a vouch; want only the unknown account's, the unattributable one waiting for VOUCH=1", got, rep.NeedVouch)
+			}
+			for _, e := range f.sent {
+				if _, ok := e.MessageAttributes[contract.AttrVouched]; ok {
+					t.Errorf("%s carries a vouch nobody gave", eventOf(aws.ToString(e.MessageBody)))
+				}
+			}
+		})
+	}
+}
