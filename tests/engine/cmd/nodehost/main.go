@@ -209,17 +209,23 @@ func (h *host) Run(ctx context.Context, req *pulumirpc.RunRequest) (*pulumirpc.R
 	cmd := exec.CommandContext(cmdCtx, node, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			return &pulumirpc.RunResponse{Error: "Problem executing program (could not run language executor): " + err.Error()}, nil
-		}
-		if exit.ExitCode() == bail {
-			return &pulumirpc.RunResponse{Bail: true}, nil
-		}
-		return &pulumirpc.RunResponse{Error: fmt.Sprintf("Program exited with non-zero exit code: %d", exit.ExitCode())}, nil
+	return runResponse(cmd.Run()), nil
+}
+
+// runResponse is what Run answers once the program ended with err, as the real host answers: a bail for exit code
+// bail (the program said why), an error naming any other exit code, or why it could not run at all.
+func runResponse(err error) *pulumirpc.RunResponse {
+	if err == nil {
+		return &pulumirpc.RunResponse{}
 	}
-	return &pulumirpc.RunResponse{}, nil
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return &pulumirpc.RunResponse{Error: "Problem executing program (could not run language executor): " + err.Error()}
+	}
+	if exit.ExitCode() == bail {
+		return &pulumirpc.RunResponse{Bail: true}
+	}
+	return &pulumirpc.RunResponse{Error: fmt.Sprintf("Program exited with non-zero exit code: %d", exit.ExitCode())}
 }
 
 // resolve is what require.resolve(mod) finds from dir, with node.
