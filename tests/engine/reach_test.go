@@ -128,7 +128,7 @@ func TestAClusterOutOfReach(t *testing.T) {
 	// The program's reach check runs the same `aws` as the provider's kubeconfig, from the runner's PATH.
 	opts.Probe = reach.Kubernetes(func(ctx context.Context, _ string, args ...string) *exec.Cmd {
 		return exec.CommandContext(ctx, aws, args...)
-	})
+	}, reach.DefaultTimeouts)
 	s := newStackWith(t, e, "reach", opts)
 
 	// release is the stand-ins' record of a cluster's Helm release ("" when there is none).
