@@ -121,7 +121,9 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	}
 	var outputs map[string]pulumi.Input
 	var routerRole pulumi.StringInput
-	var first []pulumi.Resource // what the releases of clusters out of reach wait for, besides the clusters in reach
+	// What the releases of clusters out of reach wait for, besides the clusters in reach: everything else the stack
+	// declares (the accounts' Spot roles, and the hub's whole shared part).
+	first := spot.resources()
 	if cfg.IsShard() {
 		// The hub declares the bus; a shard only joins its clusters to it, and says where they went.
 		shardBeats(cfg, accounts)
@@ -133,7 +135,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 			return nil, err
 		}
 		routerRole = sh.router.RoleARN
-		first = sh.resources()
+		first = append(first, sh.resources()...)
 		outputs = sh.outputs(cfg, env)
 		maps.Copy(outputs, hubOutputs(cfg, env))
 		// verify puts a canary the router held back again once this has passed, and says which hub delivery to switch to.
@@ -293,13 +295,16 @@ type shared struct {
 	bus    *bus.Bus
 	router *routerfn.Router
 	alarms *alarms.Alarms
+	// others are the rest of it: the heartbeat's shared parts, the members' baselines, the dashboard.
+	others []pulumi.Resource
 }
 
-// resources are the shared part's components.
+// resources are the shared part's components and resources: all that a release out of reach waits for, besides the
+// clusters in reach.
 func (sh shared) resources() []pulumi.Resource {
 	var out []pulumi.Resource
 	if sh.bus != nil {
-		out = append(out, sh.bus)
+		out = append(out, sh.bus.WaitFor()...)
 	}
 	if sh.router != nil {
 		out = append(out, sh.router)
@@ -307,7 +312,7 @@ func (sh shared) resources() []pulumi.Resource {
 	if sh.alarms != nil {
 		out = append(out, sh.alarms)
 	}
-	return out
+	return append(out, sh.others...)
 }
 
 // outputs are the shared part's outputs, the program's stack outputs and the component package's Bus's alike.
@@ -419,19 +424,22 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	if err != nil {
 		return shared{}, err
 	}
-	if err := declareMembers(ctx, cfg, env, accounts, b, r, tags, under...); err != nil {
+	others, err := declareMembers(ctx, cfg, env, accounts, b, r, tags, under...)
+	if err != nil {
 		return shared{}, err
 	}
 	if cfg.Dashboard {
-		if _, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
+		d, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
 			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.ConcurrencyLimit(),
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
 			Clusters: rows,
-		}, under...); err != nil {
+		}, under...)
+		if err != nil {
 			return shared{}, err
 		}
+		others = append(others, d)
 	}
-	return shared{bus: b, router: r, alarms: a}, nil
+	return shared{bus: b, router: r, alarms: a, others: others}, nil
 }
 
 // declareClusters declares each cluster's component in its account, and returns the outputs clusterQueueNames
@@ -600,6 +608,15 @@ type spotRoles struct {
 	origins pulumi.StringMap
 }
 
+// resources are the roles, in the accounts' order.
+func (s spotRoles) resources() []pulumi.Resource {
+	var out []pulumi.Resource
+	for _, id := range slices.Sorted(maps.Keys(s.roles)) {
+		out = append(out, s.roles[id])
+	}
+	return out
+}
+
 // ensureSpotRoles declares the EC2 Spot service-linked role in each account where the stack installs Karpenter
 // and the role does not exist, or where the stack created it before (spotrole.Decide).
 func ensureSpotRoles(ctx *pulumi.Context, exists map[string]bool, last map[string]spotrole.Origin, accounts map[string]account) (spotRoles, error) {
@@ -639,12 +656,14 @@ func spotOrigins(output any) map[string]spotrole.Origin {
 // units as a StackSet (member.NewStackSet), which clusters in member accounts then wait for.
 func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, accounts map[string]account, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap,
 	under ...pulumi.ResourceOption,
-) error {
+) ([]pulumi.Resource, error) {
+	var declared []pulumi.Resource
 	if cfg.Heartbeat.Enabled {
 		h, err := heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: hubEnv, Tags: tags}, under...)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		declared = append(declared, h)
 		hub := accounts[hubEnv.Account]
 		hub.beat = &beat{group: h.GroupName, role: h.RoleARN}
 		accounts[hubEnv.Account] = hub
@@ -658,8 +677,9 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 			OrganizationalUnits: cfg.Organization.MemberOUs, Region: hubEnv.Region, CallAs: cfg.Organization.CallAs,
 		}, after...)
 		if err != nil {
-			return err
+			return nil, err
 		}
+		declared = append(declared, set)
 		for _, id := range cfg.MemberAccounts() {
 			acc := accounts[id]
 			if cfg.Heartbeat.Enabled {
@@ -667,23 +687,26 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 			}
 			accounts[id] = acc
 		}
-		return nil
+		return declared, nil
 	}
 	for _, id := range cfg.MemberAccounts() {
 		acc := accounts[id]
-		if _, err := member.New(ctx, "account-"+id+"-bus", baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...); err != nil {
-			return err
+		m, err := member.New(ctx, "account-"+id+"-bus", baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...)
+		if err != nil {
+			return nil, err
 		}
+		declared = append(declared, m)
 		if cfg.Heartbeat.Enabled {
 			h, err := heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, append(slices.Clone(acc.opts), under...)...)
 			if err != nil {
-				return err
+				return nil, err
 			}
+			declared = append(declared, h)
 			acc.beat = &beat{group: h.GroupName, role: h.RoleARN}
 		}
 		accounts[id] = acc
 	}
-	return nil
+	return declared, nil
 }
 
 // baselineArgs are the member baseline's arguments in env, for the bus of cfg whose hub is hubEnv: the

@@ -9,6 +9,8 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 )
@@ -65,5 +67,56 @@ func TestUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(out[1].Warning, "Unable to locate credentials. This preview") {
 		t.Errorf("warning %q: want the reason's own full stop, once", out[1].Warning)
+	}
+}
+
+// TestAReleaseOutOfReachWaitsForEverythingElse: the Karpenter release of a cluster out of reach depends on everything
+// else the update declares (docs/deploying.md, "Clusters out of reach"): the bus, the router, the alarms, the
+// heartbeat, each member's baseline, the dashboard, the Spot service-linked role, and every cluster in reach; a
+// release in reach waits for none of that. So an update that must change it fails on it last.
+func TestAReleaseOutOfReachWaitsForEverythingElse(t *testing.T) {
+	member := "222222222222"
+	kv := map[string]string{
+		"clusters": `[{"name":"alpha"},{"name":"bravo"},{"name":"delta","account":"` + member + `"}]`, "dashboard": "true",
+		"accounts": `{"` + member + `":{"deployRoleArn":"arn:aws:iam::` + member + `:role/deploy"}}`,
+	}
+	probe := func(_ context.Context, tg reach.Target) error {
+		if tg.Cluster == "bravo" {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	r, err := runProbed(t, &mocks.Mocks{Existing: []string{"alpha", "bravo", "delta"}}, render.AnyCommand, probe, "dev", kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := func(c string) mocks.Resource {
+		return r.resources.OfCluster(c).Named(t, "kubernetes:helm.sh/v3:Release", c+"-karpenter")
+	}
+	// The engine expands a dependency on a component into its children: a component is waited for when some
+	// dependency is of its type or one of its children (type chain "component$child") and is named after it.
+	waits := func(rel mocks.Resource, typ, name string) bool {
+		for _, d := range rel.Dependencies {
+			i := strings.LastIndex(d, "::")
+			chain, n := d[:i], d[i+2:]
+			if (strings.HasSuffix(chain, "::"+typ) || strings.Contains(chain, "::"+typ+"$")) && (n == name || strings.HasPrefix(n, name+"-")) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, w := range []struct{ typ, name string }{
+		{"karpenter-interruption-bus:index:Bus", "kib-dev"}, {"karpenter-interruption-bus:index:Router", "kib-dev-router"},
+		{"karpenter-interruption-bus:index:Alarms", "kib-dev-alarms"}, {"karpenter-interruption-bus:index:Heartbeat", "kib-dev-heartbeat"},
+		{"karpenter-interruption-bus:index:MemberAccount", "account-" + member + "-bus"}, {"karpenter-interruption-bus:index:Dashboard", "kib-dev-dashboard"},
+		{"karpenter-interruption-bus:index:SpotServiceLinkedRole", "spot-service-linked-role"},
+		{"karpenter-interruption-bus:index:ClusterInterruption", "alpha"}, {"karpenter-interruption-bus:index:ClusterInterruption", "delta"},
+	} {
+		if !waits(release("bravo"), w.typ, w.name) {
+			t.Errorf("bravo's release (out of reach) does not wait for %s %s: %v", w.typ, w.name, release("bravo").Dependencies)
+		}
+		if w.name != "alpha" && waits(release("alpha"), w.typ, w.name) { // its own component's resources it does wait for
+			t.Errorf("alpha's release (in reach) waits for %s %s", w.typ, w.name)
+		}
 	}
 }
