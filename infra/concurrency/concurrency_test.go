@@ -288,7 +288,9 @@ func TestEverySignIn(t *testing.T) {
 			t.Errorf("aws:%s: unfollowed %v, %v; want it named", k, id.Unfollowed, err)
 		}
 	}
-	if id, _ := IdentityOf(func(key string) (string, bool) { return map[string]string{"aws:insecure": "false"}[key], key == "aws:insecure" }); len(id.Unfollowed) != 0 {
+	if id, _ := IdentityOf(func(key string) (string, bool) {
+		return map[string]string{"aws:insecure": "false"}[key], key == "aws:insecure"
+	}); len(id.Unfollowed) != 0 {
 		t.Errorf("aws:insecure false counted as unfollowed: %v", id.Unfollowed)
 	}
 	for k, text := range map[string]string{"aws:assumeRoleWithWebIdentity": `{"roleArn":1}`, "aws:endpoints": `{"sts":"x"}`} {
