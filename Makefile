@@ -253,10 +253,10 @@ requeue:
 	  $(if $(EVENT),-event $(EVENT)) $(if $(SENDER),-sender $(SENDER)) $(if $(VOUCH),-vouch) $(if $(SEND),-send) $(if $(SINCE),-since $(SINCE))
 
 ## scale: render the sized stacks offline (1 cluster, 300 clusters, 500 member accounts by organization, with
-## and without the StackSet baseline; infra/offline/fleet), three times each: the time per render and the
+## and without the StackSet baseline; offline/fleet), three times each: the time per render and the
 ## resources declared
 scale:
-	$(GO) test -run '^$$' -bench Render -benchmem -benchtime 3x ./infra/offline/fleet/
+	$(GO) test -run '^$$' -bench Render -benchmem -benchtime 3x ./offline/fleet/
 
 ## shards: plan the split of STACK into its hub and shards whose providers take at most LIMIT MB (default: the
 ## stack's `providerBudgetMB`, 14 GB unless it sets it): each shard's stack file, the hub's clusters after, and the pulumi state move

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 )
 

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 )
 
 // TestEveryCentralTargetGroupsBySourceAccount: every rule that delivers into the central queue, the hub's own and

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 )
 
 // globalTypes are the resources whose names IAM keeps unique per account across every region ("IAM

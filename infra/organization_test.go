@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 )
 
 // TestOrganizationHubNamesNoMember: with organization.id, the central queue's policy, the router's policy and its

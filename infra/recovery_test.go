@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 )
 
 // hubOutputsOf are the outputs a shard reads of its hub "prod", whose members get their baseline as baseline says

@@ -15,8 +15,8 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 )
 
 func main() {

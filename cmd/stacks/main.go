@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/stackconfig"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stackconfig"
 )
 
 func main() {

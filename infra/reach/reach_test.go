@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/heldport"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/heldport"
 )
 
 // token is a stand-in for `aws eks get-token`: the shell prints an ExecCredential with tok, or fails as the AWS CLI

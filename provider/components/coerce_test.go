@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 )
 
 // TestNumbersForStrings: Pulumi YAML hands a string configuration value that looks like a number to the provider

@@ -11,13 +11,13 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
 )
 
 // The Construct tests run each component through pulumi-go-provider's in-process server, as the engine would
-// call the provider, its children answered by the program's own mocks (infra/offline/mocks): the provider
+// call the provider, its children answered by the program's own mocks (offline/mocks): the provider
 // lookups (account, region, EKS clusters, the Spot role) and the outputs AWS would give. What the mocks do not
 // do that AWS would: enforce IAM, quotas and name rules at creation, which the program's tests check against
 // AWS's documentation on the same components.

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/shardplan"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )

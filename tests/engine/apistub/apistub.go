@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/heldport"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/heldport"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/authority"
 )
 

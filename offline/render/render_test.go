@@ -12,7 +12,7 @@ import (
 // renderDev renders Pulumi.dev.yaml offline, and writes it as JSON.
 func renderDev(t *testing.T) ([]Resource, *bytes.Buffer) {
 	t.Helper()
-	rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
+	rs, err := Stack(filepath.Join("..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestRenderDevStack(t *testing.T) {
 
 func TestRenderIsDeterministic(t *testing.T) {
 	render := func() string {
-		rs, err := Stack(filepath.Join("..", "..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
+		rs, err := Stack(filepath.Join("..", "..", "Pulumi.dev.yaml"), "dev", Offline(), Target{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,7 +13,7 @@ var update = flag.Bool("update", false, "rewrite testdata/dev.golden.json from t
 // TestRenderIsGolden pins the whole render of Pulumi.dev.yaml: every resource, its parent, account and inputs.
 // A change to what the program declares shows in the golden file's diff, reviewed with the pull request; the
 // component package (provider/) runs the same components, and this is what shows that it did not change the
-// program. Rewrite it with: go test ./infra/offline/render/ -run TestRenderIsGolden -update
+// program. Rewrite it with: go test ./offline/render/ -run TestRenderIsGolden -update
 func TestRenderIsGolden(t *testing.T) {
 	_, buf := renderDev(t)
 	golden := filepath.Join("testdata", "dev.golden.json")

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 )
 
 // BenchmarkRender renders each sized stack offline (the program under the SDK's mocks, as make render does,

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/fleet"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 )
 

@@ -9,7 +9,7 @@ import (
 	"fmt"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/offline/render"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 )
 

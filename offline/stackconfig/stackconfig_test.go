@@ -94,7 +94,7 @@ func TestStacksAndDeployable(t *testing.T) {
 // nor the deployment takes it, while the offline render still does; and the workflows take their matrices from
 // those lists.
 func TestWorkflowsSkipTheExample(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
+	root := filepath.Join("..", "..")
 	stacks, err := Stacks(root, "karpenter-interruption-bus")
 	if err != nil {
 		t.Fatal(err)
