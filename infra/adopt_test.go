@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 )
 
 // retained are the import IDs of what an install cluster named c in us-east-1 of 123456789012 retains on delete, by

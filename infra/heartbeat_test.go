@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -43,7 +43,7 @@ func TestHeartbeatPerCluster(t *testing.T) {
 
 			a := r.resources.Under(c).Named(t, "aws:cloudwatch/metricAlarm:MetricAlarm", c+"-karpenter-not-reading")
 			in := stacktest.Plain(a)
-			if in["name"] != infra.HeartbeatAlarmName("kib-dev", c) || in["name"] != "kib-dev-"+c+"-karpenter-not-reading" ||
+			if in["name"] != layout.HeartbeatAlarmName("kib-dev", c) || in["name"] != "kib-dev-"+c+"-karpenter-not-reading" ||
 				in["treatMissingData"] != "breaching" || in["threshold"] != 1.0 || in["comparisonOperator"] != "GreaterThanOrEqualToThreshold" ||
 				in["evaluationPeriods"] != 4.0 || in["datapointsToAlarm"] != 3.0 ||
 				!slices.Equal(in["alarmActions"].([]any), []any{topic}) || !slices.Equal(in["okActions"].([]any), []any{topic}) {

@@ -5,14 +5,11 @@ package infra
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
@@ -28,9 +25,8 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
@@ -79,39 +75,29 @@ func Program(opts Options) pulumi.RunFunc {
 	}
 }
 
-// Deploy declares the stack and returns its outputs, in four steps: the configuration is read and checked
-// before any resource is declared (check: every mistake at once, the commands the stack needs where it runs, the
-// quotas a list of members would pass, the release changes it cannot make safely against the last update); the
-// preflight lookups check what the clusters need of AWS (preflight.Check), through each account's provider; the
-// shared part is declared (declareShared: bus, router, alarms, members' baselines, dashboard); then each
-// cluster (declareClusters). Only the stack reference to the last update and the member accounts' providers,
-// which declare nothing in AWS, come before the checks end.
+// Deploy declares the stack and returns its outputs, in three steps: the preflight (preflight.Run, the one order
+// of every check the program and the component package run) reads the configuration and checks it, against where
+// the program runs, the last update, AWS and the clusters' Kubernetes APIs, before anything is declared in AWS; the
+// shared part is declared (declareShared: bus, router, alarms, members' baselines, dashboard); then each cluster
+// (declareClusters). Only stack references and the member accounts' providers, which declare nothing in AWS, come
+// before the preflight ends.
 func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) {
 	opts = opts.withDefaults()
-	cfg, env, last, before, err := check(ctx, opts)
+	var accounts map[string]account
+	f, err := preflight.Run(ctx, preflight.Input{
+		Kind: preflight.Program,
+		Load: preflight.StackConfiguration,
+		Accounts: func(cfg config.Config, env awsenv.Env) (map[string][]pulumi.InvokeOption, error) {
+			var err error
+			accounts, err = declareAccounts(ctx, cfg, env)
+			return invokeOptions(accounts), err
+		},
+	}, opts.preflight())
 	if err != nil {
 		return nil, err
 	}
-	var hub hubJoin
-	if cfg.IsShard() {
-		if cfg, hub, err = joinHub(ctx, cfg, env); err != nil {
-			return nil, err
-		}
-	}
-	if err := movedIn(ctx, cfg, hub, &before); err != nil {
-		return nil, err
-	}
-	// The accounts' providers come first: the preflight lookups in a member account go through its provider.
-	accounts, err := declareAccounts(ctx, cfg, env)
-	if err != nil {
-		return nil, err
-	}
-	found, err := preflight.Check(ctx, cfg, env.Region, invokeOptions(accounts), before)
-	if err != nil {
-		return nil, err
-	}
-	unreachable := warnUnreachable(ctx, cfg, env.Region, found, opts.Probe)
-	spotRoles, err := last.Get(OutputSpotServiceLinkedRoles)
+	cfg, env, found := f.Config, f.Env, f.Found
+	spotRoles, err := f.Previous.Get(layout.OutputSpotServiceLinkedRoles)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +113,8 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 	if cfg.IsShard() {
 		// The hub declares the bus; a shard only joins its clusters to it, and says where they went.
 		shardBeats(cfg, accounts)
-		routerRole = pulumi.String(routerRoleARN(cfg, env))
-		outputs = hub.outputs(cfg, env)
+		routerRole = pulumi.String(layout.RouterRoleARN(cfg, env))
+		outputs = shardOutputs(f.Hub, cfg, env)
 	} else {
 		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), nil)
 		if err != nil {
@@ -139,41 +125,24 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		outputs = sh.outputs(cfg, env)
 		maps.Copy(outputs, hubOutputs(cfg, env))
 		// verify puts a canary the router held back again once this has passed, and says which hub delivery to switch to.
-		outputs["canaryIntervalSeconds"] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
+		outputs[layout.OutputCanaryInterval] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
 		outputs["hubDelivery"] = pulumi.String(cfg.CentralQueue.HubDelivery)
 	}
-	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today, unreachable, first)
+	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today, f.Unreachable, first)
 	if err != nil {
 		return nil, err
 	}
 	maps.Copy(outputs, map[string]pulumi.Input{
-		"clusterQueueNames": queueNames,
-		"clusters":          clusters,
+		"clusterQueueNames":   queueNames,
+		layout.OutputClusters: clusters,
 
-		OutputSpotServiceLinkedRoles: spot.origins,
-		OutputRetainedClusters:       stillRetained(cfg, before, adoptedOutOfReach(cfg, found, unreachable)),
+		layout.OutputSpotServiceLinkedRoles: spot.origins,
+		layout.OutputRetainedClusters:       stillRetained(cfg, f.Before, f.AdoptingOutOfReach),
 	})
 	return outputs, nil
 }
 
-// OutputRetainedClusters is the output that remembers, for each cluster with a pod identity association that the
-// stack removed, the association's ID, which it retained on delete: should the cluster be added back, the
-// program adopts it, as it does the cluster's other retained resources, whose IDs follow from their names.
-const OutputRetainedClusters = "retainedPodIdentityAssociations"
-
-// retainedAssociations reads the last update's OutputRetainedClusters (cluster -> association ID).
-func retainedAssociations(v any) map[string]string {
-	out := map[string]string{}
-	m, _ := v.(map[string]any)
-	for c, id := range m {
-		if s, ok := id.(string); ok {
-			out[c] = s
-		}
-	}
-	return out
-}
-
-// stillRetained is OutputRetainedClusters for this update: what the last update remembered, and the
+// stillRetained is layout.OutputRetainedClusters for this update: what the last update remembered, and the
 // associations of the clusters it declared that this one removes, less the clusters this one declares but those
 // whose adoption it cannot finish (adopting): a cluster both declared and retained is adopted again by the next
 // update (preflight.Check).
@@ -196,18 +165,9 @@ func stillRetained(cfg config.Config, before preflight.Last, adopting map[string
 	return out
 }
 
-// adoptedOutOfReach are the install clusters this update adopts (preflight.Report.Retained) while their Kubernetes
-// API cannot be reached, with the ID of their pod identity association: the import of their Helm release needs the
-// API server, so it fails, after the rest of the update is done (cluster.Args.After), and the next update must
-// adopt the release still, where it would otherwise create it and Helm refuse the name in use.
-func adoptedOutOfReach(cfg config.Config, found preflight.Report, unreachable map[string]bool) map[string]string {
-	out := map[string]string{}
-	for _, cl := range cfg.Clusters {
-		if assoc, ok := found.Retained[cl.Name]; ok && unreachable[cl.Name] && cl.Mode == config.ModeInstall {
-			out[cl.Name] = assoc
-		}
-	}
-	return out
+// preflight are the options the preflight runs with.
+func (o Options) preflight() preflight.Options {
+	return preflight.Options{LookPath: o.LookPath, ReadConcurrency: o.ReadConcurrency, Probe: o.Probe}
 }
 
 func (o Options) withDefaults() Options {
@@ -225,69 +185,6 @@ func (o Options) withDefaults() Options {
 		o.Probe = defaults.Probe
 	}
 	return o
-}
-
-// check reads and validates the stack's configuration and checks it against where the program runs and against
-// the last update, before any resource is declared; it returns the configuration, the stack's environment, the
-// last update's outputs and what they say of its clusters.
-func check(ctx *pulumi.Context, opts Options) (config.Config, awsenv.Env, *previous.Outputs, preflight.Last, error) {
-	fail := func(err error) (config.Config, awsenv.Env, *previous.Outputs, preflight.Last, error) {
-		return config.Config{}, awsenv.Env{}, nil, preflight.Last{}, err
-	}
-	values, err := stackConfig(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	env, err := awsenv.Lookup(ctx) // provider lookups, no resource: the configuration names member accounts against it
-	if err != nil {
-		return fail(err)
-	}
-	cfg, err := config.Load(ctx.Stack(), env.Account, config.Values(values, config.Namespace))
-	if err != nil {
-		return fail(err)
-	}
-	if cfg.Example && !ctx.DryRun() {
-		return fail(fmt.Errorf("stack %s is marked example: true, the documented example whose IDs are placeholders: it is never "+
-			"deployed. Copy its file to Pulumi.<your stack>.yaml, keep only your clusters, and remove the example key", ctx.Stack()))
-	}
-	if !cfg.IsShard() { // a shard declares neither the hub's policies nor its router
-		if err := checkHubQuotas(cfg, env); err != nil {
-			return fail(err)
-		}
-		if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
-			return fail(err)
-		}
-	}
-	if err := checkSize(cfg); err != nil {
-		return fail(err)
-	}
-	if err := checkCommands(cfg, opts.LookPath); err != nil {
-		return fail(err)
-	}
-	last, err := previous.Read(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	deployed, err := last.Get("clusters")
-	if err != nil {
-		return fail(err)
-	}
-	retained, err := last.Get(OutputRetainedClusters)
-	if err != nil {
-		return fail(err)
-	}
-	before := preflight.Last{Deployed: config.DeployedClusters(deployed), Retained: retainedAssociations(retained), Adopting: map[string]bool{}}
-	// Declared by the last update and retained still: it could not finish adopting them (stillRetained). Read here,
-	// from this stack's own outputs, before movedIn adds the clusters moved in to Deployed.
-	for c := range before.Retained {
-		if _, declared := before.Deployed[c]; declared {
-			before.Adopting[c] = true
-		}
-	}
-	if err := config.CheckReleases(cfg, before.Deployed); err != nil {
-		return fail(err)
-	}
-	return cfg, env, last, before, nil
 }
 
 // shared is what the stack declares once, whatever its clusters.
@@ -368,8 +265,8 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		VisibilityTimeoutSeconds: cfg.Router.VisibilityTimeout(),
 		MaxReceiveCount:          cfg.CentralQueue.MaxReceiveCount,
 		EventMaxAgeSeconds:       cfg.CentralQueue.EventMaxAgeSeconds,
-		Forwarders:               forwarders(cfg, env),
-		RouterRoleARN:            routerRoleARN(cfg, env),
+		Forwarders:               layout.Forwarders(cfg, env),
+		RouterRoleARN:            layout.RouterRoleARN(cfg, env),
 		HubByPolicy:              cfg.CentralQueue.ByPolicy(),
 		RedrivePrincipals:        cfg.Redrive.Principals,
 		ArchiveMode:              cfg.Archive.S3Mode(),
@@ -380,11 +277,11 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	if err != nil {
 		return shared{}, err
 	}
-	r, err := routerfn.New(ctx, routerName(cfg), &routerfn.Args{
-		FunctionName:                 routerName(cfg),
-		RoleName:                     routerRoleName(cfg, env.Region),
+	r, err := routerfn.New(ctx, layout.RouterName(cfg), &routerfn.Args{
+		FunctionName:                 layout.RouterName(cfg),
+		RoleName:                     layout.RouterRoleName(cfg, env.Region),
 		RoleDescription:              "Runs the karpenter-interruption-bus router of stack " + cfg.Stack,
-		Settings:                     RouterSettings(cfg, env),
+		Settings:                     layout.RouterSettings(cfg, env),
 		MemoryMB:                     cfg.Router.MemoryMB,
 		TimeoutSeconds:               cfg.Router.TimeoutSeconds,
 		LogRetentionDays:             cfg.Router.LogRetentionDays,
@@ -522,7 +419,7 @@ func clusterArgs(cfg config.Config, cl config.Cluster, acc account, hub string, 
 	if acc.beat != nil {
 		args.Heartbeat = &heartbeat.Cluster{
 			Bus: cfg.NamePrefix, Group: acc.beat.group, RoleARN: acc.beat.role, Rate: cfg.Heartbeat.Interval(),
-			AlarmName: HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg, cl.Account), Env: acc.env,
+			AlarmName: layout.HeartbeatAlarmName(cfg.NamePrefix, cl.Name), AlarmActions: alarmActions(cfg, cl.Account), Env: acc.env,
 		}
 	}
 	return args
@@ -534,11 +431,6 @@ func dashboardRows(cfg config.Config) []dashboard.Cluster {
 		rows[i] = dashboard.Cluster{Name: cl.Name, Queue: queuename.For(cfg.QueuePrefix, cl.Name)}
 	}
 	return rows
-}
-
-// HeartbeatAlarmName names a cluster's heartbeat alarm.
-func HeartbeatAlarmName(namePrefix, cluster string) string {
-	return namePrefix + "-" + cluster + "-karpenter-not-reading"
 }
 
 // alarmActions are the topics an alarm in account notifies: CloudWatch notifies topics of the alarm's own
@@ -598,10 +490,6 @@ func invokeOptions(accounts map[string]account) map[string][]pulumi.InvokeOption
 	return out
 }
 
-// OutputSpotServiceLinkedRoles is the stack output recording, per account where the stack installs Karpenter,
-// who made its EC2 Spot service-linked role (spotrole.Origin); the next update reads it back.
-const OutputSpotServiceLinkedRoles = "spotServiceLinkedRoles"
-
 // spotRoles are the EC2 Spot service-linked roles the stack declares, by account, and the origins it records.
 type spotRoles struct {
 	roles   map[string]*spotrole.Role
@@ -640,7 +528,7 @@ func ensureSpotRoles(ctx *pulumi.Context, exists map[string]bool, last map[strin
 	return out, nil
 }
 
-// spotOrigins reads the output OutputSpotServiceLinkedRoles of the last update.
+// spotOrigins reads the output layout.OutputSpotServiceLinkedRoles of the last update.
 func spotOrigins(output any) map[string]spotrole.Origin {
 	out := map[string]spotrole.Origin{}
 	m, _ := output.(map[string]any)
@@ -683,7 +571,7 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 		for _, id := range cfg.MemberAccounts() {
 			acc := accounts[id]
 			if cfg.Heartbeat.Enabled {
-				acc.beat = &beat{group: set.Deployed(heartbeat.Name(cfg.NamePrefix)), role: set.Deployed(heartbeatRoleARN(cfg, acc.env))}
+				acc.beat = &beat{group: set.Deployed(heartbeat.Name(cfg.NamePrefix)), role: set.Deployed(layout.HeartbeatRoleARN(cfg, acc.env))}
 			}
 			accounts[id] = acc
 		}
@@ -715,129 +603,9 @@ func baselineArgs(cfg config.Config, hubEnv, env awsenv.Env, alarmActions []stri
 	return &member.Args{
 		NamePrefix: cfg.NamePrefix, Env: env,
 		HubCentralQueueARN: hubEnv.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)),
-		HubRouterRoleARN:   routerRoleARN(cfg, hubEnv),
+		HubRouterRoleARN:   layout.RouterRoleARN(cfg, hubEnv),
 		EventMaxAgeSeconds: cfg.CentralQueue.EventMaxAgeSeconds, AlarmActions: alarmActions, Tags: TagValues(cfg),
 	}
-}
-
-// routerName names the router's function and its log group.
-func routerName(cfg config.Config) string { return cfg.NamePrefix + "-router" }
-
-// routerRoleName names the router's role in region: as its function, with the region (iamname).
-func routerRoleName(cfg config.Config, region string) string {
-	return iamname.OfPrefix(cfg.NamePrefix, "router", region)
-}
-
-// routerRoleARN is the ARN of the router's role in hubEnv.
-func routerRoleARN(cfg config.Config, hubEnv awsenv.Env) string {
-	return hubEnv.IAMARN("role/" + routerRoleName(cfg, hubEnv.Region))
-}
-
-// heartbeatRoleARN is the ARN of the role the heartbeat's schedules put canaries with in env, by its fixed name.
-func heartbeatRoleARN(cfg config.Config, env awsenv.Env) string {
-	return env.IAMARN("role/" + heartbeat.RoleName(cfg.NamePrefix, env.Region))
-}
-
-// memberRoleARNs are the ARNs of the role name(namePrefix) in every member account.
-func memberRoleARNs(cfg config.Config, env awsenv.Env, name func(namePrefix, region string) string) []string {
-	var out []string
-	for _, id := range cfg.MemberAccounts() {
-		out = append(out, env.In(id).IAMARN("role/"+name(cfg.NamePrefix, env.Region)))
-	}
-	return out
-}
-
-// RouterSettings are the router's settings for cfg: what becomes its environment, besides the central queue's
-// URL, which the router component adds.
-func RouterSettings(cfg config.Config, env awsenv.Env) contract.Settings {
-	s := contract.Settings{
-		Account:            env.Account,
-		MemberReaderRoles:  memberRoleARNs(cfg, env, member.ReaderRoleName),
-		ClusterQueuePrefix: cfg.QueuePrefix,
-		OwnerTagKeys:       cfg.Router.OwnerTagKeys,
-		MetricsNamespace:   contract.MetricsNamespace,
-		BusName:            cfg.NamePrefix,
-		LogLevel:           cfg.Router.LogLevel,
-		BusQueues:          []string{bus.CentralQueueName(cfg.NamePrefix), bus.DLQName(cfg.NamePrefix), bus.QuarantineName(cfg.NamePrefix)},
-		CanaryInterval:     time.Duration(cfg.Router.CanaryIntervalSeconds) * time.Second,
-		SenderCheck:        cfg.Router.SenderCheck,
-		// Every account's rules deliver as its forwarder, the hub's own included unless they deliver through the
-		// central queue's policy: the name is the same in each.
-		ForwarderRoleName: bus.ForwarderRoleName(cfg.NamePrefix, env.Region),
-		Partition:         env.Partition,
-		HubDelivery:       cfg.CentralQueue.HubDelivery,
-	}
-	if len(cfg.Redrive.Principals) > 0 {
-		s.RedriveRoleName = bus.RedriveRoleName(cfg.NamePrefix, env.Region)
-	}
-	if cfg.IsOrganization() {
-		// Every account of the organization, by the reader role's fixed name: no list.
-		s.MemberReaderRoles = nil
-		s.OrganizationID, s.ReaderRoleName = cfg.Organization.ID, member.ReaderRoleName(cfg.NamePrefix, env.Region)
-	}
-	return s
-}
-
-// forwarders are who may send to the central queue besides the stack's rules: the members' forwarder roles, by
-// organization or one by one.
-func forwarders(cfg config.Config, env awsenv.Env) bus.Forwarders {
-	if cfg.IsOrganization() {
-		return bus.Forwarders{OrgID: cfg.Organization.ID, RoleName: member.ForwarderRoleName(cfg.NamePrefix, env.Region)}
-	}
-	return bus.Forwarders{ARNs: memberRoleARNs(cfg, env, member.ForwarderRoleName)}
-}
-
-// stackConfig is the stack's configuration as the Pulumi SDK receives it ("<namespace>:<key>" to value), read
-// whole so that keys the program does not know can be reported. The CLI's Go language host gives the whole
-// configuration in PULUMI_CONFIG; the Automation API's inline programs get it only through the context, key by
-// key (the SDK lists none), so every key the program knows is read from the context too: an inline program reads
-// all it uses, though it cannot report a key it does not know.
-func stackConfig(ctx *pulumi.Context) (map[string]string, error) {
-	values := map[string]string{}
-	if raw := os.Getenv(pulumi.EnvConfig); raw != "" {
-		if err := json.Unmarshal([]byte(raw), &values); err != nil {
-			return nil, fmt.Errorf("reading the stack configuration from %s: %w", pulumi.EnvConfig, err)
-		}
-	}
-	for _, k := range config.Keys() {
-		key := config.Namespace + ":" + k
-		if v, ok := ctx.GetConfig(key); ok {
-			values[key] = v
-		}
-	}
-	return values, nil
-}
-
-// commandUse is why the stack needs a command where pulumi up runs.
-var commandUse = map[string]string{
-	"aws":     "the Kubernetes provider signs in to the cluster with `aws eks get-token`",
-	"kubectl": "pulumi-eks calls it to create the cluster",
-}
-
-// checkCommands reports, before any resource is declared, the commands the clusters' modes need that lookPath
-// cannot find.
-func checkCommands(cfg config.Config, lookPath func(string) (string, error)) error {
-	needed := map[string][]string{} // command -> the entries needing it
-	for i, cl := range cfg.Clusters {
-		entry := fmt.Sprintf("clusters[%d] (%s, mode %s)", i, cl.Name, cl.Mode)
-		switch cl.Mode {
-		case config.ModeInstall:
-			needed["aws"] = append(needed["aws"], entry)
-		case config.ModeCreate:
-			needed["aws"] = append(needed["aws"], entry)
-			needed["kubectl"] = append(needed["kubectl"], entry)
-		}
-	}
-	var missing []string
-	for _, cmd := range slices.Sorted(maps.Keys(needed)) {
-		if _, err := lookPath(cmd); err != nil {
-			missing = append(missing, fmt.Sprintf("%s: not found (%v); %s need it: %s", cmd, err, strings.Join(needed[cmd], ", "), commandUse[cmd]))
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("commands missing where pulumi runs (docs/deploying.md, \"Deploying the stack\"):\n  %s", strings.Join(missing, "\n  "))
-	}
-	return nil
 }
 
 // Tags go on every resource that takes them: the stack's own, then the configured ones.

@@ -24,13 +24,14 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/dashboard"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stackconfig"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -478,7 +479,7 @@ func TestRouterEnvironmentIsTheRoutersConfig(t *testing.T) {
 		}
 		got := routerSettings(t, r.resources.One(t, "aws:lambda/function:Function"))
 		region := cmp.Or(kv["aws:region"], mocks.DefaultRegion)
-		want := infra.RouterSettings(cfg, awsenv.Env{Partition: "aws", Region: region, Account: mocks.DefaultAccount}).WithDefaults()
+		want := layout.RouterSettings(cfg, awsenv.Env{Partition: "aws", Region: region, Account: mocks.DefaultAccount}).WithDefaults()
 		want.CentralQueueURL = r.outputs["centralQueueUrl"].(string)
 		want.QuarantineQueueURL = r.outputs["quarantineQueueUrl"].(string)
 		want.DeadLetterQueueURL = r.outputs["deadLetterQueueUrl"].(string)

@@ -14,6 +14,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -41,38 +42,41 @@ type Bus struct {
 func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]string, clusterNames []string, opts Options) (Bus, error) {
 	opts = opts.withDefaults()
 	under := pulumi.Parent(parent)
-	env, err := awsenv.Lookup(ctx, under)
-	if err != nil {
-		return Bus{}, err
-	}
-	cfg, err := config.LoadBus(ctx.Stack(), env.Account, values)
-	if err != nil {
-		return Bus{}, err
-	}
-	if err := checkHubQuotas(cfg, env); err != nil {
-		return Bus{}, err
-	}
-	if err := checkConcurrency(ctx, cfg, env, opts.ReadConcurrency); err != nil {
-		return Bus{}, err
-	}
 	rows := make([]dashboard.Cluster, len(clusterNames))
-	for i, n := range clusterNames {
-		if err := queuename.ValidateCluster(n); err != nil {
-			return Bus{}, fmt.Errorf("clusterNames[%d]: %w", i, err)
-		}
-		rows[i] = dashboard.Cluster{Name: n, Queue: queuename.For(cfg.QueuePrefix, n)}
-	}
-	accounts, err := declareAccounts(ctx, cfg, env, under)
+	var accounts map[string]account
+	f, err := preflight.Run(ctx, preflight.Input{
+		Kind:  preflight.Bus,
+		Under: []pulumi.InvokeOption{under},
+		Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
+			cfg, err := config.LoadBus(ctx.Stack(), env.Account, values)
+			if err != nil {
+				return cfg, err
+			}
+			for i, n := range clusterNames {
+				if err := queuename.ValidateCluster(n); err != nil {
+					return cfg, fmt.Errorf("clusterNames[%d]: %w", i, err)
+				}
+				rows[i] = dashboard.Cluster{Name: n, Queue: queuename.For(cfg.QueuePrefix, n)}
+			}
+			return cfg, nil
+		},
+		Accounts: func(cfg config.Config, env awsenv.Env) (map[string][]pulumi.InvokeOption, error) {
+			var err error
+			accounts, err = declareAccounts(ctx, cfg, env, under)
+			return invokeOptions(accounts), err
+		},
+	}, opts.preflight())
 	if err != nil {
 		return Bus{}, err
 	}
+	cfg, env := f.Config, f.Env
 	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, parent)
 	if err != nil {
 		return Bus{}, err
 	}
 	outputs := sh.outputs(cfg, env)
-	outputs["account"] = pulumi.String(env.Account)
-	outputs["heartbeatRate"] = pulumi.String(heartbeatRate(cfg))
+	outputs[layout.OutputAccount] = pulumi.String(env.Account)
+	outputs[layout.OutputHeartbeatRate] = pulumi.String(heartbeatRate(cfg))
 	return Bus{Config: cfg, Env: env, Outputs: outputs}, nil
 }
 
@@ -115,29 +119,23 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	opts = opts.withDefaults()
 	fail := func(err error) (cluster.Outputs, error) { return cluster.Outputs{}, err }
 	under := pulumi.Parent(parent)
-	env, err := awsenv.Lookup(ctx, under)
-	if err != nil {
-		return fail(err)
-	}
 	hubAccount := j.HubAccount
-	if hubAccount == "" {
-		hubAccount = env.Account
-	}
-	if !contract.IsAccount(hubAccount) {
-		return fail(fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hubAccount))
-	}
-	if j.MemberBaseline && hubAccount == env.Account {
-		return fail(fmt.Errorf("memberBaseline: the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", env.Account))
-	}
-	cfg, err := joinConfig(ctx.Stack(), env.Account, j)
-	if err != nil {
-		return fail(err)
-	}
-	cl := cfg.Clusters[0]
-	if err := checkCommands(cfg, opts.LookPath); err != nil {
-		return fail(err)
-	}
-	found, err := preflight.Check(ctx, cfg, env.Region, map[string][]pulumi.InvokeOption{env.Account: {under}}, preflight.Last{})
+	f, err := preflight.Run(ctx, preflight.Input{
+		Kind:  preflight.Join,
+		Under: []pulumi.InvokeOption{under},
+		Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
+			if hubAccount == "" {
+				hubAccount = env.Account
+			}
+			if !contract.IsAccount(hubAccount) {
+				return config.Config{}, fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hubAccount)
+			}
+			if j.MemberBaseline && hubAccount == env.Account {
+				return config.Config{}, fmt.Errorf("memberBaseline: the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", env.Account)
+			}
+			return joinConfig(ctx.Stack(), env.Account, j)
+		},
+	}, opts.preflight())
 	var perr *preflight.Error
 	if errors.As(err, &perr) {
 		return fail(&preflight.Error{Problems: asArguments(perr.Problems)})
@@ -145,7 +143,8 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if err != nil {
 		return fail(err)
 	}
-	warnUnreachable(ctx, cfg, env.Region, found, opts.Probe)
+	cfg, env, found := f.Config, f.Env, f.Found
+	cl := cfg.Clusters[0]
 	var prerequisites []pulumi.Resource
 	if cl.Mode.InstallsKarpenter() {
 		role, err := joinSpotRole(ctx, cl, env, found.SpotServiceLinkedRole[env.Account], j.EnsureSpotServiceLinkedRole, under)
@@ -166,7 +165,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if cfg.Heartbeat.Enabled {
 		// The heartbeat's shared part in the account: declared here with the baseline, or else already there,
 		// by its fixed names (the hub's Bus, or the hub's StackSet in a member account).
-		acc.beat = &beat{group: pulumi.String(heartbeat.Name(cfg.NamePrefix)), role: pulumi.String(heartbeatRoleARN(cfg, env))}
+		acc.beat = &beat{group: pulumi.String(heartbeat.Name(cfg.NamePrefix)), role: pulumi.String(layout.HeartbeatRoleARN(cfg, env))}
 		if j.MemberBaseline {
 			h, err := heartbeat.New(ctx, cl.Name+"-heartbeat-shared", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: Tags(cfg)}, under)
 			if err != nil {
@@ -179,7 +178,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if hubAccount != env.Account {
 		hub = hubAccount
 	}
-	args := clusterArgs(cfg, cl, acc, hub, pulumi.String(routerRoleARN(cfg, hubEnv)), found, prerequisites)
+	args := clusterArgs(cfg, cl, acc, hub, pulumi.String(layout.RouterRoleARN(cfg, hubEnv)), found, prerequisites)
 	if args.Heartbeat != nil {
 		args.Heartbeat.AlarmActions = j.HeartbeatAlarmActions
 	}

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 )
 
 // TestMemberQuotaFiguresCoverWhatIsDeclared: what the check of a member list measures before declaring anything
@@ -52,7 +52,7 @@ func TestMemberQuotaFiguresCoverWhatIsDeclared(t *testing.T) {
 					env.Principals[svc] = mocks.ServicePrincipal(svc, region)
 				}
 				checked := map[string]int{}
-				for _, f := range infra.MemberQuotaFigures(cfg, env) {
+				for _, f := range preflight.MemberQuotaFigures(cfg, env) {
 					checked[f.Quota.What] = max(checked[f.Quota.What], f.Value)
 				}
 				var hub []quota.Resource

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 )
 
 // TestUnreachable: each install cluster the probe cannot reach is named, in the configuration's order, with its
@@ -45,7 +44,7 @@ func TestUnreachable(t *testing.T) {
 		}
 		return nil
 	}
-	out := infra.Unreachable(context.Background(), cfg, "us-east-1", found, reach.Probe(func(ctx context.Context, tg reach.Target) error { return probe(ctx, tg) }))
+	out := preflight.Unreachable(context.Background(), cfg, "us-east-1", found, reach.Probe(func(ctx context.Context, tg reach.Target) error { return probe(ctx, tg) }))
 	slices.Sort(probed)
 	if want := []string{
 		"a  https://a.example us-east-1", "b arn:aws:iam::" + member + ":role/deploy https://b.example us-east-1", "c  https://c.example us-east-1",

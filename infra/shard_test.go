@@ -10,7 +10,7 @@ import (
 )
 
 // hubOutputsOf are the outputs a shard reads of its hub "prod", whose members get their baseline as baseline says
-// (infra.BaselineStackSet or infra.BaselineProviders), with clusters deployed.
+// (layout.BaselineStackSet or layout.BaselineProviders), with clusters deployed.
 func hubOutputsOf(baseline string, clusters map[string]any) map[string]any {
 	return map[string]any{
 		"busName": "kib-prod", "region": mocks.DefaultRegion, "routerLogGroupName": "/aws/lambda/kib-prod-router", "canaryIntervalSeconds": 30.0,

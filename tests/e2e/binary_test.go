@@ -12,7 +12,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // buildRouter compiles the router's bootstrap for this machine (harness.BuildRouter).

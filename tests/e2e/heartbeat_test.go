@@ -24,7 +24,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/logstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // routerLogGroup is where Lambda writes the router's lines, as the stack names it.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	kv "github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // The end-to-end tests and the demo read what the bus forwards as the Karpenter the stack installs by default.

@@ -10,7 +10,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // Instances of the fixtures and how each is tagged: every owner tag the router knows, and one instance no

@@ -11,7 +11,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // spotAs is spotIn with the event id eventID: a second event about the same instance.

@@ -14,7 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
-	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // contractPrefix is the name prefix of the contract's stacks.

@@ -13,7 +13,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/event"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
-	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // karpenterKinds are the kinds Karpenter reports for each of the router's, when that Karpenter acts on it.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
-	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // Run runs the whole contract against the Karpenter this test binary was built with, from the working directory

@@ -13,7 +13,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/harness"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
-	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter"
+	kp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/karpenter/karpenter"
 )
 
 // Member is the member account of the cases' fleet: its cluster's queue and instances live there, its events

@@ -1,25 +1,22 @@
-package infra
+package preflight
 
 import (
-	"context"
 	"fmt"
 	"strings"
-
-	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
-// checkHubQuotas refuses, before anything is declared, what the hub's configuration makes too large for a quota AWS
-// enforces at create time: a list of member accounts (checkMemberQuotas), and the redrive role's trust, which names
+// hubQuotas refuses, before anything is declared, what the hub's configuration makes too large for a quota AWS
+// enforces at create time: a list of member accounts (memberQuotas), and the redrive role's trust, which names
 // every principal of redrive.principals.
-func checkHubQuotas(cfg config.Config, env awsenv.Env) error {
+func hubQuotas(cfg config.Config, env awsenv.Env) error {
 	var problems []string
 	for i, arn := range cfg.Redrive.Principals {
 		// IAM refuses a principal of another partition only when the role is created or assumed: say so now.
@@ -45,13 +42,13 @@ func checkHubQuotas(cfg config.Config, env awsenv.Env) error {
 	if len(problems) > 0 {
 		return &config.Error{Problems: problems}
 	}
-	return checkMemberQuotas(cfg, env)
+	return memberQuotas(cfg, env)
 }
 
-// checkMemberQuotas refuses, before anything is declared, a list of member accounts (accounts, without
+// memberQuotas refuses, before anything is declared, a list of member accounts (accounts, without
 // organization) that makes a hub document pass a quota AWS enforces at create time (MemberQuotaFigures). With
 // organization.id the documents name the organization instead, and grow with nothing.
-func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
+func memberQuotas(cfg config.Config, env awsenv.Env) error {
 	if cfg.IsOrganization() || len(cfg.MemberAccounts()) == 0 {
 		return nil
 	}
@@ -74,7 +71,7 @@ func checkMemberQuotas(cfg config.Config, env awsenv.Env) error {
 // the router's environment (the central and quarantine queues' URLs included) and its role's policy every member's reader role.
 // Each figure is at least what AWS will measure (TestMemberQuotaFiguresCoverWhatIsDeclared).
 func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
-	settings := RouterSettings(cfg, env)
+	settings := layout.RouterSettings(cfg, env)
 	// The URL SQS gives the central queue (the environment carries it), with the longest DNS suffix, China's: on
 	// the safe side.
 	settings.CentralQueueURL = fmt.Sprintf("https://sqs.%s.amazonaws.com.cn/%s/%s", env.Region, env.Account, bus.CentralQueueName(cfg.NamePrefix))
@@ -86,56 +83,10 @@ func MemberQuotaFigures(cfg config.Config, env awsenv.Env) []quota.Figure {
 	routerPolicy := routerfn.Policy(env, settings, routerfn.Queues{
 		Central: env.ARN("sqs", bus.CentralQueueName(cfg.NamePrefix)), Quarantine: env.ARN("sqs", bus.QuarantineName(cfg.NamePrefix)),
 		DLQ: env.ARN("sqs", bus.DLQName(cfg.NamePrefix)),
-	}, routerfn.Evidence{SealKey: settings.SealKey, Archive: "arn:" + env.Partition + ":s3:::" + settings.ArchiveBucket}, "/aws/lambda/"+routerName(cfg)).JSON()
-	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, forwarders(cfg, env), cfg.CentralQueue.ByPolicy(), len(cfg.Redrive.Principals) > 0).JSON())
+	}, routerfn.Evidence{SealKey: settings.SealKey, Archive: "arn:" + env.Partition + ":s3:::" + settings.ArchiveBucket}, "/aws/lambda/"+layout.RouterName(cfg)).JSON()
+	figures := quota.SQSPolicy(bus.CentralPolicyOf(env, cfg.NamePrefix, layout.Forwarders(cfg, env), cfg.CentralQueue.ByPolicy(), len(cfg.Redrive.Principals) > 0).JSON())
 	return append(figures,
 		quota.Figure{Quota: quota.LambdaEnvironmentBytes, Value: contract.EnvironSize(settings.Environ())},
 		quota.Figure{Quota: quota.IAMInlinePolicies, Value: quota.IAMSize(routerPolicy)},
 	)
-}
-
-// checkConcurrency refuses, before anything is declared, a reservation of the router's function that the account
-// cannot give, as Lambda counts it now (infra/concurrency), naming both figures and the fix.
-func checkConcurrency(ctx *pulumi.Context, cfg config.Config, env awsenv.Env,
-	read func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error),
-) error {
-	fn := routerName(cfg)
-	id, err := concurrency.IdentityOf(ctx.GetConfig)
-	if err != nil {
-		return fmt.Errorf("reading the AWS provider's identity from the stack's configuration: %w", err)
-	}
-	if len(id.Unfollowed) > 0 {
-		// Read as another identity, or through another way in, it would judge another account, or fail naming no key.
-		_ = ctx.Log.Warn(fmt.Sprintf("router.reservedConcurrency: what account %s can reserve for the router's function is not checked before "+
-			"anything is declared: the stack's AWS provider is configured with %s, which the check does not follow (docs/deploying.md, "+
-			"\"Permissions\"). Should the account not have %d concurrent executions to reserve, the function's creation fails instead",
-			env.Account, strings.Join(id.Unfollowed, ", "), cfg.Router.Reserved()), nil)
-		return nil
-	}
-	a, err := read(ctx.Context(), env.Region, id, fn)
-	if err != nil {
-		return fmt.Errorf("router.reservedConcurrency: reading what account %s can reserve for the router's function failed: %w. Fix: "+
-			"let the identity that runs pulumi (%s) call lambda:GetAccountSettings, and lambda:GetFunctionConcurrency on %s "+
-			"(docs/deploying.md, \"Permissions\")", env.Account, err, id, env.ARN("lambda", "function:"+fn))
-	}
-	if a.Caller != "" && a.Caller != env.Account {
-		return fmt.Errorf("router.reservedConcurrency: the account's Lambda concurrency was read as %s, an identity of account %s, but the "+
-			"stack deploys into account %s (its AWS provider's): the check would judge another account's concurrency. Fix: give the "+
-			"stack's provider its identity through the keys the check reads too (aws:profile, aws:assumeRole, aws:accessKey, "+
-			"aws:sharedConfigFiles), or run pulumi with credentials of account %s (docs/deploying.md, \"Permissions\")",
-			id, a.Caller, env.Account, env.Account)
-	}
-	r := cfg.Router
-	asked := fmt.Sprintf("router.reservedConcurrency %d", r.ReservedConcurrency)
-	switch {
-	case r.ReservedConcurrency > 0:
-	case r.ProvisionedPollers != nil:
-		asked = fmt.Sprintf("the default: 10 invocations per poller of router.provisionedPollers.maximum %d", r.ProvisionedPollers.Maximum)
-	default:
-		asked = fmt.Sprintf("the default: router.maximumConcurrency %d", r.MaximumConcurrency)
-	}
-	if p := concurrency.Problem(a, r.Reserved(), asked, env.Account, env.Region); p != "" {
-		return fmt.Errorf("the account cannot give the router the concurrency the stack reserves, checked before anything was declared:\n  %s", p)
-	}
-	return nil
 }

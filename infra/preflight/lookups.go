@@ -1,10 +1,3 @@
-// Package preflight looks, before the program declares anything, at what the stack's clusters need to exist in
-// AWS and that no resource of the stack creates: the EKS cluster of each install and existing-role entry, in its
-// account and region; for install, a Kubernetes version the entry's Karpenter runs on, access entries enabled,
-// the EKS Pod Identity agent (pod-identity) or the cluster's own IAM OIDC provider (irsa); and, in every account
-// where the stack installs Karpenter, whether the EC2 Spot service-linked role exists. Each missing piece is one
-// problem naming the cluster, what is missing and the fix; all are reported at once, during preview and update
-// alike (lookups run in both), so a first pulumi up fails in seconds instead of halfway.
 package preflight
 
 import (
@@ -57,10 +50,15 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("preflight checks failed before anything was declared in AWS (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// Check runs the lookups for cfg. invoke gives, for each account of the stack, the options that reach it (a
-// member's provider; none for the stack's own). Lookups that fail because something is missing are problems;
-// the error is a *Error listing them all.
-func Check(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption, last Last) (Report, error) {
+// lookups looks at what the stack's clusters need to exist in AWS and that no resource of the stack creates: the
+// EKS cluster of each install and existing-role entry, in its account and region; for install, a Kubernetes version
+// the entry's Karpenter runs on, access entries enabled, the EKS Pod Identity agent (pod-identity) or the cluster's
+// own IAM OIDC provider (irsa); and, in every account where the stack installs Karpenter, whether the EC2 Spot
+// service-linked role exists. invoke gives, for each account of the stack, the options that reach it (a member's
+// provider; none for the stack's own). Each missing piece is one problem naming the cluster, what is missing and the
+// fix; the error is a *Error listing them all, during preview and update alike (lookups run in both), so a first
+// pulumi up fails in seconds instead of halfway.
+func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption, last Last) (Report, error) {
 	r := Report{Clusters: map[string]Cluster{}, SpotServiceLinkedRole: map[string]bool{}, Retained: map[string]string{}}
 	var problems []string
 	where := func(i int) string {

@@ -1,4 +1,4 @@
-package infra
+package preflight
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 )
 
@@ -24,7 +23,7 @@ const probesAtOnce = 32
 // is not probed: its API is the stack's own, new.
 //
 // It returns the names of the clusters it warned of.
-func warnUnreachable(ctx *pulumi.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) map[string]bool {
+func warnUnreachable(ctx *pulumi.Context, cfg config.Config, region string, found Report, probe reach.Probe) map[string]bool {
 	names := map[string]bool{}
 	for _, u := range Unreachable(ctx.Context(), cfg, region, found, probe) {
 		_ = ctx.Log.Warn(u.Warning, nil)
@@ -37,7 +36,7 @@ func warnUnreachable(ctx *pulumi.Context, cfg config.Config, region string, foun
 type Out struct{ Cluster, Warning string }
 
 // Unreachable are the install clusters of cfg that probe cannot reach, in the configuration's order.
-func Unreachable(ctx context.Context, cfg config.Config, region string, found preflight.Report, probe reach.Probe) []Out {
+func Unreachable(ctx context.Context, cfg config.Config, region string, found Report, probe reach.Probe) []Out {
 	var targets []reach.Target
 	var at []int
 	for i, cl := range cfg.Clusters {

@@ -1,0 +1,124 @@
+package preflight_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+)
+
+// TestEachKindRunsItsStepsInTheOneOrder: the program, the Bus and the ClusterInterruption run subsets of one
+// order, each step once; the program of a hub runs every step.
+func TestEachKindRunsItsStepsInTheOneOrder(t *testing.T) {
+	S := preflight.Order
+	want := map[string][]preflight.Step{
+		"program hub":   S,
+		"program shard": {preflight.StepConfiguration, preflight.StepSize, preflight.StepCommands, preflight.StepDeployed, preflight.StepLookups, preflight.StepReach, preflight.StepAdoption},
+		"Bus":           {preflight.StepConfiguration, preflight.StepQuotas, preflight.StepSize, preflight.StepConcurrency},
+		"Join":          {preflight.StepConfiguration, preflight.StepCommands, preflight.StepLookups, preflight.StepReach},
+	}
+	got := map[string][]preflight.Step{
+		"program hub": preflight.Program.Steps(false), "program shard": preflight.Program.Steps(true),
+		"Bus": preflight.Bus.Steps(false), "Join": preflight.Join.Steps(false),
+	}
+	for name, steps := range got {
+		if !slices.Equal(steps, want[name]) {
+			t.Errorf("%s: steps %v, want %v", name, steps, want[name])
+		}
+		at := -1
+		for _, s := range steps {
+			i := slices.Index(S, s)
+			if i <= at {
+				t.Errorf("%s: %s out of the one order %v", name, s, S)
+			}
+			at = i
+		}
+	}
+	if len(slices.Compact(slices.Clone(S))) != 9 {
+		t.Errorf("Order %v: want nine distinct steps", S)
+	}
+}
+
+// run runs the preflight of kind under mocks with the configuration kv (a cluster of the stack's account for the
+// program and the Join), returning what it found.
+func run(t *testing.T, m *mocks.Mocks, kind preflight.Kind, opts preflight.Options, values map[string]string) (preflight.Flight, error) {
+	t.Helper()
+	var f preflight.Flight
+	_, err := m.Run("karpenter-interruption-bus", "dev", func(ctx *pulumi.Context) error {
+		var err error
+		f, err = preflight.Run(ctx, preflight.Input{Kind: kind, Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
+			if kind == preflight.Bus {
+				return config.LoadBus(ctx.Stack(), env.Account, values)
+			}
+			return config.Load(ctx.Stack(), env.Account, values)
+		}}, opts)
+		return err
+	})
+	return f, err
+}
+
+func options(m *mocks.Mocks) preflight.Options {
+	return preflight.Options{LookPath: func(f string) (string, error) { return "/usr/bin/" + f, nil }, ReadConcurrency: m.ReadConcurrency, Probe: reach.Always}
+}
+
+// TestRunRunsEachStepOnceInOrder: what each kind ran, through its lookups and probes under mocks.
+func TestRunRunsEachStepOnceInOrder(t *testing.T) {
+	one := map[string]string{"clusters": `[{"name":"alpha"}]`}
+	for _, kind := range []preflight.Kind{preflight.Program, preflight.Bus, preflight.Join} {
+		t.Run(kind.String(), func(t *testing.T) {
+			m := &mocks.Mocks{Config: map[string]string{"karpenter-interruption-bus:clusters": one["clusters"]}}
+			values := one
+			if kind == preflight.Bus {
+				values = map[string]string{}
+			}
+			f, err := run(t, m, kind, options(m), values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.Ran, kind.Steps(false)) {
+				t.Errorf("ran %v, want %v", f.Ran, kind.Steps(false))
+			}
+			if _, found := f.Found.Clusters["alpha"]; found != (kind != preflight.Bus) {
+				t.Errorf("lookups found alpha: %v, want %v", found, kind != preflight.Bus)
+			}
+		})
+	}
+}
+
+// TestAFailingStepEndsTheRun: a step that fails runs none after it: a command missing is reported before the
+// account's concurrency is read or any cluster looked up or probed.
+func TestAFailingStepEndsTheRun(t *testing.T) {
+	m := &mocks.Mocks{Config: map[string]string{"karpenter-interruption-bus:clusters": `[{"name":"alpha"}]`}}
+	opts := options(m)
+	opts.LookPath = func(string) (string, error) { return "", errors.New("not in PATH") }
+	probed := false
+	opts.Probe = func(context.Context, reach.Target) error { probed = true; return nil }
+	read := false
+	opts.ReadConcurrency = func(ctx context.Context, region string, id concurrency.Identity, fn string) (concurrency.Account, error) {
+		read = true
+		return m.ReadConcurrency(ctx, region, id, fn)
+	}
+	f, err := run(t, m, preflight.Program, opts, map[string]string{"clusters": `[{"name":"alpha"}]`})
+	if err == nil || !strings.Contains(err.Error(), "aws: not found") {
+		t.Fatalf("err = %v, want the missing aws command", err)
+	}
+	if want := []preflight.Step{preflight.StepConfiguration, preflight.StepQuotas, preflight.StepSize, preflight.StepCommands}; !slices.Equal(f.Ran, want) {
+		t.Errorf("ran %v, want %v", f.Ran, want)
+	}
+	if probed || read || f.Found.Clusters != nil {
+		t.Errorf("after the failing step: probed %v, concurrency read %v, lookups %v", probed, read, f.Found.Clusters)
+	}
+	if n := len(m.Resources()); n != 0 {
+		t.Errorf("%d resources registered before the refusal", n)
+	}
+}
