@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 )
 
 // Quotas is the table of AWS's create-time quotas against the worst figure of each sized stack (package fleet),

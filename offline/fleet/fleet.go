@@ -9,8 +9,8 @@ import (
 	"fmt"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 )
 
 // Stack is one sized stack: its name, what it is, and its configuration ("namespace:key" -> value).

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/fleet"
 )
 
 // TestStacksWithinAWSQuotas is the quota judge: every resource of every sized stack, measured against what AWS

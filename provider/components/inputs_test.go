@@ -69,7 +69,7 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 		{component: "Bus", path: "centralQueue.hubDelivery", with: cq("hubDelivery", "queuePolicy"), marker: `TheHubsRules`},
 		{component: "Bus", path: "redrive.principals", with: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/sentinel-oncall"}}), marker: "sentinel-oncall"},
 		{component: "Bus", path: "redrive.trustPolicyLimit", base: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/oncall"}}),
-			with: bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/oncall"}, "trustPolicyLimit": 1000}),
+			with:   bus("redrive", map[string]any{"principals": []any{"arn:aws:iam::" + hub + ":role/oncall"}, "trustPolicyLimit": 1000}),
 			marker: "redrive.trustPolicyLimit: 1000 is not between", fails: true},
 		{component: "Bus", path: "archive.mode", with: bus("archive", map[string]any{"mode": "compliance"}), marker: `"mode":"COMPLIANCE"`},
 		{component: "Bus", path: "archive.retentionDays", with: bus("archive", map[string]any{"retentionDays": 4321}), marker: `"days":4321`},

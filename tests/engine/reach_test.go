@@ -16,8 +16,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/apistub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/ocistub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
