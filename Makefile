@@ -18,7 +18,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: mutate shards fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -277,6 +277,15 @@ FLEET_FLOOR_MB ?= 1024
 fleet: engine-tools engine-modules
 	cd tests/engine && KIB_FLEET_CLUSTERS=$(FLEET_CLUSTERS) KIB_FLEET_ACCOUNTS=$(FLEET_ACCOUNTS) KIB_FLEET_UP=$(FLEET_UP) \
 	  KIB_FLEET_FLOOR_MB=$(FLEET_FLOOR_MB) KIB_FLEET_OUT=$(CURDIR)/build/fleet.md $(GO) test -count=1 -timeout 180m -run TestFleetFootprint -v .
+
+## reach-fleet: a stack whose every cluster's API server never answers, through the real engine and the real
+## pulumi-kubernetes provider (docs/performance.md, "Clusters out of reach"): REACH_CLUSTERS install clusters deployed in
+## reach, then silenced; the time of pulumi preview and pulumi up that change nothing; the table is written to
+## build/reach-fleet.md
+REACH_CLUSTERS ?= 77
+reach-fleet: engine-tools engine-modules kubernetes-provider
+	cd tests/engine && KIB_REACH_CLUSTERS=$(REACH_CLUSTERS) KIB_REACH_OUT=$(CURDIR)/build/reach-fleet.md \
+	  $(GO) test -count=1 -timeout 120m -run TestOutOfReachFleet -v .
 
 ## docs: rewrite the generated blocks of README.md and docs/ from the code (a test fails when they differ)
 docs:

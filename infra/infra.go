@@ -128,10 +128,15 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		outputs[layout.OutputCanaryInterval] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
 		outputs["hubDelivery"] = pulumi.String(cfg.CentralQueue.HubDelivery)
 	}
-	queueNames, clusters, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today, f.Unreachable, first)
+	queueNames, clusters, digests, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today, f.Unreachable, first)
 	if err != nil {
 		return nil, err
 	}
+	for c := range f.Unreachable {
+		// What is deployed, which an update cannot change out of reach: the next update compares against it.
+		clusters[c].(pulumi.Map)["releaseDigest"] = pulumi.String(f.Before.Deployed[c].ReleaseDigest)
+	}
+	warnReleasesOutOfReach(ctx, f, digests)
 	maps.Copy(outputs, map[string]pulumi.Input{
 		"clusterQueueNames":   queueNames,
 		layout.OutputClusters: clusters,
@@ -339,14 +344,51 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	return shared{bus: b, router: r, alarms: a, others: others}, nil
 }
 
+// warnReleasesOutOfReach warns, once, of the clusters out of reach whose Karpenter release the update must create,
+// adopt or change (preflight.ReleasesWarning), comparing the digest each asks (digests) with the last update's.
+func warnReleasesOutOfReach(ctx *pulumi.Context, f preflight.Flight, digests map[string]pulumi.StringOutput) {
+	releases := map[string]preflight.Release{}
+	var compared []config.Cluster
+	var asked []any
+	for _, cl := range f.Config.Clusters {
+		if !f.Unreachable[cl.Name] {
+			continue
+		}
+		// Only a release deployed before needs its digest, which is known in a preview: a new cluster's values wait
+		// for its new role.
+		if r := preflight.ReleaseOf(cl, f.Before, f.AdoptingOutOfReach, ""); r != preflight.ReleaseChange && r != preflight.ReleaseUnchanged {
+			releases[cl.Name] = r
+			continue
+		}
+		compared = append(compared, cl)
+		asked = append(asked, digests[cl.Name])
+	}
+	warn := func(releases map[string]preflight.Release) {
+		if w := preflight.ReleasesWarning(f.Config, releases); w != "" {
+			_ = ctx.Log.Warn(w, nil)
+		}
+	}
+	if len(compared) == 0 {
+		warn(releases)
+		return
+	}
+	pulumi.All(asked...).ApplyT(func(v []any) error {
+		for i, cl := range compared {
+			releases[cl.Name] = preflight.ReleaseOf(cl, f.Before, f.AdoptingOutOfReach, v[i].(string))
+		}
+		warn(releases)
+		return nil
+	})
+}
+
 // declareClusters declares each cluster's component in its account, and returns the outputs clusterQueueNames
-// and clusters. The clusters in unreachable come last, and their Karpenter releases wait for everything else of the
+// and clusters, and the digest of each cluster's Karpenter release (cluster.ReleaseDigest). The clusters in unreachable come last, and their Karpenter releases wait for everything else of the
 // update (first, and the other clusters): an update that must change such a release fails on it only once all that
 // can be reached was done (cluster.Args.After).
 func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
 	spot spotRoles, routerRole pulumi.StringInput, today time.Time, unreachable map[string]bool, first []pulumi.Resource,
-) (pulumi.StringMap, pulumi.Map, error) {
-	queueNames, clusters := pulumi.StringMap{}, pulumi.Map{}
+) (pulumi.StringMap, pulumi.Map, map[string]pulumi.StringOutput, error) {
+	queueNames, clusters, digests := pulumi.StringMap{}, pulumi.Map{}, map[string]pulumi.StringOutput{}
 	var ordered, outOfReach []config.Cluster
 	for _, cl := range cfg.Clusters {
 		if unreachable[cl.Name] {
@@ -377,8 +419,9 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 		}
 		c, err := cluster.New(ctx, args, acc.opts...)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+		digests[cl.Name] = c.ReleaseDigest
 		if !unreachable[cl.Name] {
 			reached = append(reached, c)
 		}
@@ -392,9 +435,10 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
 			"karpenterNamespace": pulumi.String(namespace), "heartbeatAlarmArn": c.HeartbeatAlarmARN,
 			"account": pulumi.String(cl.Account), "podIdentityAssociationId": c.PodIdentityAssociationID,
+			"releaseDigest": c.ReleaseDigest,
 		}
 	}
-	return queueNames, clusters, nil
+	return queueNames, clusters, digests, nil
 }
 
 // clusterArgs are the arguments of cl's component in account acc: the program's and the component package's

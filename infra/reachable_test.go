@@ -119,3 +119,50 @@ func TestAReleaseOutOfReachWaitsForEverythingElse(t *testing.T) {
 		}
 	}
 }
+
+// TestTheRecordOfAReleaseOutOfReachIsWhatIsDeployed: the clusters output records, for each cluster, the digest of its
+// Karpenter release: the one this update asks for a cluster in reach, the last update's for one out of reach, whose
+// release the update cannot change, so that the next update still sees the change it must make.
+func TestTheRecordOfAReleaseOutOfReachIsWhatIsDeployed(t *testing.T) {
+	deployed := map[string]any{
+		"alpha": map[string]any{"mode": "install", "karpenterNamespace": "kube-system", "releaseDigest": "alpha-before"},
+		"bravo": map[string]any{"mode": "install", "karpenterNamespace": "kube-system", "releaseDigest": "bravo-before"},
+	}
+	kv := map[string]string{"clusters": `[{"name":"alpha"},{"name":"bravo"}]`}
+	probe := func(_ context.Context, tg reach.Target) error {
+		if tg.Cluster == "bravo" {
+			return errors.New("connection refused")
+		}
+		return nil
+	}
+	r, err := runProbed(t, &mocks.Mocks{Previous: map[string]any{"clusters": deployed}}, render.AnyCommand, probe, "dev", kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters, _ := r.outputs["clusters"].(map[string]any)
+	digest := func(c string) string {
+		m, _ := clusters[c].(map[string]any)
+		s, _ := m["releaseDigest"].(string)
+		return s
+	}
+	if d := digest("alpha"); len(d) != 64 || d == "alpha-before" {
+		t.Errorf("alpha (in reach): releaseDigest %q, want the sha256 this update asks", d)
+	}
+	if d := digest("bravo"); d != "bravo-before" {
+		t.Errorf("bravo (out of reach): releaseDigest %q, want the last update's, bravo-before", d)
+	}
+	// Another value asks another release; the same configuration, the same.
+	for _, c := range []struct {
+		clusters string
+		same     bool
+	}{{`[{"name":"alpha"},{"name":"bravo"}]`, true}, {`[{"name":"alpha","karpenter":{"values":{"replicas":1}}},{"name":"bravo"}]`, false}} {
+		again, err := runProbed(t, &mocks.Mocks{Previous: map[string]any{"clusters": deployed}}, render.AnyCommand, probe, "dev", map[string]string{"clusters": c.clusters})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := again.outputs["clusters"].(map[string]any)["alpha"].(map[string]any)
+		if got := m["releaseDigest"]; (got == digest("alpha")) != c.same {
+			t.Errorf("%s: alpha's releaseDigest %v, first %v: want the same %t", c.clusters, got, digest("alpha"), c.same)
+		}
+	}
+}

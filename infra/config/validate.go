@@ -424,6 +424,8 @@ type Deployed struct {
 	Namespace string
 	// PodIdentityAssociationID is the ID of the pod identity association the cluster's Karpenter ran with.
 	PodIdentityAssociationID string
+	// ReleaseDigest digests the Karpenter release the stack last made ("" unknown: no release, or none recorded).
+	ReleaseDigest string
 }
 
 // DeployedClusters reads the clusters output of the last update (cluster -> its outputs) into Deployed values.
@@ -435,7 +437,8 @@ func DeployedClusters(output any) map[string]Deployed {
 		mode, _ := c["mode"].(string)
 		ns, _ := c["karpenterNamespace"].(string)
 		assoc, _ := c["podIdentityAssociationId"].(string)
-		out[name] = Deployed{Mode: Mode(mode), Namespace: ns, PodIdentityAssociationID: assoc}
+		digest, _ := c["releaseDigest"].(string)
+		out[name] = Deployed{Mode: Mode(mode), Namespace: ns, PodIdentityAssociationID: assoc, ReleaseDigest: digest}
 	}
 	return out
 }

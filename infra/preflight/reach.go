@@ -74,3 +74,54 @@ func slicesSorted(m map[int]error) []int {
 	slices.Sort(keys)
 	return keys
 }
+
+// Release is what an update does to the Karpenter release of a cluster out of reach.
+type Release string
+
+// What an update does to a release out of reach: ReleaseUnchanged it completes; each other it fails on, last.
+const (
+	ReleaseUnchanged Release = "unchanged"
+	ReleaseCreate    Release = "create"
+	ReleaseAdopt     Release = "adopt"
+	ReleaseChange    Release = "change"
+	// ReleaseUnknown: the last update recorded no digest of the release (a version of the program before it did).
+	ReleaseUnknown Release = "may change"
+)
+
+// ReleaseOf is what this update does to the release of cluster cl, out of reach: from the last update's record
+// (before), whether the release is adopted, and the digest it asks now (cluster.ReleaseDigest).
+func ReleaseOf(cl config.Cluster, before Last, adopting map[string]string, digest string) Release {
+	was, deployed := before.Deployed[cl.Name]
+	switch {
+	case !cl.Mode.InstallsKarpenter():
+		return ReleaseUnchanged
+	case adopting[cl.Name] != "":
+		return ReleaseAdopt
+	case !deployed || !was.Mode.InstallsKarpenter():
+		return ReleaseCreate
+	case was.ReleaseDigest == "":
+		return ReleaseUnknown
+	case was.ReleaseDigest != digest:
+		return ReleaseChange
+	}
+	return ReleaseUnchanged
+}
+
+// ReleasesWarning is the one warning of an update whose releases out of reach it must create, adopt or change
+// (releases, by cluster, in the configuration's order): it names each, and says what the update does; "" when it
+// changes none.
+func ReleasesWarning(cfg config.Config, releases map[string]Release) string {
+	var named []string
+	for _, cl := range cfg.Clusters {
+		if r, ok := releases[cl.Name]; ok && r != ReleaseUnchanged {
+			named = append(named, fmt.Sprintf("%s (%s)", cl.Name, r))
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("this update must create, adopt or change the Karpenter release of %d cluster(s) out of reach: %s. It fails on each, "+
+		"once every other create and update is made; pulumi up --continue-on-error tries every one of them and names each in its error "+
+		"(without it, the engine stops at the first it tries, and names only that one). No deletion is made until an update makes them "+
+		"all: the next that reaches their clusters (docs/deploying.md, \"Clusters out of reach\")", len(named), strings.Join(named, ", "))
+}

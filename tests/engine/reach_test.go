@@ -108,8 +108,9 @@ func TestAClusterOutOfReach(t *testing.T) {
 	replicas := func(c map[string]any) map[string]any {
 		return cluster(c["name"].(string), map[string]any{"karpenter": map[string]any{"values": map[string]any{"replicas": 1}}})
 	}
+	// The dashboard is there until the update that must change releases out of reach, which also deletes it.
 	keys := func(memory int, clusters ...any) map[string]any {
-		return map[string]any{"namePrefix": "kib-reach", "clusters": clusters, "router": map[string]any{"memoryMb": memory}}
+		return map[string]any{"namePrefix": "kib-reach", "clusters": clusters, "router": map[string]any{"memoryMb": memory}, "dashboard": memory < 1024}
 	}
 	world := func(unreachable, missing []string, clusters ...any) standin.World {
 		return standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub}, Config: clustersConfig(clusters...),
@@ -250,23 +251,31 @@ func TestAClusterOutOfReach(t *testing.T) {
 		unchanged(t, "bravo", "charlie")
 	})
 
-	t.Run("up that must change a release out of reach fails on it, last, naming it; the rest is done, nothing lost", func(t *testing.T) {
-		s.configure(keys(1024, replicas(alpha), replicas(bravo), charlie, echo, replicas(delta)))
-		steps, warnings, err := s.upWith()
-		if err == nil {
-			t.Fatal("the update succeeded, want it to fail on bravo's release")
-		}
-		t.Logf("what the real provider says (docs/deploying.md's table): %v", err)
-		if !strings.Contains(err.Error(), "can't update Helm Release with unreachable cluster") || !strings.Contains(err.Error(), "bravo-karpenter") {
-			t.Errorf("the update's error does not name bravo's release and why: %v", err)
-		}
-		outOfReach(t, warnings, map[string]string{"bravo": refused, "charlie": noToken})
-		// Everything in reach was done before bravo's release was tried: the router's memory, alpha's and delta's releases.
-		for _, n := range []string{"alpha", "delta"} {
-			if !strings.Contains(release(t, n), `"replicas"`) {
-				t.Errorf("%s's release was not upgraded: %s", n, release(t, n))
+	// releasesWarned fails the test unless one warning names exactly the releases out of reach in want, as
+	// preflight.ReleasesWarning does ("" for none).
+	releasesWarned := func(t *testing.T, warnings []warning, want string) {
+		t.Helper()
+		var got []string
+		for _, w := range warnings {
+			if strings.Contains(w.Message, "Karpenter release of") && strings.Contains(w.Message, "cluster(s) out of reach") {
+				got = append(got, w.Message)
 			}
 		}
+		switch {
+		case want == "" && len(got) > 0:
+			t.Errorf("a warning of releases out of reach to change, where the update changes none: %v", got)
+		case want != "" && (len(got) != 1 || !strings.Contains(got[0], "out of reach: "+want+". It fails on each")):
+			t.Errorf("warnings of the releases out of reach: %v, want one naming %s", got, want)
+		}
+	}
+	dashboard := func(t *testing.T) bool {
+		t.Helper()
+		return slices.ContainsFunc(e.Records(t), func(r standin.Record) bool { return r.Type == "aws:cloudwatch/dashboard:Dashboard" })
+	}
+	change := keys(1024, replicas(alpha), replicas(bravo), replicas(charlie), echo, replicas(delta))
+
+	// updatedIn are the names of the resources steps updated, sorted.
+	updatedIn := func(steps []step) []string {
 		var updated []string
 		for _, st := range steps {
 			if st.Op == apitype.OpUpdate {
@@ -274,13 +283,82 @@ func TestAClusterOutOfReach(t *testing.T) {
 			}
 		}
 		slices.Sort(updated)
-		if want := []string{"alpha-karpenter", "bravo-karpenter", "delta-karpenter", "kib-reach-router"}; !slices.Equal(updated, want) {
-			t.Errorf("updates tried: %v, want %v", updated, want)
+		return updated
+	}
+
+	t.Run("up that must change two releases out of reach fails on them, last; the error names what the engine tried, the warning each; no deletion is made", func(t *testing.T) {
+		s.configure(change)
+		steps, warnings, err := s.upWith()
+		if err == nil {
+			t.Fatal("the update succeeded, want it to fail on a release out of reach")
+		}
+		t.Logf("what the engine says without --continue-on-error: %v", err)
+		if !strings.Contains(err.Error(), "bravo-karpenter") && !strings.Contains(err.Error(), "charlie-karpenter") {
+			t.Errorf("the update's error names neither bravo's release nor charlie's: %v", err)
+		}
+		outOfReach(t, warnings, map[string]string{"bravo": refused, "charlie": noToken})
+		releasesWarned(t, warnings, "bravo (change), charlie (change)")
+		// Everything in reach was done before: the router's memory, alpha's and delta's releases; not the deletions.
+		for _, n := range []string{"alpha", "delta"} {
+			if !strings.Contains(release(t, n), `"replicas"`) {
+				t.Errorf("%s's release was not upgraded: %s", n, release(t, n))
+			}
+		}
+		for _, want := range []string{"alpha-karpenter", "delta-karpenter", "kib-reach-router"} {
+			if !slices.Contains(updatedIn(steps), want) {
+				t.Errorf("updates: %v, want %s among them", updatedIn(steps), want)
+			}
+		}
+		if !dashboard(t) {
+			t.Error("the dashboard was deleted by the update that failed, without --continue-on-error")
+		}
+		unchanged(t, "bravo", "charlie")
+	})
+
+	t.Run("with --continue-on-error the same update tries and names each release out of reach; still no deletion", func(t *testing.T) {
+		steps, warnings, err := s.upWith(optup.ContinueOnError())
+		if err == nil {
+			t.Fatal("the update succeeded, want it to fail on bravo's and charlie's releases")
+		}
+		t.Logf("what the real provider says (docs/deploying.md's table): %v", err)
+		for _, n := range []string{"bravo-karpenter", "charlie-karpenter"} {
+			if !strings.Contains(err.Error(), n) || !strings.Contains(err.Error(), "can't update Helm Release with unreachable cluster") {
+				t.Errorf("the update's error does not name %s and why: %v", n, err)
+			}
+		}
+		// The Go SDK ends the program with an error once a registration fails ("waiting for RPCs: resource
+		// bravo-karpenter [...] failed to register"), and the engine makes deletions only after a program that ran to
+		// its end: none is made.
+		if !strings.Contains(err.Error(), "failed to register") {
+			t.Errorf("the update's error does not say the program ended on the failed registration: %v", err)
+		}
+		outOfReach(t, warnings, map[string]string{"bravo": refused, "charlie": noToken})
+		releasesWarned(t, warnings, "bravo (change), charlie (change)")
+		if got, want := updatedIn(steps), []string{"bravo-karpenter", "charlie-karpenter"}; !slices.Equal(got, want) {
+			t.Errorf("updates tried: %v, want %v", got, want)
+		}
+		if !dashboard(t) {
+			t.Error("the dashboard was deleted by an update whose program failed")
+		}
+		unchanged(t, "bravo", "charlie")
+	})
+
+	t.Run("leaving the releases out of reach out (--exclude) completes, and still deletes nothing they were made to wait for", func(t *testing.T) {
+		// Pulumi keeps what a resource it leaves as it is depends on (excludes take their dependencies along): the
+		// releases out of reach were made to wait for the dashboard too.
+		steps, warnings, err := s.upWith(optup.Exclude([]string{"**::bravo-karpenter", "**::charlie-karpenter"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		releasesWarned(t, warnings, "bravo (change), charlie (change)")
+		none(t, "leaving bravo and charlie out", steps)
+		if !dashboard(t) {
+			t.Error("the dashboard, which bravo's release waits for, was deleted while bravo's release is left as it was")
 		}
 		unchanged(t, "bravo", "charlie")
 		// bravo's release waits for the rest of the update: the shared components and the clusters in reach.
 		deps := dependencies(t, s, "bravo-karpenter")
-		for _, want := range []string{"::kib-reach-router", "::alpha-karpenter", "::delta-karpenter", "::echo-queue"} {
+		for _, want := range []string{"::kib-reach-router", "::alpha-karpenter", "::delta-karpenter", "::echo-queue", "::kib-reach-dashboard"} {
 			if !slices.ContainsFunc(deps, func(d string) bool { return strings.HasSuffix(d, want) }) {
 				t.Errorf("bravo's release does not wait for %s: %v", want, deps)
 			}
@@ -292,17 +370,34 @@ func TestAClusterOutOfReach(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.SetWorld(t, world([]string{"charlie"}, nil, alpha, bravo, charlie, echo, delta))
+		// charlie, still out of reach, asked again for the release it has: nothing of it changes, and no warning
+		// says otherwise, since the failed update recorded what charlie runs, not what it asked.
+		s.configure(keys(1024, replicas(alpha), replicas(bravo), charlie, echo, replicas(delta)))
 		steps, warnings, err := s.previewWarned()
 		if err != nil {
 			t.Fatal(err)
 		}
-		only(t, "bravo back", steps, apitype.OpUpdate, "::bravo-karpenter")
+		// bravo's release changes, and the deletion the failed updates could not make is made.
+		backIn := func(t *testing.T, steps []step) {
+			t.Helper()
+			for _, st := range steps {
+				update := st.Op == apitype.OpUpdate && strings.HasSuffix(st.URN, "::bravo-karpenter")
+				if deletion := st.Op == apitype.OpDelete && strings.HasSuffix(st.URN, "::kib-reach-dashboard"); !update && !deletion {
+					t.Errorf("bravo back: %s, want only bravo's release's update and the dashboard's deletion", st)
+				}
+			}
+		}
+		backIn(t, steps)
 		outOfReach(t, warnings, map[string]string{"charlie": noToken})
+		releasesWarned(t, warnings, "")
 		steps, _, err = s.upWith()
 		if err != nil {
 			t.Fatal(err)
 		}
-		only(t, "bravo back", steps, apitype.OpUpdate, "::bravo-karpenter")
+		backIn(t, steps)
+		if dashboard(t) {
+			t.Error("the dashboard was not deleted by the update that changed no release out of reach")
+		}
 		if !strings.Contains(release(t, "bravo"), `"replicas"`) {
 			t.Errorf("bravo's release was not upgraded: %s", release(t, "bravo"))
 		}

@@ -98,6 +98,7 @@ type wiring struct {
 	controllerRoleARN pulumi.StringOutput
 	nodeRoleName      pulumi.StringOutput
 	association       pulumi.StringOutput // the pod identity association's ID ("" without one)
+	releaseDigest     pulumi.StringOutput // ReleaseDigest of the Karpenter release (unset without one)
 }
 
 // New declares the cluster's resources, every one a child of the component and named after the cluster, so
@@ -136,6 +137,9 @@ type Outputs struct {
 	// PodIdentityAssociationID is the ID of the association the cluster's Karpenter runs with ("" without one): the
 	// program keeps it in its outputs, to adopt the association should the cluster be removed and added back.
 	PodIdentityAssociationID pulumi.StringOutput
+	// ReleaseDigest is the ReleaseDigest of the Karpenter release the component declares ("" without one): the
+	// program keeps it in its outputs, to tell whether an update changes a release it cannot reach.
+	ReleaseDigest pulumi.StringOutput
 }
 
 // Map is o as the component registers its outputs.
@@ -212,6 +216,10 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 	if w.association != (pulumi.StringOutput{}) {
 		out.PodIdentityAssociationID = w.association
 	}
+	out.ReleaseDigest = pulumi.String("").ToStringOutput()
+	if w.releaseDigest != (pulumi.StringOutput{}) {
+		out.ReleaseDigest = w.releaseDigest
+	}
 	return out, nil
 }
 
@@ -249,6 +257,9 @@ func (s scope) adoptingInCluster(id string) []pulumi.ResourceOption {
 
 // name is a child's logical name: the cluster's, then what it is.
 func (s scope) name(what string) string { return s.cluster + "-" + what }
+
+// ReleaseName is the logical name of cluster's Karpenter release.
+func ReleaseName(cluster string) string { return cluster + "-karpenter" }
 
 // KubernetesProviderName is the logical name of the Kubernetes provider of cluster, which hangs from the stack, not
 // from the cluster's component (install).

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -138,7 +140,12 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	// an existing stack sees the same provider): pulumi state move copies a moved resource's providers into the
 	// destination ahead of the resources, so a provider under the moved component would come before its parent
 	// there, which the CLI refuses as a broken snapshot (docs/deploying.md, "One stack or shards").
-	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(cl.Name), &kubernetes.ProviderArgs{Kubeconfig: kubeconfig},
+	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(cl.Name), &kubernetes.ProviderArgs{
+		Kubeconfig: kubeconfig,
+		// Each request to the API server, client-go's discovery's included, within KubernetesRequestTimeout, not the
+		// provider's default 32 s: a cluster whose endpoint never answers costs a preview two of them.
+		KubeClientSettings: &kubernetes.KubeClientSettingsArgs{Timeout: pulumi.Int(KubernetesRequestTimeout)},
+	},
 		pulumi.Aliases([]pulumi.Alias{{Parent: s.self}}), pulumi.DependsOn(t.ready))
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
@@ -149,18 +156,42 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 		// The old release was uninstalled by hand (config.CheckReleases): forget it before installing anew.
 		releaseOpts = append(releaseOpts, pulumi.DeleteBeforeReplace(true))
 	}
-	if err := release(s.ctx, s.name("karpenter"), &releaseArgs{
+	values := Values(cl, queueName, controllerRole.Arn)
+	if err := release(s.ctx, ReleaseName(cl.Name), &releaseArgs{
 		Name:      pulumi.String("karpenter"),
 		Chart:     pulumi.String(Chart),
 		Version:   pulumi.String(cl.Karpenter.Version),
 		Namespace: pulumi.String(cl.Karpenter.Namespace),
 		// Karpenter's chart has no Namespace of its own: Helm creates the release's, as --create-namespace does.
 		CreateNamespace: pulumi.Bool(true),
-		Values:          Values(cl, queueName, controllerRole.Arn),
+		Values:          values,
 	}, releaseOpts...); err != nil {
 		return wiring{}, fmt.Errorf("declaring the Karpenter release of %s: %w", cl.Name, err)
 	}
-	return wiring{controllerRoleARN: controllerRole.Arn, nodeRoleName: nodeRole.Name, association: association}, nil
+	return wiring{
+		controllerRoleARN: controllerRole.Arn, nodeRoleName: nodeRole.Name, association: association,
+		releaseDigest: ReleaseDigest(cl.Karpenter.Version, cl.Karpenter.Namespace, values),
+	}, nil
+}
+
+// KubernetesRequestTimeout bounds, in seconds, each request the Kubernetes provider makes of a cluster's API server
+// (its kubeClientSettings.timeout): requests to an API server that answers take well under a second; Helm waits for
+// a release's readiness by polling, each poll a request of its own.
+const KubernetesRequestTimeout = 10
+
+// ReleaseDigest digests what the stack asks of a cluster's Karpenter release: the chart, its version, the namespace
+// and the values, once known. Two updates asking the same digest ask the same
+// release; the program records it (the clusters output) to say, of a cluster out of reach, whether an update changes
+// its release.
+func ReleaseDigest(version, namespace string, values pulumi.MapOutput) pulumi.StringOutput {
+	return values.ApplyT(func(v map[string]any) (string, error) {
+		b, err := json.Marshal(map[string]any{"chart": Chart, "version": version, "namespace": namespace, "values": v})
+		if err != nil {
+			return "", fmt.Errorf("digesting the Karpenter release: %w", err)
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:]), nil
+	}).(pulumi.StringOutput)
 }
 
 // controllerTrust lets only Karpenter's service account take the controller role: through EKS Pod Identity, or

@@ -38,6 +38,8 @@ type Server struct {
 	handler  http.Handler
 	mu       sync.Mutex
 	srv      *http.Server
+	silent   net.Listener // Silence's listener, nil unless silent
+	held     []net.Conn   // the connections Silence accepted and holds
 	requests []string
 }
 
@@ -113,14 +115,57 @@ func (s *Server) Stop() {
 	}
 }
 
+// Silence stops the server and accepts connections at its endpoint without ever answering (no TLS handshake, no
+// byte), holding each until Close or Restart: an API server whose endpoint a firewall black-holes past the TCP
+// handshake, or that hangs. What the kernel does not here that a black hole may: drop the TCP handshake itself (a
+// listener whose backlog is full stands in for that, see offline/heldport's tests).
+func (s *Server) Silence() error {
+	s.Stop()
+	l, err := s.port.Listen()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.silent = l
+	s.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.held = append(s.held, c)
+			s.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// unsilence closes Silence's listener and the connections it holds.
+func (s *Server) unsilence() {
+	s.mu.Lock()
+	l, held := s.silent, s.held
+	s.silent, s.held = nil, nil
+	s.mu.Unlock()
+	if l != nil {
+		_ = l.Close()
+	}
+	for _, c := range held {
+		_ = c.Close()
+	}
+}
+
 // Close stops the server and gives its port back.
 func (s *Server) Close() {
 	s.Stop()
+	s.unsilence()
 	_ = s.port.Close()
 }
 
 // Restart serves again, at the same endpoint and with the same authority.
 func (s *Server) Restart() error {
+	s.unsilence()
 	l, err := s.port.Listen()
 	if err != nil {
 		return err

@@ -1,0 +1,137 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/apistub"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/ocistub"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
+)
+
+// TestOutOfReachFleet measures what clusters whose API servers never answer cost a stack, through the real CLI, the
+// real pulumi-kubernetes provider and the program's real reach probe (make reach-fleet, docs/performance.md,
+// "Clusters out of reach"): KIB_REACH_CLUSTERS install clusters are deployed in reach (each API server an apistub),
+// then every one is silenced (it accepts connections and never answers: apistub.Silence), and a pulumi preview and a
+// pulumi up that change nothing are timed. Each must succeed, warning of every cluster. Skipped unless a size is
+// given: the figures are the docs', not an assertion on time.
+func TestOutOfReachFleet(t *testing.T) {
+	n := 0
+	if v := os.Getenv("KIB_REACH_CLUSTERS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			t.Fatalf("KIB_REACH_CLUSTERS: %q is not a number of clusters", v)
+		}
+	}
+	if n == 0 {
+		t.Skip("no size: make reach-fleet sets KIB_REACH_CLUSTERS")
+	}
+	real, err := filepath.Abs(realKubernetes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(real); err != nil {
+		t.Fatalf("the real pulumi-kubernetes provider is not built: make kubernetes-provider builds it (%v)", err)
+	}
+	tools := t.TempDir()
+	aws, _ := fakeAWS(t, tools)
+	registry, err := ocistub.Start(tools, "1.15.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(registry.Close)
+
+	var servers []*apistub.Server
+	var clusters []any
+	var names []string
+	endpoints := map[string]mocks.EKSCluster{}
+	for i := range n {
+		name := fmt.Sprintf("c%03d", i)
+		srv, err := apistub.Start("33")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		servers = append(servers, srv)
+		endpoints[name] = mocks.EKSCluster{Endpoint: srv.URL, CertificateAuthority: srv.CAData}
+		clusters = append(clusters, cluster(name, nil))
+		names = append(names, name)
+	}
+	world := func(unreachable []string) standin.World {
+		return standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub}, Config: clustersConfig(clusters...),
+			Clusters: endpoints, Versions: versions(t), Unreachable: unreachable}
+	}
+	e := newEnv(t, world(nil))
+	e.Path = []string{tools}
+	e.Extra = map[string]string{
+		standin.RealKubernetesEnv: real,
+		"HTTPS_PROXY":             registry.ProxyURL, "SSL_CERT_FILE": registry.CAFile, "NO_PROXY": "127.0.0.1,localhost",
+		"HELM_CACHE_HOME": filepath.Join(tools, "helm", "cache"), "HELM_CONFIG_HOME": filepath.Join(tools, "helm", "config"),
+		"HELM_DATA_HOME": filepath.Join(tools, "helm", "data"),
+	}
+	opts := programOptions()
+	opts.Probe = reach.Kubernetes(func(ctx context.Context, _ string, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, aws, args...)
+	}, reach.DefaultTimeouts)
+	s := newStackWith(t, e, fmt.Sprintf("reach%d", n), opts)
+	s.configure(map[string]any{"namePrefix": "kib-reach", "clusters": clusters})
+
+	var rows []string
+	timed := func(what string, f func() error) {
+		start := time.Now()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s |", n, what, time.Since(start).Seconds()))
+		t.Log(rows[len(rows)-1])
+	}
+	timed("`pulumi up`, every cluster in reach (installs each release)", func() error { _, _, err := s.upWith(); return err })
+	timed("`pulumi preview`, every cluster in reach, no change", func() error { _, err := s.preview(); return err })
+
+	for _, srv := range servers {
+		if err := srv.Silence(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.SetWorld(t, world(names))
+	warned := func(warnings []warning) error {
+		got := 0
+		for _, w := range warnings {
+			if strings.Contains(w.Message, "its Kubernetes API cannot be reached from here") {
+				got++
+			}
+		}
+		if got != n {
+			return fmt.Errorf("%d clusters warned of as out of reach, want %d", got, n)
+		}
+		return nil
+	}
+	timed("`pulumi preview`, every API server silent, no change", func() error {
+		_, warnings, err := s.previewWarned()
+		if err != nil {
+			return err
+		}
+		return warned(warnings)
+	})
+	timed("`pulumi up`, every API server silent, no change", func() error {
+		_, warnings, err := s.upWith()
+		if err != nil {
+			return err
+		}
+		return warned(warnings)
+	})
+	table := "| clusters | command | time |\n|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	fmt.Print(table)
+	if out := os.Getenv("KIB_REACH_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
