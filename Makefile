@@ -281,10 +281,10 @@ fleet: engine-tools engine-modules
 ## reach-fleet: a stack whose every cluster's API server never answers, through the real engine and the real
 ## pulumi-kubernetes provider (docs/performance.md, "Clusters out of reach"): REACH_CLUSTERS install clusters deployed in
 ## reach, then silenced; the time of pulumi preview and pulumi up that change nothing; the table is written to
-## build/reach-fleet.md
+## build/reach-fleet.md; REACH_PARALLEL sets pulumi's --parallel (its default: 4 per CPU)
 REACH_CLUSTERS ?= 77
 reach-fleet: engine-tools engine-modules kubernetes-provider
-	cd tests/engine && KIB_REACH_CLUSTERS=$(REACH_CLUSTERS) KIB_REACH_OUT=$(CURDIR)/build/reach-fleet.md \
+	cd tests/engine && KIB_REACH_CLUSTERS=$(REACH_CLUSTERS) KIB_REACH_PARALLEL=$(REACH_PARALLEL) KIB_REACH_OUT=$(CURDIR)/build/reach-fleet.md \
 	  $(GO) test -count=1 -timeout 120m -run TestOutOfReachFleet -v .
 
 ## docs: rewrite the generated blocks of README.md and docs/ from the code (a test fails when they differ)

@@ -188,11 +188,11 @@ func (s *stack) preview() ([]step, error) {
 }
 
 // previewWarned is preview with the warnings the engine showed.
-func (s *stack) previewWarned() ([]step, []warning, error) {
+func (s *stack) previewWarned(opts ...optpreview.Option) ([]step, []warning, error) {
 	s.t.Helper()
 	ch, done := collectAll()
 	var out bytes.Buffer
-	_, err := s.stack.Preview(context.Background(), optpreview.EventStreams(ch), optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out))
+	_, err := s.stack.Preview(context.Background(), append(opts, optpreview.EventStreams(ch), optpreview.ProgressStreams(&out), optpreview.ErrorProgressStreams(&out))...)
 	steps, warnings := done()
 	if err != nil {
 		return steps, warnings, &runError{err: err, output: out.String()}

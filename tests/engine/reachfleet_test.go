@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/apistub"
@@ -22,7 +25,8 @@ import (
 // "Clusters out of reach"): KIB_REACH_CLUSTERS install clusters are deployed in reach (each API server an apistub),
 // then every one is silenced (it accepts connections and never answers: apistub.Silence), and a pulumi preview and a
 // pulumi up that change nothing are timed. Each must succeed, warning of every cluster. Skipped unless a size is
-// given: the figures are the docs', not an assertion on time.
+// given: the figures are the docs', not an assertion on time. KIB_REACH_PARALLEL sets the operations' --parallel
+// (the CLI's default, 4 per CPU, otherwise).
 func TestOutOfReachFleet(t *testing.T) {
 	n := 0
 	if v := os.Getenv("KIB_REACH_CLUSTERS"); v != "" {
@@ -32,6 +36,19 @@ func TestOutOfReachFleet(t *testing.T) {
 	}
 	if n == 0 {
 		t.Skip("no size: make reach-fleet sets KIB_REACH_CLUSTERS")
+	}
+	parallel := 0
+	if v := os.Getenv("KIB_REACH_PARALLEL"); v != "" {
+		if _, err := fmt.Sscan(v, &parallel); err != nil || parallel < 1 {
+			t.Fatalf("KIB_REACH_PARALLEL: %q is not a number of operations", v)
+		}
+	}
+	var upOpts []optup.Option
+	var previewOpts []optpreview.Option
+	at := "the CLI's default --parallel"
+	if parallel > 0 {
+		upOpts, previewOpts = []optup.Option{optup.Parallel(parallel)}, []optpreview.Option{optpreview.Parallel(parallel)}
+		at = fmt.Sprintf("--parallel %d", parallel)
 	}
 	real, err := filepath.Abs(realKubernetes)
 	if err != nil {
@@ -76,6 +93,10 @@ func TestOutOfReachFleet(t *testing.T) {
 		"HELM_CACHE_HOME": filepath.Join(tools, "helm", "cache"), "HELM_CONFIG_HOME": filepath.Join(tools, "helm", "config"),
 		"HELM_DATA_HOME": filepath.Join(tools, "helm", "data"),
 	}
+	if v := os.Getenv("PULUMI_PARALLEL_DIFF"); v != "" { // the engine's diffs in parallel, as the CLI takes it
+		e.Extra["PULUMI_PARALLEL_DIFF"] = v
+		at += ", PULUMI_PARALLEL_DIFF=" + v
+	}
 	opts := programOptions()
 	opts.Probe = reach.Kubernetes(func(ctx context.Context, _ string, args ...string) *exec.Cmd {
 		return exec.CommandContext(ctx, aws, args...)
@@ -89,11 +110,11 @@ func TestOutOfReachFleet(t *testing.T) {
 		if err := f(); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		rows = append(rows, fmt.Sprintf("| %d | %s | %.1f s |", n, what, time.Since(start).Seconds()))
+		rows = append(rows, fmt.Sprintf("| %d | %s | %s | %.1f s |", n, what, at, time.Since(start).Seconds()))
 		t.Log(rows[len(rows)-1])
 	}
-	timed("`pulumi up`, every cluster in reach (installs each release)", func() error { _, _, err := s.upWith(); return err })
-	timed("`pulumi preview`, every cluster in reach, no change", func() error { _, err := s.preview(); return err })
+	timed("`pulumi up`, every cluster in reach (installs each release)", func() error { _, _, err := s.upWith(upOpts...); return err })
+	timed("`pulumi preview`, every cluster in reach, no change", func() error { _, _, err := s.previewWarned(previewOpts...); return err })
 
 	for _, srv := range servers {
 		if err := srv.Silence(); err != nil {
@@ -114,20 +135,20 @@ func TestOutOfReachFleet(t *testing.T) {
 		return nil
 	}
 	timed("`pulumi preview`, every API server silent, no change", func() error {
-		_, warnings, err := s.previewWarned()
+		_, warnings, err := s.previewWarned(previewOpts...)
 		if err != nil {
 			return err
 		}
 		return warned(warnings)
 	})
 	timed("`pulumi up`, every API server silent, no change", func() error {
-		_, warnings, err := s.upWith()
+		_, warnings, err := s.upWith(upOpts...)
 		if err != nil {
 			return err
 		}
 		return warned(warnings)
 	})
-	table := "| clusters | command | time |\n|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
+	table := "| clusters | command | parallel | time |\n|---|---|---|---|\n" + strings.Join(rows, "\n") + "\n"
 	fmt.Print(table)
 	if out := os.Getenv("KIB_REACH_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(table), 0o644); err != nil {
