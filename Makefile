@@ -18,7 +18,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: version release-check release-sdk release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -179,6 +179,39 @@ test-workflows:
 ## (docs/contributing.md, "Mutation testing")
 mutate:
 	@BASE=$(or $(BASE),HEAD~1) PKGS="$(PKGS)" WORKERS=$(or $(WORKERS),2) DIFF="$(DIFF)" INTEGRATION="$(INTEGRATION)" tools/mutate/mutate.sh
+
+## version: this checkout's version, router/release.Version (CHANGELOG.md's newest release; a test holds them equal)
+VERSION := $(shell sed -n 's/^const Version = "\(.*\)"$$/\1/p' router/release/release.go)
+version:
+	@echo $(VERSION)
+
+RELEASER := $(GO) tool -modfile=$(CURDIR)/tools/release/go.mod goreleaser
+
+## release-check: the release as release.yml makes it, nothing published: GoReleaser (.goreleaser.yml, pinned by
+## tools/release/go.mod) in snapshot mode builds the provider for linux, darwin and windows on amd64 and arm64 into
+## dist/, each packed as the Pulumi CLI downloads a plugin, with dist/checksums.txt; then the SDKs' archives into
+## build/release-sdk (docs/contributing.md, "Cutting a release")
+release-check:
+	KIB_VERSION=$(VERSION) $(RELEASER) check
+	KIB_VERSION=$(VERSION) $(RELEASER) release --snapshot --clean
+	@$(MAKE) --no-print-directory release-sdk PACKAGE_VERSION=v$(VERSION)-snapshot
+	@ls -l dist/*.tar.gz dist/checksums.txt build/release-sdk/
+
+# release-sdk: the generated SDKs at PACKAGE_VERSION, packed: the TypeScript one compiled and packed as npm publishes
+# it, the Python one as a source archive.
+release-sdk: package
+	rm -rf build/release-sdk && mkdir -p build/release-sdk
+	ln -sfn $(CURDIR)/examples/typecheck/node_modules build/sdk/nodejs/node_modules
+	cd build/sdk/nodejs && ./node_modules/.bin/tsc -p . && rm node_modules && npm pack --pack-destination $(CURDIR)/build/release-sdk
+	tar -C build/sdk -czf build/release-sdk/sdk-python-$(PACKAGE_VERSION).tar.gz python
+
+# release-notes: CHANGELOG.md's section of VERSION, the GitHub release's notes.
+release-notes:
+	@awk -v v="## [$(VERSION)]" 'index($$0, v) == 1 {on = 1; next} /^## \[/ {on = 0} on' CHANGELOG.md
+
+# release-publish: the release itself, from a tag (release.yml only).
+release-publish:
+	KIB_VERSION=$(VERSION) $(RELEASER) release --clean --release-notes build/release-notes.md
 
 ## lint: golangci-lint (config .golangci.yml) over every module
 lint:

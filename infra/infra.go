@@ -32,6 +32,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/release"
 )
 
 // Options adapt the program to where it runs.
@@ -143,6 +144,9 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 
 		layout.OutputSpotServiceLinkedRoles: spot.origins,
 		layout.OutputRetainedClusters:       stillRetained(cfg, f.Before, f.AdoptingOutOfReach),
+		// Which release of the program made the stack: an upgrade's preview shows it change, and CHANGELOG.md says
+		// what else changes with it.
+		layout.OutputVersion: pulumi.String(release.Version),
 	})
 	return outputs, nil
 }

@@ -9,12 +9,21 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/version"
 )
 
+// buildRouter, when set, replaces the router's build from source (routerbuild.Embedded, which needs Go where the
+// provider runs): a release build sets it to the router it carries (router_prebuilt.go).
+var buildRouter func(context.Context) (routerbuild.Artifact, error)
+
 func main() {
-	prov, err := components.New(components.DefaultOptions())
+	opts := components.DefaultOptions()
+	if buildRouter != nil {
+		opts.BuildRouter = buildRouter
+	}
+	prov, err := components.New(opts)
 	if err == nil {
 		err = p.RunProvider(context.Background(), components.Name, version.Version(), prov)
 	}

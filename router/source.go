@@ -9,7 +9,7 @@ import "embed"
 // Source is the router module's source as `go build` needs it: go.mod, go.sum and the Go files of every package
 // (TestSourceHasEveryPackage keeps the list whole).
 //
-//go:embed go.mod go.sum *.go cmd/*/*.go contract/*.go event/*.go handler/*.go archive/*.go internal/*/*.go karpenter/*.go queuename/*.go sdkbody/*.go sealing/*.go shortname/*.go sizing/*.go
+//go:embed go.mod go.sum *.go cmd/*/*.go contract/*.go event/*.go handler/*.go archive/*.go internal/*/*.go karpenter/*.go queuename/*.go release/*.go sdkbody/*.go sealing/*.go shortname/*.go sizing/*.go
 var Source embed.FS
 
 // Main is the Lambda's main package, relative to the module's root.

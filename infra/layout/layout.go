@@ -27,6 +27,8 @@ const (
 	// OutputSpotServiceLinkedRoles records, per account where the stack installs Karpenter, who made its EC2 Spot
 	// service-linked role (spotrole.Origin).
 	OutputSpotServiceLinkedRoles = "spotServiceLinkedRoles"
+	// OutputVersion is the release of the program that made the stack (router/release.Version).
+	OutputVersion = "version"
 )
 
 // The hub's outputs a shard reads: what joining its bus takes.

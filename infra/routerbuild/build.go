@@ -186,3 +186,45 @@ func zipBootstrap(bin string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Prebuilt is a BuildRouter that builds nothing: the deployment package zip (router.zip as Build makes it), which a
+// release's provider carries (provider, build tag prebuiltrouter: no user of a released package needs Go), is written
+// into a directory of the user's cache named by its digest, with its bootstrap, and returned as Build's artifact.
+func Prebuilt(zipData []byte) func(context.Context) (Artifact, error) {
+	return func(context.Context) (Artifact, error) {
+		zr, err := zip.NewReader(bytes.NewReader(zipData), int64(len(zipData)))
+		if err != nil {
+			return Artifact{}, fmt.Errorf("the prebuilt router: %w", err)
+		}
+		if len(zr.File) != 1 || zr.File[0].Name != Handler {
+			return Artifact{}, fmt.Errorf("the prebuilt router: want one entry %s, got %d entries", Handler, len(zr.File))
+		}
+		sum := sha256.Sum256(zipData)
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		outDir := filepath.Join(cache, "karpenter-interruption-bus", "router", "prebuilt-"+hex.EncodeToString(sum[:8]))
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return Artifact{}, fmt.Errorf("creating %s: %w", outDir, err)
+		}
+		rc, err := zr.File[0].Open()
+		if err != nil {
+			return Artifact{}, fmt.Errorf("the prebuilt router: %w", err)
+		}
+		defer rc.Close()
+		exe, err := io.ReadAll(rc)
+		if err != nil {
+			return Artifact{}, fmt.Errorf("the prebuilt router: %w", err)
+		}
+		bin := filepath.Join(outDir, Handler)
+		if err := writeAtomic(bin, exe, 0o755); err != nil {
+			return Artifact{}, err
+		}
+		zipPath := filepath.Join(outDir, "router.zip")
+		if err := writeAtomic(zipPath, zipData, 0o644); err != nil {
+			return Artifact{}, err
+		}
+		return Artifact{Bootstrap: bin, Zip: zipPath, SourceCodeHash: base64.StdEncoding.EncodeToString(sum[:]), Size: int64(len(zipData))}, nil
+	}
+}

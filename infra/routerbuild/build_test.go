@@ -169,3 +169,48 @@ func TestInstallWritesBesideItsTargetWithItsModes(t *testing.T) {
 		t.Errorf("writeAtomic's file: %v, %v; want mode 0755", fi, err)
 	}
 }
+
+// TestPrebuilt: a release's provider deploys the zip it carries as Build would have made it (the same hash and size,
+// its bootstrap unpacked beside it), and refuses a zip that is not one.
+func TestPrebuilt(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	exe := filepath.Join(t.TempDir(), "bootstrap")
+	if err := os.WriteFile(exe, []byte("\x7fELF a router"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := zipBootstrap(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Prebuilt(data)(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if a.SourceCodeHash != base64.StdEncoding.EncodeToString(sum[:]) || a.Size != int64(len(data)) {
+		t.Errorf("artifact %+v, want the zip's hash and size %d", a, len(data))
+	}
+	if got, _ := os.ReadFile(a.Zip); !bytes.Equal(got, data) {
+		t.Error("the deployed zip is not the one carried")
+	}
+	if got, _ := os.ReadFile(a.Bootstrap); string(got) != "\x7fELF a router" {
+		t.Errorf("bootstrap holds %q", got)
+	}
+	if info, err := os.Stat(a.Bootstrap); err != nil || info.Mode().Perm()&0o111 == 0 {
+		t.Errorf("bootstrap not executable: %v %v", info, err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"bootstrap", "extra"} {
+		if _, err := zw.Create(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = zw.Close()
+	for name, bad := range map[string][]byte{"not a zip": []byte("nope"), "two entries": buf.Bytes()} {
+		if _, err := Prebuilt(bad)(context.Background()); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

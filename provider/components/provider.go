@@ -17,6 +17,11 @@ import (
 // Name is the package's name: its type tokens are "karpenter-interruption-bus:index:<Component>", the program's.
 const Name = "karpenter-interruption-bus"
 
+// PluginDownloadURL is the schema's pluginDownloadURL: the GitHub release of the version, whose assets are the
+// archives .goreleaser.yml names (pulumi-resource-karpenter-interruption-bus-v<version>-<os>-<arch>.tar.gz). The CLI
+// replaces ${VERSION} with the version it installs.
+const PluginDownloadURL = "https://github.com/karpenter-interruption-bus/karpenter-interruption-bus/releases/download/v${VERSION}"
+
 // New is the provider, its components declared with opts (the router's build, the commands' lookup).
 func New(opts infra.Options) (p.Provider, error) {
 	prov, err := infer.NewProviderBuilder().
@@ -25,6 +30,9 @@ func New(opts infra.Options) (p.Provider, error) {
 			"a central queue and a router Lambda forwarding each event to the queue of the cluster that owns the instance.").
 		WithKeywords("karpenter", "eks", "spot", "interruption", "aws", "kind/component", "category/cloud").
 		WithRepository("https://github.com/karpenter-interruption-bus/karpenter-interruption-bus").
+		// Where the CLI downloads a released version's provider, built for each platform by .goreleaser.yml: no
+		// user needs Go (docs/package.md). A package added from git is built from its source instead.
+		WithPluginDownloadURL(PluginDownloadURL).
 		WithPublisher("karpenter-interruption-bus").
 		WithLicense("Apache-2.0").
 		WithModuleMap(map[tokens.ModuleName]tokens.ModuleName{"components": "index"}).

@@ -31,6 +31,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/redeliver"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/route"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/release"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
@@ -47,6 +48,8 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: cfg.SlogLevel()}))
+	// Once per cold start: which release's router the logs that follow come from.
+	log.Info("router started", "version", release.Version, "bus", cfg.BusName)
 	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithAPIOptions(sdkbody.APIOptions))
 	if err != nil {
 		return nil, fmt.Errorf("loading AWS configuration: %w", err)

@@ -35,15 +35,27 @@ func gitHub(t *testing.T, tag string) map[string]string {
 	served := filepath.Join(work, "srv")
 	snapshot(t, filepath.Join(served, repoPath), tag)
 
-	caFile, leaf := certificates(t, work, "github.com")
 	bin, err := exec.LookPath("git")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(&cgi.Handler{
+	vars := asGitHub(t, work, &cgi.Handler{
 		Path: bin, Args: []string{"http-backend"},
 		Env: []string{"GIT_PROJECT_ROOT=" + served, "GIT_HTTP_EXPORT_ALL=1"},
 	})
+	// The Go language host's go mod tidy and go build take every module from the module cache: make
+	// engine-modules downloaded them before the tests (the proxy would refuse the module proxy anyway).
+	vars["GOPROXY"] = "off"
+	return vars
+}
+
+// asGitHub serves h as https://github.com, over HTTPS with a certificate for github.com signed by a test authority
+// (SSL_CERT_FILE), through an HTTPS proxy (HTTPS_PROXY) that tunnels github.com:443 to it and refuses every other
+// host; it returns the environment that points a client there.
+func asGitHub(t *testing.T, work string, h http.Handler) map[string]string {
+	t.Helper()
+	caFile, leaf := certificates(t, work, "github.com")
+	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -74,9 +86,6 @@ func gitHub(t *testing.T, tag string) map[string]string {
 		"HTTPS_PROXY": proxy.URL, "https_proxy": proxy.URL,
 		"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
 		"SSL_CERT_FILE": caFile,
-		// The Go language host's go mod tidy and go build take every module from the module cache: make
-		// engine-modules downloaded them before the tests (the proxy above would refuse the module proxy anyway).
-		"GOPROXY": "off",
 	}
 }
 
