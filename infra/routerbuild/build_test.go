@@ -208,7 +208,13 @@ func TestPrebuilt(t *testing.T) {
 		}
 	}
 	_ = zw.Close()
-	for name, bad := range map[string][]byte{"not a zip": []byte("nope"), "two entries": buf.Bytes()} {
+	var other bytes.Buffer
+	zw = zip.NewWriter(&other)
+	if _, err := zw.Create("main"); err != nil {
+		t.Fatal(err)
+	}
+	_ = zw.Close()
+	for name, bad := range map[string][]byte{"not a zip": []byte("nope"), "two entries": buf.Bytes(), "no bootstrap": other.Bytes()} {
 		if _, err := Prebuilt(bad)(context.Background()); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
