@@ -102,7 +102,7 @@ TS_EXAMPLES := examples/hub-typescript/node_modules/.package-lock.json examples/
 ## TypeScript (the real @pulumi/pulumi), against stand-in aws, eks and kubernetes providers, and a fleet with
 ## clusters out of reach against the real pulumi-kubernetes provider (part of make test)
 test-engine: engine-tools engine-modules kubernetes-provider $(TS_EXAMPLES)
-	cd tests/engine && $(TEST) ./...
+	cd tests/engine && $(TEST) -timeout 25m ./...
 
 examples/%/node_modules/.package-lock.json: examples/%/package.json examples/%/package-lock.json
 	cd examples/$* && npm ci --no-audit --no-fund

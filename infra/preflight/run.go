@@ -164,7 +164,7 @@ func Run(ctx *pulumi.Context, in Input, opts Options) (Flight, error) {
 			}
 		}
 		f.Ran = append(f.Ran, step)
-		if err := f.run(ctx, step, in, opts, invoke); err != nil {
+		if err := f.run(ctx, step, opts, invoke); err != nil {
 			return f, err
 		}
 	}
@@ -185,7 +185,7 @@ func accounts(in Input, f Flight) (map[string][]pulumi.InvokeOption, error) {
 }
 
 // run runs one step.
-func (f *Flight) run(ctx *pulumi.Context, step Step, in Input, opts Options, invoke map[string][]pulumi.InvokeOption) error {
+func (f *Flight) run(ctx *pulumi.Context, step Step, opts Options, invoke map[string][]pulumi.InvokeOption) error {
 	cfg := f.Config
 	switch step {
 	case StepConfiguration:

@@ -217,7 +217,7 @@ func TestTheDigestIsDomainSeparated(t *testing.T) {
 	}
 	r := record()
 	plain := BodyDigest(string(mustJSON(r)))
-	if got := string(hexOf(r.Digest())); got == plain {
+	if got := hexOf(r.Digest()); got == plain {
 		t.Error("the digest is the JSON's plain SHA-256")
 	}
 }

@@ -180,7 +180,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 	e := newEnv(t, world)
 	s := newStack(t, e, "upgrade")
 	s.configure(map[string]any{"namePrefix": "kib-prod", "clusters": clusters,
-		"accounts": map[string]any{member: map[string]any{"deployRoleArn": "arn:aws:iam::" + member + ":role/kib-deploy"}},
+		"accounts":  map[string]any{member: map[string]any{"deployRoleArn": "arn:aws:iam::" + member + ":role/kib-deploy"}},
 		"heartbeat": map[string]any{"rate": "5m"}})
 
 	root, err := filepath.Abs(filepath.Join(repoRoot, "build"))
