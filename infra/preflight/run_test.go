@@ -122,3 +122,64 @@ func TestAFailingStepEndsTheRun(t *testing.T) {
 		t.Errorf("%d resources registered before the refusal", n)
 	}
 }
+
+// TestTheAccountsAreDeclaredOnceAfterTheChecks: Input.Accounts (the accounts' providers, resources of the stack) is
+// called once, and only once every check that needs no provider passed: never when the configuration is refused;
+// after the commands are found and the account's concurrency read, before a cluster is probed; a Bus, which has no
+// lookups, after its last step.
+func TestTheAccountsAreDeclaredOnceAfterTheChecks(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		kind   preflight.Kind
+		values map[string]string
+		want   []string // the calls, in order: commands (LookPath), concurrency, accounts, reach (Probe)
+	}{
+		{"program", preflight.Program, map[string]string{"clusters": `[{"name":"alpha"}]`}, []string{"commands", "concurrency", "accounts", "reach"}},
+		{"program refused", preflight.Program, map[string]string{"clusters": `[{"name":"alpha","mode":"instal"}]`}, nil},
+		{"Join", preflight.Join, map[string]string{"clusters": `[{"name":"alpha"}]`}, []string{"commands", "accounts", "reach"}},
+		{"Bus", preflight.Bus, map[string]string{}, []string{"concurrency", "accounts"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &mocks.Mocks{Config: map[string]string{"karpenter-interruption-bus:clusters": `[{"name":"alpha"}]`}}
+			var calls []string
+			note := func(c string) {
+				if len(calls) == 0 || calls[len(calls)-1] != c {
+					calls = append(calls, c)
+				}
+			}
+			opts := options(m)
+			opts.LookPath = func(f string) (string, error) { note("commands"); return "/usr/bin/" + f, nil }
+			opts.ReadConcurrency = func(ctx context.Context, region string, id concurrency.Identity, fn string) (concurrency.Account, error) {
+				note("concurrency")
+				return m.ReadConcurrency(ctx, region, id, fn)
+			}
+			opts.Probe = func(context.Context, reach.Target) error { note("reach"); return nil }
+			_, _ = m.Run("karpenter-interruption-bus", "dev", func(ctx *pulumi.Context) error {
+				_, err := preflight.Run(ctx, preflight.Input{Kind: tt.kind, Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
+					if tt.kind == preflight.Bus {
+						return config.LoadBus(ctx.Stack(), env.Account, tt.values)
+					}
+					return config.Load(ctx.Stack(), env.Account, tt.values)
+				}, Accounts: func(cfg config.Config, env awsenv.Env) (map[string][]pulumi.InvokeOption, error) {
+					note("accounts")
+					return map[string][]pulumi.InvokeOption{env.Account: nil}, nil
+				}}, opts)
+				return err
+			})
+			if !slices.Equal(calls, tt.want) {
+				t.Errorf("calls %v, want %v", calls, tt.want)
+			}
+		})
+	}
+}
+
+// TestABareClusterIsRefusedNotCrashed: a cluster described without its certificate authority and OIDC identity (EKS
+// fills them in once it is created) is refused for its status, naming it, and crashes nothing.
+func TestABareClusterIsRefusedNotCrashed(t *testing.T) {
+	m := &mocks.Mocks{Config: map[string]string{"karpenter-interruption-bus:clusters": `[{"name":"alpha"}]`},
+		Clusters: map[string]mocks.EKSCluster{"alpha": {Status: "CREATING", Bare: true}}}
+	_, err := run(t, m, preflight.Program, options(m), map[string]string{"clusters": `[{"name":"alpha"}]`})
+	if err == nil || !strings.Contains(err.Error(), "the cluster is CREATING") {
+		t.Fatalf("err = %v, want alpha refused as CREATING", err)
+	}
+}

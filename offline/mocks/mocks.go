@@ -171,6 +171,9 @@ type EKSCluster struct {
 	// Version is its Kubernetes version (1.33 by default), Status its status (ACTIVE), AuthenticationMode its
 	// access configuration's (API_AND_CONFIG_MAP).
 	Version, Status, AuthenticationMode string
+	// Bare is a cluster described without its certificate authority's data and its OIDC identity, which EKS fills
+	// in once the cluster is created: the provider's lookup then answers empty lists.
+	Bare bool
 }
 
 // OIDCProvider is what aws:iam/getOpenIdConnectProvider returns: the provider's URL (its issuer without
@@ -474,8 +477,8 @@ func (m *Mocks) Answer(token string, args resource.PropertyMap, caller string) (
 		account := caller
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"name": name, "id": name, "arn": fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, name), "endpoint": c.Endpoint,
-			"certificateAuthorities": []any{map[string]any{"data": c.CertificateAuthority}},
-			"identities":             []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}},
+			"certificateAuthorities": bare(c.Bare, []any{map[string]any{"data": c.CertificateAuthority}}),
+			"identities":             bare(c.Bare, []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}}),
 			"version":                c.Version, "status": c.Status, "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", partition, account, name),
 			"vpcConfig":     map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock-" + name},
 			"accessConfigs": []any{map[string]any{"authenticationMode": c.AuthenticationMode}},
@@ -618,6 +621,7 @@ func (m *Mocks) cluster(name, region, suffix string) EKSCluster {
 			*f.dst = f.src
 		}
 	}
+	c.Bare = o.Bare
 	return c
 }
 
@@ -640,4 +644,12 @@ func (m *Mocks) urnOf(parent resource.URN, typ, name string) resource.URN {
 		parentType = parent.QualifiedType()
 	}
 	return resource.NewURN(parent.Stack(), parent.Project(), parentType, tokens.Type(typ), name)
+}
+
+// bare is list, or an empty list for a bare cluster (EKSCluster.Bare).
+func bare(isBare bool, list []any) []any {
+	if isBare {
+		return []any{}
+	}
+	return list
 }
