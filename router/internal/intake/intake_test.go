@@ -177,3 +177,17 @@ func TestRequested(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaults: an option left zero or negative takes its documented default; one set is kept.
+func TestDefaults(t *testing.T) {
+	want := Options{Max: 1000, Reserve: 5 * time.Second, Visibility: time.Minute}
+	for _, o := range []Options{{}, {Max: -1, Reserve: -1, Visibility: -1}} {
+		if got := New(nil, "", nil, o).opts; got.Max != want.Max || got.Reserve != want.Reserve || got.Visibility != want.Visibility {
+			t.Errorf("New(%+v).opts = %+v, want %+v", o, got, want)
+		}
+	}
+	set := Options{Max: 1, Reserve: time.Nanosecond, Visibility: time.Nanosecond}
+	if got := New(nil, "", nil, set).opts; got.Max != 1 || got.Reserve != time.Nanosecond || got.Visibility != time.Nanosecond {
+		t.Errorf("New(%+v).opts = %+v: a value set was replaced", set, got)
+	}
+}
