@@ -38,6 +38,7 @@ type Server struct {
 	handler  http.Handler
 	mu       sync.Mutex
 	srv      *http.Server
+	serving  net.Listener // the server's listener, nil when stopped
 	silent   net.Listener // Silence's listener, nil unless silent
 	held     []net.Conn   // the connections Silence accepted and holds
 	requests []string
@@ -98,7 +99,7 @@ func Start(minor string) (*Server, error) {
 func (s *Server) serve(l net.Listener) {
 	srv := &http.Server{Handler: s.handler, TLSConfig: s.tls, ReadHeaderTimeout: 10 * time.Second}
 	s.mu.Lock()
-	s.srv = srv
+	s.srv, s.serving = srv, l
 	s.mu.Unlock()
 	go func() { _ = srv.ServeTLS(l, "", "") }()
 }
@@ -107,11 +108,17 @@ func (s *Server) serve(l net.Listener) {
 // down, or whose endpoint the runner's network does not route to, fails them.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	srv := s.srv
-	s.srv = nil
+	srv, l := s.srv, s.serving
+	s.srv, s.serving = nil, nil
 	s.mu.Unlock()
 	if srv != nil {
 		_ = srv.Close()
+	}
+	// The listener is closed here, not only by srv.Close: a server stopped before its goroutine reached Serve has
+	// not tracked it yet, and would close it only once that goroutine runs, after the port is listened on again
+	// (CI saw "address already in use" from a Silence right after Start).
+	if l != nil {
+		_ = l.Close()
 	}
 }
 
