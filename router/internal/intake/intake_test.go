@@ -19,7 +19,10 @@ import (
 )
 
 // fakeDLQ holds messages, answering each receive with up to its MaxNumberOfMessages of those not yet received; it
-// records the waits asked, the deletes and the releases.
+// records the waits asked, the deletes and the releases. Like SQS, it refuses a DeleteMessageBatch of no entries
+// (AWS.SimpleQueueService.EmptyBatchRequest, "The batch request doesn't contain any entries": the DeleteMessageBatch
+// page of the Amazon SQS API Reference, Errors); what SQS checks that it does not: the receipt handles' validity,
+// more than 10 entries, duplicate IDs.
 type fakeDLQ struct {
 	msgs      []types.Message
 	next      int
@@ -40,6 +43,9 @@ func (f *fakeDLQ) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput,
 func (f *fakeDLQ) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
 	if f.deleteErr != nil {
 		return nil, f.deleteErr
+	}
+	if len(in.Entries) == 0 {
+		return nil, &types.EmptyBatchRequest{Message: aws.String("The batch request doesn't contain any entries.")}
 	}
 	out := &sqs.DeleteMessageBatchOutput{}
 	for _, e := range in.Entries {
@@ -158,6 +164,12 @@ func TestTakeIsBounded(t *testing.T) {
 	res, err = New(f, "u", &keeper{}, Options{Reserve: 10 * time.Second}).Take(ctx)
 	if err != nil || res.Kept != 0 || !res.More || len(f.waits) != 0 {
 		t.Errorf("%+v, %v after %d receives; want none read, more left", res, err, len(f.waits))
+	}
+	// A batch the quarantine kept none of deletes nothing (SQS refuses an empty batch): the error is the keeping's.
+	f = &fakeDLQ{msgs: []types.Message{dlqMessage("f", "fail", "AROAFWD:s", nil)}}
+	if res, err := New(f, "u", &keeper{}, Options{}).Take(context.Background()); err == nil || !strings.Contains(err.Error(), "the quarantine refused it") ||
+		res.Kept != 0 || len(f.deleted) != 0 || fmt.Sprint(f.released) != "[rh-f]" {
+		t.Errorf("%+v, %v, deleted %v, released %v; want the keeping's error, nothing deleted, the message released", res, err, f.deleted, f.released)
 	}
 	f = &fakeDLQ{msgs: msgs[:1], deleteErr: errors.New("throttled")}
 	if _, err := New(f, "u", &keeper{}, Options{}).Take(context.Background()); err == nil || !strings.Contains(err.Error(), "kept again next time") {
