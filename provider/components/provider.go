@@ -50,7 +50,7 @@ func New(opts infra.Options) (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	return withStringInputs(prov, map[string]reflect.Type{
+	return withStringInputs(withPlainArguments(prov), map[string]reflect.Type{
 		Name + ":index:Bus":                 reflect.TypeFor[BusArgs](),
 		Name + ":index:ClusterInterruption": reflect.TypeFor[ClusterInterruptionArgs](),
 	}), nil

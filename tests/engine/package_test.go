@@ -192,6 +192,20 @@ func TestYAMLProgram(t *testing.T) {
 	if out := pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes"); !strings.Contains(out, "unchanged") {
 		t.Errorf("the preview after up:\n%s", out)
 	}
+
+	// Every argument is a plain value (docs/package.md, "Plain values"): YAML checks no plainness, so the Bus's
+	// output given for the cluster's busName reaches the provider, which refuses it naming the field, not with the
+	// Go SDK's "expected destination type to implement pulumi.Input", which names none nested.
+	program := busProgram("kib-yaml", "  account: ${hub.account}\n  queueName: ${blue.queueName}\n")
+	program = strings.Replace(program, "      busName: ${busName}\n      hubAccountId", "      busName: ${hub.busName}\n      hubAccountId", 1)
+	if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(program), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := pulumiErr(e, dir, "preview", "--non-interactive")
+	if err == nil || !strings.Contains(err.Error(), "ClusterInterruption takes plain values only") || !strings.Contains(err.Error(), "busName is ") ||
+		strings.Contains(err.Error(), "expected destination type") {
+		t.Errorf("the preview with busName: ${hub.busName}: %v\n%s", err, out)
+	}
 }
 
 // checkOneBus: one component per concept, a Bus holds no Bus.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/release"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/authority"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
@@ -156,7 +157,7 @@ func languageHost(t *testing.T, language string, standin func(*testing.T) string
 // package's.
 func TestPackageAdd(t *testing.T) {
 	t.Parallel()
-	const tag, version = "v0.1.0", "0.1.0"
+	tag, version := "v"+release.Version, release.Version // the release this checkout is, as the examples name it
 	world := standin.World{Region: region, Account: hub, Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
 	e := newEnv(t, world)
 	e.Path = []string{goLanguageHost(t)}

@@ -83,7 +83,8 @@ func releasedProvider(t *testing.T, version string) (string, []byte) {
 // TestReleasedPackageWithoutGo: a released version of the package, taken as docs/package.md says, through the real
 // CLI with no go in PATH: `pulumi plugin install` downloads the provider from the release (a stand-in of GitHub's
 // release downloads, at the schema's pluginDownloadURL) and checks its checksum; a Pulumi YAML program then previews
-// and deploys with it against the stand-ins, the router deployed being the one the provider carries. A wrong
+// and deploys with it against the stand-ins, the router deployed being the one the provider carries, and a
+// TypeScript program (the Node.js host's SDK generated from the released plugin) joins a cluster to its bus. A wrong
 // checksum and a platform the release lacks fail, naming what failed. What GitHub does that the stand-in does not:
 // redirect a download to its storage host, rate limits.
 func TestReleasedPackageWithoutGo(t *testing.T) {
@@ -107,9 +108,12 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		http.NotFound(w, r)
 	})
 
-	world := standin.World{Region: region, Account: hub, Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
+	world := standin.World{Region: region, Account: hub, Existing: []string{"blue", "payments"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
 	e := newEnv(t, world)
 	e.Extra = asGitHub(t, t.TempDir(), handler)
+	for k, v := range npmOffline {
+		e.Extra[k] = v
+	}
 	cli, err := filepath.Abs(binDir)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +125,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	if err := os.Symlink("/usr/bin/true", filepath.Join(tools, "aws")); err != nil {
 		t.Fatal(err)
 	}
-	e.Extra["PATH"] = cli + ":" + tools + ":/usr/bin:/bin"
+	e.Extra["PATH"] = cli + ":" + nodeLanguageHost(t) + ":" + tools + ":/usr/bin:/bin"
 	e.Extra["GOROOT"] = ""
 	e.Extra["GOTOOLCHAIN"] = "local"
 	if p, err := exec.LookPath("go"); err == nil && (strings.HasPrefix(p, "/usr/bin/") || strings.HasPrefix(p, "/bin/")) {
@@ -197,6 +201,41 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		t.Errorf("outputs = %v", outputs)
 	}
 	pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
+
+	// A TypeScript program takes the same release (examples/cluster-typescript, its packages entry the released
+	// version instead of the git tag): pulumi package add has the Node.js host generate the SDK from the installed
+	// plugin's schema and link it, with no Go; the program joins its cluster to the YAML stack's bus.
+	tsDir := tsExample(t, e, "cluster-typescript", nil)
+	project := filepath.Join(tsDir, "Pulumi.yaml")
+	text, err := os.ReadFile(project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for line := range strings.Lines(string(text)) {
+		if !strings.HasPrefix(line, "packages:") && !strings.Contains(line, packageName+".git/provider@") {
+			kept = append(kept, line)
+		}
+	}
+	if err := os.WriteFile(project, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pulumi(t, e, tsDir, "package", "add", packageName+"@"+version)
+	if b, err := os.ReadFile(project); err != nil || !strings.Contains(string(b), packageName+": "+packageName+"@"+version) {
+		t.Errorf("Pulumi.yaml does not record the released package (%v):\n%s", err, b)
+	}
+	pulumi(t, e, tsDir, "stack", "init", "dev", "--non-interactive")
+	for k, v := range map[string]string{"aws:region": region, "busName": "kib-released", "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + hub + ":ops"} {
+		pulumi(t, e, tsDir, "config", "set", k, v)
+	}
+	if preview := pulumi(t, e, tsDir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
+		t.Errorf("the TypeScript preview does not show the cluster's component:\n%s", preview)
+	}
+	pulumi(t, e, tsDir, "up", "--yes", "--non-interactive", "--skip-preview")
+	if outputs := stackOutputs(t, e, tsDir); outputs["queueName"] != "kib-released_payments" {
+		t.Errorf("the TypeScript stack's outputs = %v", outputs)
+	}
+	pulumi(t, e, tsDir, "preview", "--non-interactive", "--expect-no-changes")
 }
 
 // download gets url as a user's client would from e's environment: through its HTTPS proxy, trusting its

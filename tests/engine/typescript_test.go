@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/release"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -78,7 +79,7 @@ func TestTypeScriptExamples(t *testing.T) {
 	}
 	e := newEnv(t, world(hub))
 	e.Path = []string{nodeLanguageHost(t), goLanguageHost(t)}
-	e.Extra = gitHub(t, "v0.1.0")
+	e.Extra = gitHub(t, "v"+release.Version) // the tag the examples' Pulumi.yaml name: pulumi install fails on another
 	for k, v := range npmOffline {
 		e.Extra[k] = v
 	}
@@ -123,6 +124,33 @@ func TestTypeScriptExamples(t *testing.T) {
 		}
 		checkOneBus(t, e, hubDir)
 		pulumi(t, e, hubDir, "preview", "--non-interactive", "--expect-no-changes")
+	})
+
+	// Every argument is a plain value (docs/package.md, "Plain values"): the Bus's output given for a cluster's
+	// busName is refused by tsc, naming the type; cast past the types, by the provider, naming the field.
+	t.Run("an output where a plain value is wanted is refused, by tsc and by the provider", func(t *testing.T) {
+		index := filepath.Join(hubDir, "index.ts")
+		text, err := os.ReadFile(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = os.WriteFile(index, text, 0o644) }()
+		for _, c := range []struct{ with, want string }{
+			{"busName: bus.busName,", "error TS2322: Type 'Output<string>' is not assignable to type 'string'"},
+			{"busName: bus.busName as any,", "ClusterInterruption takes plain values only"},
+		} {
+			edited := strings.Replace(string(text), "    busName,\n    clusterName: \"blue\",", "    "+c.with+"\n    clusterName: \"blue\",", 1)
+			if edited == string(text) {
+				t.Fatal("examples/hub-typescript no longer passes busName to blue as the test edits it")
+			}
+			if err := os.WriteFile(index, []byte(edited), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := pulumiErr(e, hubDir, "preview", "--non-interactive")
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "expected destination type") {
+				t.Errorf("the preview with %s: %v\n%s", c.with, err, out)
+			}
+		}
 	})
 
 	// The team's stack runs in its own account.
