@@ -89,6 +89,31 @@ func changelog(t *testing.T) []changelogRelease {
 // that release's own packages. It returns the binary.
 func previousProgram(t *testing.T, prev changelogRelease) string {
 	t.Helper()
+	tree := previousTree(t, prev)
+	main, err := os.ReadFile(filepath.Join("testdata", "previous", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tree, "cmd", "kib-previous")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), main, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "kib-previous")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kib-previous")
+	// -mod=mod: the Automation API's packages are in the SDK module the release requires, not all in its go.sum.
+	build.Dir, build.Env = tree, append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building release %s's program (%s): %v\n%s", prev.Version, prev.Commit, err, out)
+	}
+	return bin
+}
+
+// previousTree is the tree of the release prev (its commit, or its tag v<version>), from this repository's history.
+func previousTree(t *testing.T, prev changelogRelease) string {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(repoRoot, ".git")); err != nil {
 		t.Fatalf("the upgrade test builds the previous release from this repository's history: %s is not a git checkout (%v)", repoRoot, err)
 	}
@@ -117,25 +142,7 @@ func previousProgram(t *testing.T, prev changelogRelease) string {
 	if err := untar.Wait(); err != nil {
 		t.Fatalf("tar: %v\n%s", err, stderr.String())
 	}
-	main, err := os.ReadFile(filepath.Join("testdata", "previous", "main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(tree, "cmd", "kib-previous")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), main, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "kib-previous")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kib-previous")
-	// -mod=mod: the Automation API's packages are in the SDK module the release requires, not all in its go.sum.
-	build.Dir, build.Env = tree, append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building release %s's program (%s): %v\n%s", prev.Version, prev.Commit, err, out)
-	}
-	return bin
+	return tree
 }
 
 // stateful are the types whose replacement or deletion loses what a user keeps: messages (the queues), the
