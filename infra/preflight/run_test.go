@@ -174,12 +174,15 @@ func TestTheAccountsAreDeclaredOnceAfterTheChecks(t *testing.T) {
 }
 
 // TestABareClusterIsRefusedNotCrashed: a cluster described without its certificate authority and OIDC identity (EKS
-// fills them in once it is created) is refused for its status, naming it, and crashes nothing.
+// fills them in once it is created), or with an identity block holding no OIDC entry, is refused for its status,
+// naming it, and crashes nothing.
 func TestABareClusterIsRefusedNotCrashed(t *testing.T) {
-	m := &mocks.Mocks{Config: map[string]string{"karpenter-interruption-bus:clusters": `[{"name":"alpha"}]`},
-		Clusters: map[string]mocks.EKSCluster{"alpha": {Status: "CREATING", Bare: true}}}
-	_, err := run(t, m, preflight.Program, options(m), map[string]string{"clusters": `[{"name":"alpha"}]`})
-	if err == nil || !strings.Contains(err.Error(), "the cluster is CREATING") {
-		t.Fatalf("err = %v, want alpha refused as CREATING", err)
+	for _, c := range []mocks.EKSCluster{{Status: "CREATING", Bare: true}, {Status: "CREATING", NoOIDC: true}} {
+		m := &mocks.Mocks{Config: map[string]string{"karpenter-interruption-bus:clusters": `[{"name":"alpha"}]`},
+			Clusters: map[string]mocks.EKSCluster{"alpha": c}}
+		_, err := run(t, m, preflight.Program, options(m), map[string]string{"clusters": `[{"name":"alpha"}]`})
+		if err == nil || !strings.Contains(err.Error(), "the cluster is CREATING") {
+			t.Fatalf("%+v: err = %v, want alpha refused as CREATING", c, err)
+		}
 	}
 }

@@ -172,8 +172,9 @@ type EKSCluster struct {
 	// access configuration's (API_AND_CONFIG_MAP).
 	Version, Status, AuthenticationMode string
 	// Bare is a cluster described without its certificate authority's data and its OIDC identity, which EKS fills
-	// in once the cluster is created: the provider's lookup then answers empty lists.
-	Bare bool
+	// in once the cluster is created: the provider's lookup then answers empty lists. NoOIDC is a cluster whose
+	// identity block holds no OIDC entry (an empty oidcs list), as the provider answers when EKS omits it.
+	Bare, NoOIDC bool
 }
 
 // OIDCProvider is what aws:iam/getOpenIdConnectProvider returns: the provider's URL (its issuer without
@@ -478,7 +479,7 @@ func (m *Mocks) Answer(token string, args resource.PropertyMap, caller string) (
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"name": name, "id": name, "arn": fmt.Sprintf("arn:%s:eks:%s:%s:cluster/%s", partition, region, account, name), "endpoint": c.Endpoint,
 			"certificateAuthorities": bare(c.Bare, []any{map[string]any{"data": c.CertificateAuthority}}),
-			"identities":             bare(c.Bare, []any{map[string]any{"oidcs": []any{map[string]any{"issuer": c.OIDCIssuer}}}}),
+			"identities":             bare(c.Bare, []any{map[string]any{"oidcs": bare(c.NoOIDC, []any{map[string]any{"issuer": c.OIDCIssuer}})}}),
 			"version":                c.Version, "status": c.Status, "roleArn": fmt.Sprintf("arn:%s:iam::%s:role/%s-cluster", partition, account, name),
 			"vpcConfig":     map[string]any{"vpcId": "vpc-0mock", "subnetIds": []any{"subnet-0mock1", "subnet-0mock2"}, "clusterSecurityGroupId": "sg-0mock-" + name},
 			"accessConfigs": []any{map[string]any{"authenticationMode": c.AuthenticationMode}},
@@ -621,7 +622,7 @@ func (m *Mocks) cluster(name, region, suffix string) EKSCluster {
 			*f.dst = f.src
 		}
 	}
-	c.Bare = o.Bare
+	c.Bare, c.NoOIDC = o.Bare, o.NoOIDC
 	return c
 }
 

@@ -199,18 +199,25 @@ func TestPackageAdd(t *testing.T) {
 		t.Errorf("the schema of %s names %s %s, want %s %s", source, schema.Name, schema.Version, packageName, version)
 	}
 
+	deployBusProgram(t, e, dir, "kib-add")
+	checkOneBus(t, e, dir)
+}
+
+// deployBusProgram runs busProgram's life cycle in dir as a user does: a stack, its configuration (the bus busName in
+// the hub's account), a preview that shows the Bus, an update whose outputs name blue's queue, and a preview with no
+// change.
+func deployBusProgram(t *testing.T, e *env, dir, busName string) {
+	t.Helper()
 	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
 	pulumi(t, e, dir, "config", "set", "aws:region", region)
-	pulumi(t, e, dir, "config", "set", "busName", "kib-add")
+	pulumi(t, e, dir, "config", "set", "busName", busName)
 	pulumi(t, e, dir, "config", "set", "hubAccountId", hub)
-	if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, "karpenter-interruption-bus:index:Bus") {
+	if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:Bus") {
 		t.Errorf("the preview does not show the Bus:\n%s", preview)
 	}
 	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
-	outputs := stackOutputs(t, e, dir)
-	if outputs["queueName"] != "kib-add_blue" {
+	if outputs := stackOutputs(t, e, dir); outputs["queueName"] != busName+"_blue" {
 		t.Errorf("outputs = %v", outputs)
 	}
-	checkOneBus(t, e, dir)
 	pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
 }

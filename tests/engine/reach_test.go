@@ -15,6 +15,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/apitype"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
@@ -56,6 +57,67 @@ echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta
 	return command, failing
 }
 
+// kubernetesRig is what a test of the real pulumi-kubernetes provider needs beside the stand-ins: the provider
+// (standin.RealKubernetesEnv), an `aws` for its kubeconfigs' token command (fakeAWS) in Tools, for e.Path, and the
+// chart's registry (ocistub) behind its proxy and authority, with Helm's directories of its own, in Extra.
+type kubernetesRig struct {
+	Tools, AWS, Failing string
+	Extra               map[string]string
+}
+
+func newKubernetesRig(t *testing.T) kubernetesRig {
+	t.Helper()
+	real, err := filepath.Abs(realKubernetes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(real); err != nil {
+		t.Fatalf("the real pulumi-kubernetes provider is not built: make kubernetes-provider builds it (%v)", err)
+	}
+	r := kubernetesRig{Tools: t.TempDir()}
+	r.AWS, r.Failing = fakeAWS(t, r.Tools)
+	registry, err := ocistub.Start(r.Tools, "1.15.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(registry.Close)
+	r.Extra = map[string]string{
+		standin.RealKubernetesEnv: real,
+		"HTTPS_PROXY":             registry.ProxyURL, "SSL_CERT_FILE": registry.CAFile, "NO_PROXY": "127.0.0.1,localhost",
+		"HELM_CACHE_HOME": filepath.Join(r.Tools, "helm", "cache"), "HELM_CONFIG_HOME": filepath.Join(r.Tools, "helm", "config"),
+		"HELM_DATA_HOME": filepath.Join(r.Tools, "helm", "data"),
+	}
+	return r
+}
+
+// options are the program's options with its real reach probe, which runs the same `aws` as the provider's
+// kubeconfigs, from the runner's PATH.
+func (r kubernetesRig) options() infra.Options {
+	opts := programOptions()
+	opts.Probe = reach.Kubernetes(func(ctx context.Context, _ string, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, r.AWS, args...)
+	}, reach.DefaultTimeouts)
+	return opts
+}
+
+// apiServers starts an API server stub (Kubernetes 1.33) for each of names, closed with the test, and returns them
+// and the clusters' endpoints as EKS describes them.
+func apiServers(t *testing.T, names []string) (map[string]*apistub.Server, map[string]mocks.EKSCluster) {
+	t.Helper()
+	servers := map[string]*apistub.Server{}
+	endpoints := map[string]mocks.EKSCluster{}
+	for _, name := range names {
+		srv, err := apistub.Start("33")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		servers[name] = srv
+		endpoints[name] = mocks.EKSCluster{Endpoint: srv.URL, CertificateAuthority: srv.CAData}
+	}
+	return servers, endpoints
+}
+
 // upWith is up with opts, returning the error instead of failing, with the warnings.
 func (s *stack) upWith(opts ...optup.Option) ([]step, []warning, error) {
 	s.t.Helper()
@@ -78,31 +140,9 @@ func (s *stack) upWith(opts ...optup.Option) ([]step, []warning, error) {
 // change a release out of reach, the same cluster back in reach, and a cluster deleted before its entry.
 func TestAClusterOutOfReach(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(realKubernetes); err != nil {
-		t.Fatalf("the real pulumi-kubernetes provider is not built: make kubernetes-provider builds it (%v)", err)
-	}
-	real, err := filepath.Abs(realKubernetes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := t.TempDir()
-	aws, failing := fakeAWS(t, tools)
-	registry, err := ocistub.Start(tools, "1.15.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(registry.Close)
-	servers := map[string]*apistub.Server{}
-	endpoints := map[string]mocks.EKSCluster{}
-	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
-		srv, err := apistub.Start("33")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Close)
-		servers[name] = srv
-		endpoints[name] = mocks.EKSCluster{Endpoint: srv.URL, CertificateAuthority: srv.CAData}
-	}
+	rig := newKubernetesRig(t)
+	failing := rig.Failing
+	servers, endpoints := apiServers(t, []string{"alpha", "bravo", "charlie", "delta", "echo"})
 
 	alpha, bravo, charlie, delta, echo := cluster("alpha", nil), cluster("bravo", nil), cluster("charlie", nil), cluster("delta", nil), cluster("echo", nil)
 	replicas := func(c map[string]any) map[string]any {
@@ -117,19 +157,8 @@ func TestAClusterOutOfReach(t *testing.T) {
 			Clusters: endpoints, Versions: versions(t), Unreachable: unreachable, MissingClusters: missing}
 	}
 	e := newEnv(t, world(nil, nil, alpha, bravo, charlie, echo))
-	e.Path = []string{tools}
-	e.Extra = map[string]string{
-		standin.RealKubernetesEnv: real,
-		// The chart's registry, through the stand-in's proxy and authority; Helm's directories of its own.
-		"HTTPS_PROXY": registry.ProxyURL, "SSL_CERT_FILE": registry.CAFile, "NO_PROXY": "127.0.0.1,localhost",
-		"HELM_CACHE_HOME": filepath.Join(tools, "helm", "cache"), "HELM_CONFIG_HOME": filepath.Join(tools, "helm", "config"),
-		"HELM_DATA_HOME": filepath.Join(tools, "helm", "data"),
-	}
-	opts := programOptions()
-	// The program's reach check runs the same `aws` as the provider's kubeconfig, from the runner's PATH.
-	opts.Probe = reach.Kubernetes(func(ctx context.Context, _ string, args ...string) *exec.Cmd {
-		return exec.CommandContext(ctx, aws, args...)
-	}, reach.DefaultTimeouts)
+	e.Path, e.Extra = []string{rig.Tools}, rig.Extra
+	opts := rig.options()
 	s := newStackWith(t, e, "reach", opts)
 
 	// release is the stand-ins' record of a cluster's Helm release ("" when there is none).

@@ -1,11 +1,8 @@
 package engine_test
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +10,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
 
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/apistub"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/ocistub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -50,57 +43,26 @@ func TestOutOfReachFleet(t *testing.T) {
 		upOpts, previewOpts = []optup.Option{optup.Parallel(parallel)}, []optpreview.Option{optpreview.Parallel(parallel)}
 		at = fmt.Sprintf("--parallel %d", parallel)
 	}
-	real, err := filepath.Abs(realKubernetes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(real); err != nil {
-		t.Fatalf("the real pulumi-kubernetes provider is not built: make kubernetes-provider builds it (%v)", err)
-	}
-	tools := t.TempDir()
-	aws, _ := fakeAWS(t, tools)
-	registry, err := ocistub.Start(tools, "1.15.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(registry.Close)
-
-	var servers []*apistub.Server
+	rig := newKubernetesRig(t)
 	var clusters []any
 	var names []string
-	endpoints := map[string]mocks.EKSCluster{}
 	for i := range n {
 		name := fmt.Sprintf("c%03d", i)
-		srv, err := apistub.Start("33")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Close)
-		servers = append(servers, srv)
-		endpoints[name] = mocks.EKSCluster{Endpoint: srv.URL, CertificateAuthority: srv.CAData}
 		clusters = append(clusters, cluster(name, nil))
 		names = append(names, name)
 	}
+	servers, endpoints := apiServers(t, names)
 	world := func(unreachable []string) standin.World {
 		return standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub}, Config: clustersConfig(clusters...),
 			Clusters: endpoints, Versions: versions(t), Unreachable: unreachable}
 	}
 	e := newEnv(t, world(nil))
-	e.Path = []string{tools}
-	e.Extra = map[string]string{
-		standin.RealKubernetesEnv: real,
-		"HTTPS_PROXY":             registry.ProxyURL, "SSL_CERT_FILE": registry.CAFile, "NO_PROXY": "127.0.0.1,localhost",
-		"HELM_CACHE_HOME": filepath.Join(tools, "helm", "cache"), "HELM_CONFIG_HOME": filepath.Join(tools, "helm", "config"),
-		"HELM_DATA_HOME": filepath.Join(tools, "helm", "data"),
-	}
+	e.Path, e.Extra = []string{rig.Tools}, rig.Extra
 	if v := os.Getenv("PULUMI_PARALLEL_DIFF"); v != "" { // the engine's diffs in parallel, as the CLI takes it
 		e.Extra["PULUMI_PARALLEL_DIFF"] = v
 		at += ", PULUMI_PARALLEL_DIFF=" + v
 	}
-	opts := programOptions()
-	opts.Probe = reach.Kubernetes(func(ctx context.Context, _ string, args ...string) *exec.Cmd {
-		return exec.CommandContext(ctx, aws, args...)
-	}, reach.DefaultTimeouts)
+	opts := rig.options()
 	s := newStackWith(t, e, fmt.Sprintf("reach%d", n), opts)
 	s.configure(map[string]any{"namePrefix": "kib-reach", "clusters": clusters})
 

@@ -189,18 +189,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		t.Errorf("the released provider's schema: version %q, pluginDownloadURL %q", schema.Version, schema.PluginDownloadURL)
 	}
 
-	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
-	pulumi(t, e, dir, "config", "set", "aws:region", region)
-	pulumi(t, e, dir, "config", "set", "busName", "kib-released")
-	pulumi(t, e, dir, "config", "set", "hubAccountId", hub)
-	if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, "karpenter-interruption-bus:index:Bus") {
-		t.Errorf("the preview does not show the Bus:\n%s", preview)
-	}
-	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
-	if outputs := stackOutputs(t, e, dir); outputs["queueName"] != "kib-released_blue" {
-		t.Errorf("outputs = %v", outputs)
-	}
-	pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
+	deployBusProgram(t, e, dir, "kib-released")
 
 	// A TypeScript program takes the same release (examples/cluster-typescript, its packages entry the released
 	// version instead of the git tag): pulumi package add has the Node.js host generate the SDK from the installed
@@ -224,10 +213,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	if b, err := os.ReadFile(project); err != nil || !strings.Contains(string(b), packageName+": "+packageName+"@"+version) {
 		t.Errorf("Pulumi.yaml does not record the released package (%v):\n%s", err, b)
 	}
-	pulumi(t, e, tsDir, "stack", "init", "dev", "--non-interactive")
-	for k, v := range map[string]string{"aws:region": region, "busName": "kib-released", "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + hub + ":ops"} {
-		pulumi(t, e, tsDir, "config", "set", k, v)
-	}
+	clusterExampleStack(t, e, tsDir, "dev", "kib-released", hub)
 	if preview := pulumi(t, e, tsDir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
 		t.Errorf("the TypeScript preview does not show the cluster's component:\n%s", preview)
 	}

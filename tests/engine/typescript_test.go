@@ -158,10 +158,7 @@ func TestTypeScriptExamples(t *testing.T) {
 	clusterStack := func(t *testing.T, dir, stack string) {
 		t.Helper()
 		pulumi(t, e, dir, "install")
-		pulumi(t, e, dir, "stack", "init", stack, "--non-interactive")
-		for k, v := range map[string]string{"aws:region": region, "busName": busName, "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops"} {
-			pulumi(t, e, dir, "config", "set", k, v)
-		}
+		clusterExampleStack(t, e, dir, stack, busName, team)
 	}
 
 	t.Run("a wrong input fails the preview with the provider's message", func(t *testing.T) {
@@ -218,6 +215,16 @@ func TestTypeScriptExamples(t *testing.T) {
 	t.Run("the hub destroyed", func(t *testing.T) {
 		destroyed(t, e, hubDir, "kib-hub-typescript")
 	})
+}
+
+// clusterExampleStack creates the stack of examples/cluster-typescript in dir, configured to join the bus busName of
+// the hub from the account team's alarm topic.
+func clusterExampleStack(t *testing.T, e *env, dir, stack, busName, team string) {
+	t.Helper()
+	pulumi(t, e, dir, "stack", "init", stack, "--non-interactive")
+	for k, v := range map[string]string{"aws:region": region, "busName": busName, "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops"} {
+		pulumi(t, e, dir, "config", "set", k, v)
+	}
 }
 
 // destroyed runs pulumi destroy in dir, the project proj's stack, and checks that the stand-ins then hold, of the
