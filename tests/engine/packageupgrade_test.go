@@ -140,7 +140,7 @@ func recordPackageStack(t *testing.T, e *env, prev changelogRelease, dir string)
 	tree := previousTree(t, prev)
 	bin := filepath.Join(e.Home, "plugins", "resource-"+packageName+"-v"+prev.Version, "pulumi-resource-"+packageName)
 	build := exec.Command("go", "build", "-buildvcs=false", "-trimpath", "-o", bin, ".")
-	build.Dir, build.Env = filepath.Join(tree, "provider"), append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	build.Dir, build.Env = filepath.Join(tree, "provider"), append(os.Environ(), withModMod(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building release %s's provider: %v\n%s", prev.Version, err, out)
 	}
