@@ -108,12 +108,7 @@ func TestPackageUpgradeFromTheRecordedRelease(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &preview); err != nil {
 		t.Fatalf("pulumi preview --json: %v\n%s", err, out)
 	}
-	listed := map[string]bool{}
-	for _, line := range strings.Split(cur.Upgrading, "\n") {
-		if m := upgradeStep.FindStringSubmatch(line); m != nil {
-			listed[m[1]] = true
-		}
-	}
+	listed := cur.listedSteps()
 	components := []string{packageName + ":index:Bus", packageName + ":index:ClusterInterruption"}
 	for _, st := range preview.Steps {
 		typ := urnType(st.URN)

@@ -228,12 +228,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		}
 		kinds[fmt.Sprintf("%s `%s`", st.Op, typ)]++
 	}
-	listed := map[string]bool{}
-	for _, line := range strings.Split(cur.Upgrading, "\n") {
-		if m := upgradeStep.FindStringSubmatch(line); m != nil {
-			listed[m[1]] = true
-		}
-	}
+	listed := cur.listedSteps()
 	for k, n := range kinds {
 		if !listed[k] {
 			t.Errorf("the upgrade from %s's preview shows %d × %s: CHANGELOG.md's \"Upgrading from %s\" does not list it (a line \"- %s\")", prev.Version, n, k, prev.Version, k)
@@ -254,6 +249,17 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 	if n := len(e.Records(t)); n < before {
 		t.Errorf("the upgrade left %d resources of the %d release %s made", n, before, prev.Version)
 	}
+}
+
+// listedSteps are the kinds of step ("<op> `<type>`") r's "Upgrading from" notes list.
+func (r changelogRelease) listedSteps() map[string]bool {
+	listed := map[string]bool{}
+	for _, line := range strings.Split(r.Upgrading, "\n") {
+		if m := upgradeStep.FindStringSubmatch(line); m != nil {
+			listed[m[1]] = true
+		}
+	}
+	return listed
 }
 
 // upgradeStep is a line of an "Upgrading from" section that lists a kind of step its preview shows: "- <op>
