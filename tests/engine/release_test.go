@@ -194,7 +194,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	// A TypeScript program takes the same release (examples/cluster-typescript, its packages entry the released
 	// version instead of the git tag): pulumi package add has the Node.js host generate the SDK from the installed
 	// plugin's schema and link it, with no Go; the program joins its cluster to the YAML stack's bus.
-	tsDir := tsExample(t, e, "cluster-typescript", nil)
+	tsDir := tsExample(t, e, "cluster-typescript")
 	project := filepath.Join(tsDir, "Pulumi.yaml")
 	text, err := os.ReadFile(project)
 	if err != nil {

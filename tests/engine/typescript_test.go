@@ -30,9 +30,9 @@ var npmOffline = map[string]string{
 }
 
 // tsExample copies the TypeScript example examples/<name> (what a user copies: Pulumi.yaml, package.json, its lock
-// and index.ts) into a directory outside the repository, index.ts changed by edit when given, and installs its
-// packages with npm ci, as pinned by its lockfile.
-func tsExample(t *testing.T, e *env, name string, edit func(string) string) string {
+// and index.ts) into a directory outside the repository, and installs its packages with npm ci, as pinned by its
+// lockfile.
+func tsExample(t *testing.T, e *env, name string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -42,9 +42,6 @@ func tsExample(t *testing.T, e *env, name string, edit func(string) string) stri
 		b, err := os.ReadFile(filepath.Join(repoRoot, "examples", name, f))
 		if err != nil {
 			t.Fatal(err)
-		}
-		if f == "index.ts" && edit != nil {
-			b = []byte(edit(string(b)))
 		}
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -83,7 +80,7 @@ func TestTypeScriptExamples(t *testing.T) {
 	for k, v := range npmOffline {
 		e.Extra[k] = v
 	}
-	hubDir := tsExample(t, e, "hub-typescript", nil)
+	hubDir := tsExample(t, e, "hub-typescript")
 
 	t.Run("pulumi install generates, links and installs the package's SDK", func(t *testing.T) {
 		pulumi(t, e, hubDir, "install")
@@ -129,43 +126,28 @@ func TestTypeScriptExamples(t *testing.T) {
 	// Every argument is a plain value (docs/package.md, "Plain values"): the Bus's output given for a cluster's
 	// busName is refused by tsc, naming the type; cast past the types, by the provider, naming the field.
 	t.Run("an output where a plain value is wanted is refused, by tsc and by the provider", func(t *testing.T) {
-		index := filepath.Join(hubDir, "index.ts")
-		text, err := os.ReadFile(index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = os.WriteFile(index, text, 0o644) }()
 		for _, c := range []struct{ with, want string }{
 			{"busName: bus.busName,", "error TS2322: Type 'Output<string>' is not assignable to type 'string'"},
 			{"busName: bus.busName as any,", "ClusterInterruption takes plain values only"},
 		} {
-			edited := strings.Replace(string(text), "    busName,\n    clusterName: \"blue\",", "    "+c.with+"\n    clusterName: \"blue\",", 1)
-			if edited == string(text) {
-				t.Fatal("examples/hub-typescript no longer passes busName to blue as the test edits it")
-			}
-			if err := os.WriteFile(index, []byte(edited), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			restore := edited(t, filepath.Join(hubDir, "index.ts"), "    busName,\n    clusterName: \"blue\",", "    "+c.with+"\n    clusterName: \"blue\",")
 			out, err := pulumiErr(e, hubDir, "preview", "--non-interactive")
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "expected destination type") {
 				t.Errorf("the preview with %s: %v\n%s", c.with, err, out)
 			}
+			restore()
 		}
 	})
 
-	// The team's stack runs in its own account.
+	// The team's stack runs in its own account, from one copy of examples/cluster-typescript installed once: the
+	// wrong input and the type error are each its index.ts edited for one stack's preview, then restored.
 	e.SetWorld(t, world(team))
-	clusterStack := func(t *testing.T, dir, stack string) {
-		t.Helper()
-		pulumi(t, e, dir, "install")
-		clusterExampleStack(t, e, dir, stack, busName, team)
-	}
+	dir := tsExample(t, e, "cluster-typescript")
+	pulumi(t, e, dir, "install")
 
 	t.Run("a wrong input fails the preview with the provider's message", func(t *testing.T) {
-		dir := tsExample(t, e, "cluster-typescript", func(s string) string {
-			return strings.Replace(s, `hubAccountId: config.require("hubAccountId"),`, `hubAccountId: 1.5 as any,`, 1)
-		})
-		clusterStack(t, dir, "wrong-input")
+		defer edited(t, filepath.Join(dir, "index.ts"), `hubAccountId: config.require("hubAccountId"),`, `hubAccountId: 1.5 as any,`)()
+		clusterExampleStack(t, e, dir, "wrong-input", busName, team)
 		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
 		if err == nil || !strings.Contains(err.Error(), `hubAccountId: "1.5" is not an AWS account ID (12 digits)`) {
 			t.Errorf("the preview with hubAccountId 1.5: %v\n%s", err, out)
@@ -173,10 +155,8 @@ func TestTypeScriptExamples(t *testing.T) {
 	})
 
 	t.Run("a type error fails the preview with TypeScript's message", func(t *testing.T) {
-		dir := tsExample(t, e, "cluster-typescript", func(s string) string {
-			return strings.Replace(s, `clusterName: "payments",`, `clusterName: 42,`, 1)
-		})
-		clusterStack(t, dir, "type-error")
+		defer edited(t, filepath.Join(dir, "index.ts"), `clusterName: "payments",`, `clusterName: 42,`)()
+		clusterExampleStack(t, e, dir, "type-error", busName, team)
 		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
 		if err == nil || !strings.Contains(err.Error(), "error TS2322: Type 'number' is not assignable to type 'string'") {
 			t.Errorf("the preview with clusterName 42: %v\n%s", err, out)
@@ -188,8 +168,7 @@ func TestTypeScriptExamples(t *testing.T) {
 	})
 
 	t.Run("a team's cluster joins the hub: preview, up, no change, destroy", func(t *testing.T) {
-		dir := tsExample(t, e, "cluster-typescript", nil)
-		clusterStack(t, dir, "dev")
+		clusterExampleStack(t, e, dir, "dev", busName, team)
 		if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
 			t.Errorf("the preview does not show the cluster's component:\n%s", preview)
 		}
@@ -224,6 +203,28 @@ func clusterExampleStack(t *testing.T, e *env, dir, stack, busName, team string)
 	pulumi(t, e, dir, "stack", "init", stack, "--non-interactive")
 	for k, v := range map[string]string{"aws:region": region, "busName": busName, "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops"} {
 		pulumi(t, e, dir, "config", "set", k, v)
+	}
+}
+
+// edited replaces the first old in file by new, and returns what restores the file. A test fails when file no
+// longer holds old: the example changed under the test.
+func edited(t *testing.T, file, old, new string) (restore func()) {
+	t.Helper()
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(text), old, new, 1)
+	if changed == string(text) {
+		t.Fatalf("%s no longer holds %q, which the test edits", file, old)
+	}
+	if err := os.WriteFile(file, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if err := os.WriteFile(file, text, 0o644); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -5,16 +5,20 @@
 // source reads at v3.259.0 (sdk/go/pulumi-language-go/main.go):
 //
 //   - InstallDependencies: `go mod tidy -compat=1.18` in the plugin's directory;
-//   - RunPlugin: `go build -buildvcs=false -o <temp> -trimpath -ldflags "-w -s"` in the plugin's directory, then
-//     the binary run with the engine's arguments and environment in the directory the engine names, its output
-//     streamed back and its exit code sent;
+//   - RunPlugin: the plugin built with the real host's flags (`-buildvcs=false -trimpath -ldflags "-w -s"`) in its
+//     directory into a temporary file, then the binary run with the engine's arguments and environment in the
+//     directory the engine names, its output streamed back and its exit code sent;
 //   - GetRequiredPackages: the resource plugins of the modules the plugin's go.mod requires, each read from the
 //     pulumi-plugin.json at its module's root or under go/ (`go list -mod=mod -m -json`);
 //   - the engine's address, its first argument or else a Handshake's, which RunPlugin requires.
 //
 // What the real host does that this one does not: run Go programs (Run, the Automation API's inline programs
 // need no host), generate SDKs and programs, check Go's minimum version, log "Compiling the program" to the
-// engine, attach a debugger, read vendor/ directories and pseudo-versions, and parameterized packages.
+// engine, attach a debugger, read vendor/ directories and pseudo-versions, and parameterized packages. And it links
+// a plugin once, where the real host links it on every start (`go build -o`): it builds by `go run -exec cp`, whose
+// linked executable Go (1.24 and later) keeps in its build cache, keyed by every input, and cp copies it out. The
+// same flags make the same binary. The provider's link takes 10-14 s of CPU, and the engine tests start it about 25
+// times (docs/tests.md, "What make test costs").
 // The engine test runs with the real host instead when PULUMI_LANGUAGE_GO names one (docs/tests.md).
 package main
 
@@ -167,11 +171,16 @@ func (h *host) RunPlugin(req *pulumirpc.RunPluginRequest, server pulumirpc.Langu
 	}
 	out.Close()
 	defer os.Remove(out.Name())
-	build := exec.Command("go", "build", "-buildvcs=false", "-o", out.Name(), "-trimpath", "-ldflags", "-w -s")
+	// go run -exec cp runs `cp <executable> <temp>`: Go's cached executable, or the link's output in go run's work
+	// directory on the build that caches it. cp keeps the temporary file's mode (0600), hence the chmod.
+	build := exec.Command("go", "run", "-exec", "cp", "-buildvcs=false", "-trimpath", "-ldflags", "-w -s", ".", out.Name())
 	build.Dir = req.GetInfo().GetProgramDirectory()
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("error in compiling Go: unable to run `go build`: %w", err)
+	}
+	if err := os.Chmod(out.Name(), 0o755); err != nil {
+		return err
 	}
 	closer, stdout, stderr, err := rpcutil.MakeRunPluginStreams(server, false)
 	if err != nil {
