@@ -114,8 +114,9 @@ examples/%/node_modules/.package-lock.json: examples/%/package.json examples/%/p
 # and a copy of its Go SDK whose yaml/v2 registers every kind untyped, as it does a custom resource: the same calls
 # to the engine, 67 generated packages fewer to compile (docs/tests.md, "The real pulumi-kubernetes provider"). Its
 # Kubernetes modules are Karpenter v1.6's, and its toolchain everyone's, so that the packages they share are compiled
-# once: the event chain builds it before the Karpenter modules, which find those compiled, and the engine tests, at the
-# end of the Pulumi chain, find it built. Kept out of build/bin,
+# once: the event chain builds it before the Karpenter modules, which find those compiled (tests/karpenter/sharing
+# fails when a module both build is at another version in one of them), and the engine tests, at the end of the
+# Pulumi chain, find it built. Kept out of build/bin,
 # where the CLI would take it from PATH for the stand-in.
 KUBERNETES_PROVIDER_VERSION := 4.0.0-20260115033456-f47bc2d6f199
 KUBERNETES_PROVIDER := build/kubernetes/pulumi-resource-kubernetes
