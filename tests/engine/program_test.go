@@ -147,7 +147,8 @@ func collect() (chan events.EngineEvent, func() []step) {
 // warning is a warning the engine showed, and the URN of the resource it is about ("" for the stack's).
 type warning struct{ URN, Message string }
 
-// collectAll gathers the steps, as collect does, and the warnings.
+// collectAll gathers the steps, as collect does, and the warnings. Its second result, called once the run has
+// returned, waits for the events and returns them.
 func collectAll() (chan events.EngineEvent, func() ([]step, []warning)) {
 	ch := make(chan events.EngineEvent)
 	var steps []step
@@ -167,7 +168,16 @@ func collectAll() (chan events.EngineEvent, func() ([]step, []warning)) {
 			}
 		}
 	}()
-	return ch, func() ([]step, []warning) { wg.Wait(); return steps, warnings }
+	return ch, func() ([]step, []warning) { closeIfOpen(ch); wg.Wait(); return steps, warnings }
+}
+
+// closeIfOpen closes ch, given to a run that has returned, unless the Automation API has: it closes the channels it
+// is given when the CLI's event stream ends, so a CLI that never streamed (it failed or was killed before it
+// connected) leaves them open, and the collector would wait for ever. Once a run has returned, no event can come: its
+// events server is stopped, gracefully, so any stream has ended.
+func closeIfOpen(ch chan events.EngineEvent) {
+	defer func() { _ = recover() }() // closed by the Automation API, as a stream that ran ends
+	close(ch)
 }
 
 func (s *stack) up() []step {
