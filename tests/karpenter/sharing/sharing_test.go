@@ -6,6 +6,7 @@
 package sharing
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,9 +22,10 @@ func closure(t *testing.T, dir string, args ...string) map[string]string {
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
+		var exit *exec.ExitError
+		var stderr []byte
+		if errors.As(err, &exit) {
+			stderr = exit.Stderr
 		}
 		t.Fatalf("go list in %s: %v\n%s", dir, err, stderr)
 	}
