@@ -164,6 +164,8 @@ type Message struct {
 	// vouch is what was vouched for, "" nothing.
 	vouch   string
 	receipt string
+	// record is what the message says of itself, which its seal covers.
+	record sealing.Record
 }
 
 // What becomes of a selected message.
@@ -313,15 +315,7 @@ func unsealed(ctx context.Context, seals Verifier, m *Message) {
 	if seals == nil {
 		return
 	}
-	var ev struct{ Account string }
-	_ = json.Unmarshal([]byte(m.Body), &ev)
-	origin := ""
-	if m.FromDLQ {
-		origin = contract.OriginDLQ
-	}
-	rec := sealing.Record{BodySHA256: sealing.BodyDigest(m.Body), Account: ev.Account, Reason: m.Reason, FirstSender: m.Sender, FirstSent: m.Sent,
-		Origin: origin, MessageID: m.First}
-	if err := seals.Verify(ctx, rec, m.Seal); errors.Is(err, sealing.ErrNoSeal) || errors.Is(err, sealing.ErrBroken) {
+	if err := seals.Verify(ctx, m.record, m.Seal); errors.Is(err, sealing.ErrNoSeal) || errors.Is(err, sealing.ErrBroken) {
 		m.Status, m.vouch = StatusUnsealed, ""
 	}
 }
@@ -413,61 +407,47 @@ func (o Options) decide(m *Message) {
 	}
 }
 
-// read takes what the router wrote of why (the quarantine's attributes, which only it may write), and for a message
-// of the DLQ what its body says and who sent it there, or, when the redrive role (roleID) sent it and it carries a
-// first sender, that first sender.
+// read takes what the router wrote of why (the quarantine's attributes, which only it may write: sealing.ReadKept),
+// and for a message of the DLQ what its body says and who sent it there, or, when the redrive role (roleID) sent it
+// and it carries a first sender, what it says of its first sending (sealing.ReadSentBack).
 func read(m types.Message, from, roleID string) Message {
 	attr := func(k string) string { return aws.ToString(m.MessageAttributes[k].StringValue) }
+	body := aws.ToString(m.Body)
+	var ev struct{ ID, Account string }
+	_ = json.Unmarshal([]byte(body), &ev) // what it names, when it is an event
 	msg := Message{
-		ID: aws.ToString(m.MessageId), Reason: attr(contract.AttrReason), Account: attr(contract.AttrAccount),
-		EventID: attr(contract.AttrEventID), Error: attr(contract.AttrError), Body: aws.ToString(m.Body), receipt: aws.ToString(m.ReceiptHandle),
-		First: attr(contract.AttrMessageID), Seal: attr(contract.AttrSeal),
+		ID: aws.ToString(m.MessageId), Account: cmp.Or(attr(contract.AttrAccount), ev.Account), EventID: cmp.Or(attr(contract.AttrEventID), ev.ID),
+		Error: attr(contract.AttrError), Body: body, receipt: aws.ToString(m.ReceiptHandle),
 	}
 	sender, sent := m.Attributes[string(types.MessageSystemAttributeNameSenderId)], m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)]
 	redriven := roleID != "" && strings.HasPrefix(sender, roleID+":") && attr(contract.AttrFirstSender) != ""
 	switch {
 	case from == Quarantine:
-		msg.Sender, msg.Sent, msg.FromDLQ = attr(contract.AttrSender), attr(contract.AttrSent), attr(contract.AttrOrigin) == contract.OriginDLQ
+		msg.record, msg.Seal = sealing.ReadKept(body, attr)
 	case redriven: // sent back before, then dead-lettered: its first sender still
-		msg.Sender, msg.Sent, msg.FromDLQ = attr(contract.AttrFirstSender), attr(contract.AttrFirstSent), attr(contract.AttrOrigin) == contract.OriginDLQ
+		msg.record, msg.Seal = sealing.ReadSentBack(body, ev.Account, attr)
 	default:
-		msg.Sender, msg.Sent, msg.FromDLQ = sender, sent, true
+		msg.record = sealing.Record{BodySHA256: sealing.BodyDigest(body), Account: ev.Account, FirstSender: sender, FirstSent: sent,
+			Origin: contract.OriginDLQ}
 	}
-	if msg.Account == "" || msg.EventID == "" {
-		var ev struct{ ID, Account string }
-		if json.Unmarshal([]byte(msg.Body), &ev) == nil {
-			msg.Account, msg.EventID = cmp.Or(msg.Account, ev.Account), cmp.Or(msg.EventID, ev.ID)
-		}
-	}
+	msg.Reason = msg.record.Reason
 	if msg.Reason == "" && from == DLQ {
 		msg.Reason = cmp.Or(attr("ERROR_CODE"), "retries exhausted") // EventBridge's own delivery failures carry ERROR_CODE
 	}
+	msg.Sender, msg.Sent, msg.FromDLQ, msg.First = msg.record.FirstSender, msg.record.FirstSent, msg.record.Origin == contract.OriginDLQ, msg.record.MessageID
 	return msg
 }
 
 var ids = [10]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
-// attributes are what a message sent back carries: where it came from, its first sender and time, why it was kept,
-// its first message ID and the router's seal over them, and the vouch.
+// attributes are what a message sent back carries: where it came from, what its seal covers with the seal
+// (sealing.Record.SentBack), and the vouch.
 func attributes(m Message, from, by string) map[string]types.MessageAttributeValue {
 	str := func(v string) types.MessageAttributeValue {
 		return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 	}
 	a := map[string]types.MessageAttributeValue{contract.AttrRequeuedFrom: str(from)}
-	for k, v := range map[string]string{contract.AttrSeal: m.Seal, contract.AttrReason: m.Reason, contract.AttrMessageID: m.First} {
-		if v != "" {
-			a[k] = str(v)
-		}
-	}
-	if m.Sender != "" {
-		a[contract.AttrFirstSender] = str(m.Sender)
-	}
-	if _, err := strconv.ParseInt(m.Sent, 10, 64); err == nil {
-		a[contract.AttrFirstSent] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(m.Sent)}
-	}
-	if m.FromDLQ {
-		a[contract.AttrOrigin] = str(contract.OriginDLQ)
-	}
+	m.record.SentBack(a, m.Seal)
 	if m.vouch != "" {
 		a[contract.AttrVouched] = str(m.vouch)
 		if by != "" {

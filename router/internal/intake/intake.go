@@ -179,14 +179,9 @@ func (in *Intake) record(ctx context.Context, m types.Message) quarantine.Messag
 		Sender: m.Attributes[string(types.MessageSystemAttributeNameSenderId)], Sent: m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)],
 		MessageID: aws.ToString(m.MessageId), FromDLQ: true, Err: why(attr),
 	}
-	if seal := attr(contract.AttrSeal); seal != "" && in.opts.Verifier != nil {
-		sealed := sealing.Record{
-			BodySHA256: sealing.BodyDigest(body), Account: ev.Account, Reason: attr(contract.AttrReason), FirstSender: attr(contract.AttrFirstSender),
-			FirstSent: attr(contract.AttrFirstSent), Origin: attr(contract.AttrOrigin), MessageID: attr(contract.AttrMessageID),
-		}
-		if in.opts.Verifier.Verify(ctx, sealed, seal) == nil {
-			k.Sender, k.Sent, k.FromDLQ, k.MessageID = sealed.FirstSender, sealed.FirstSent, sealed.Origin == contract.OriginDLQ, sealed.MessageID
-		}
+	if sealed, seal := sealing.ReadSentBack(body, ev.Account, attr); seal != "" && in.opts.Verifier != nil &&
+		in.opts.Verifier.Verify(ctx, sealed, seal) == nil {
+		k.Sender, k.Sent, k.FromDLQ, k.MessageID = sealed.FirstSender, sealed.FirstSent, sealed.Origin == contract.OriginDLQ, sealed.MessageID
 	}
 	k.Refused = aws.ToString(m.MessageId)
 	return k

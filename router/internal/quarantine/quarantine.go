@@ -297,25 +297,17 @@ func (q *Queue) send(ctx context.Context, msgs []Message, seals []string, batch 
 	}
 }
 
-// attributes are the message attributes saying why m was refused, and its seal; empty values are left out (SQS
-// refuses them).
+// attributes are the message attributes saying why m was refused: what its seal covers, with the seal
+// (sealing.Record.Kept), its error and its event's id; empty values are left out (SQS refuses them).
 func attributes(m Message, seal string) map[string]types.MessageAttributeValue {
-	reason := ""
-	if m.Err != nil {
-		reason = contract.TruncateUTF8(m.Err.Error(), contract.MaxAttrError)
-	}
 	out := map[string]types.MessageAttributeValue{}
-	for name, v := range map[string]string{
-		contract.AttrReason: string(m.Reason), contract.AttrError: reason, contract.AttrAccount: m.Account,
-		contract.AttrSender: m.Sender, contract.AttrMessageID: m.MessageID, contract.AttrEventID: m.EventID,
-		contract.AttrOrigin: origin(m.FromDLQ), contract.AttrSeal: seal,
-	} {
-		if v != "" {
-			out[name] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-		}
+	m.Record().Kept(out, seal)
+	if m.Err != nil && m.Err.Error() != "" {
+		out[contract.AttrError] = types.MessageAttributeValue{DataType: aws.String("String"),
+			StringValue: aws.String(contract.TruncateUTF8(m.Err.Error(), contract.MaxAttrError))}
 	}
-	if m.Sent != "" {
-		out[contract.AttrSent] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(m.Sent)}
+	if m.EventID != "" {
+		out[contract.AttrEventID] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.EventID)}
 	}
 	return out
 }

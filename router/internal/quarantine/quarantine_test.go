@@ -317,6 +317,10 @@ func TestKeptIsSealedAndArchived(t *testing.T) {
 	if !slices.Contains(s.sealed, want) {
 		t.Errorf("sealed %+v, want %+v among them", s.sealed, want)
 	}
+	sent := f.calls[0][0]
+	if rec, seal := sealing.ReadKept(aws.ToString(sent.MessageBody), func(k string) string { return aws.ToString(sent.MessageAttributes[k].StringValue) }); rec != want || seal != "seal:forged_sender:m-first" {
+		t.Errorf("what the quarantine sent reads as %+v (seal %q), want what it sealed, %+v", rec, seal, want)
+	}
 	e, ok := a.entries["refused/2025/11/21/r-now.forged_sender.json"]
 	if !ok || len(a.entries) != 1 {
 		t.Fatalf("archived %v, want the kept message under its send day, refused ID and reason", a.entries)
