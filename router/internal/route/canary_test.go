@@ -193,4 +193,19 @@ func TestCanaryRateLimit(t *testing.T) {
 	if resp := h.handle(t, forCluster(`["beta"]`)); len(resp.BatchItemFailures) != 0 || len(h.received("beta")) != 2 {
 		t.Errorf("the retry of a failed canary was held back: beta received %d, failures %v", len(h.received("beta")), failedIDs(resp))
 	}
+
+	// An event's failed delivery gives back no canary's token: only a canary's own does.
+	now = now.Add(time.Minute)
+	h.handle(t, alpha)
+	h.ec2.owners[instance(7)] = "alpha"
+	h.sqs.sendErr = map[string]error{queuename.For(qprefix, "alpha"): &smithy.GenericAPIError{Code: "ServiceUnavailable"}}
+	if resp := h.handle(t, spot(instance(7))); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("a failed delivery was not retried: %v", failedIDs(resp))
+	}
+	h.sqs.sendErr = nil
+	before := len(h.received("alpha"))
+	h.handle(t, alpha)
+	if got := len(h.received("alpha")); got != before {
+		t.Errorf("alpha received a second canary in one interval after an event's delivery to it failed: its token was given back")
+	}
 }

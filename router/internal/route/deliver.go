@@ -73,7 +73,7 @@ func delivered(sent int, noQueue, failed error, limited []string) outcome {
 		return retry(failed)
 	case sent > 0:
 		return outcome{verdict: forwarded, err: noQueue}
-	case len(limited) > 0 && noQueue == nil:
+	case noQueue == nil: // nothing sent, nothing failed, no queue missing: the canary limit held every one back
 		return drop(contract.ReasonCanaryRateLimited, fmt.Errorf("clusters %v had a canary less than the canary interval ago", limited))
 	}
 	return drop(contract.ReasonNoQueue, noQueue)

@@ -124,9 +124,13 @@ func TestTheDeadLetterQueueIsTakenInWhenTheRedriveRoleAsks(t *testing.T) {
 	}
 
 	in.err = errors.New("the quarantine refused them")
+	h.logs.Reset()
 	resp, _ = h.r.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{intakeRequest(idRedrive+":op", now)}})
 	if len(resp.BatchItemFailures) != 1 {
 		t.Errorf("a failed intake: retried %v, want the request", failedIDs(resp))
+	}
+	if got := h.logsOf(t, contract.LogDeadLettersTaken, contract.LogSender, "kept"); len(got) != 0 {
+		t.Errorf("a failed intake logged as taken: %v", got)
 	}
 	h.r.intake = nil
 	resp, _ = h.r.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{intakeRequest(idRedrive+":op", now)}})

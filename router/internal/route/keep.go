@@ -46,7 +46,7 @@ func keptOf(m *message) quarantine.Message {
 	if j.Requeued && m.back != nil && m.back.first != "" {
 		k.MessageID = m.back.first
 	}
-	if j.Verdict != 0 && j.Requeued {
+	if j.Requeued {
 		k.Sender, k.Sent, k.FromDLQ = j.Sender, "", j.FromDLQ
 		if !j.Sent.IsZero() && j.Sent.UnixMilli() > 0 {
 			k.Sent = strconv.FormatInt(j.Sent.UnixMilli(), 10)
@@ -83,7 +83,7 @@ type ask struct {
 func asksOf(msgs []message) []ask {
 	var asks []ask
 	for i := range msgs {
-		if m := &msgs[i]; m.kind == anIntake && m.out.verdict == pending {
+		if m := &msgs[i]; m.kind == anIntake { // nothing decides a request before the intake
 			asks = append(asks, ask{m: m, from: m.rec.Attributes[sender.Attribute], sent: millis(m.rec.Attributes[sender.SentAttribute])})
 		}
 	}
@@ -109,7 +109,7 @@ func (r *Router) takeIn(ctx context.Context, asks []ask) intakeFacts {
 	}
 	for i, a := range asks {
 		f.redrive[i], f.errs[i] = r.senders.IsRedrive(ctx, a.from, a.sent)
-		if f.redrive[i] && f.errs[i] == nil && !f.tried {
+		if f.redrive[i] && !f.tried { // an error says false
 			f.tried = true
 			f.took, f.err = r.intake.Take(ctx)
 		}

@@ -18,7 +18,7 @@ func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats 
 	var nForwarded, nDropped int
 	for i := range msgs {
 		m := &msgs[i]
-		if m.out.verdict == pending && m.kind == anEvent {
+		if m.out.verdict == pending { // an event: every intake request was decided when the intake joined
 			r.decide(ctx, m, delivered(m.sent, m.noQueue, m.failed, m.limited))
 		}
 		switch m.out.verdict {

@@ -193,12 +193,9 @@ func (r *Router) applySender(ctx context.Context, m *message, stats *metrics.Bat
 		stats.Unsealed()
 	}
 	switch {
-	case ruling.observed && ruling.reason != "":
+	case ruling.observed: // reason "": enforce mode would have retried it
 		r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogReason, ruling.reason, contract.LogSender, who,
 			"account", m.ev.Account, contract.LogEventID, m.ev.ID, contract.LogRequeued, res.Requeued, "error", ruling.err.Error())
-	case ruling.observed:
-		r.log.WarnContext(ctx, contract.LogSenderObserved, contract.LogSender, who, "account", m.ev.Account,
-			contract.LogEventID, m.ev.ID, "error", ruling.err.Error())
 	case ruling.vouched:
 		r.log.WarnContext(ctx, contract.LogVouched, contract.LogSender, who, "account", m.ev.Account, contract.LogEventID, m.ev.ID,
 			contract.LogVouch, attr(m.rec, contract.AttrVouched), contract.LogVouchedBy, attr(m.rec, contract.AttrVouchedBy))

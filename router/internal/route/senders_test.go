@@ -214,6 +214,7 @@ func TestSentBackOf(t *testing.T) {
 		{"no seal", rec, "", true, nil, false, false, sealing.ErrNoSeal, nil},
 		{"no key", rec, "c2VhbA==", false, nil, false, false, errNoSealKey, nil},
 		{"broken", rec, "c2VhbA==", true, sealing.ErrBroken, false, false, sealing.ErrBroken, nil},
+		{"a verifier that finds none", rec, "c2VhbA==", true, sealing.ErrNoSeal, false, false, sealing.ErrNoSeal, nil},
 		{"not checked now", rec, "c2VhbA==", true, unreadable, false, false, nil, unreadable},
 	} {
 		t.Run(c.name, func(t *testing.T) {
