@@ -11,18 +11,21 @@
 //     (the s3:if-none-match condition key). Two writes of one key at once: one gets 409 ConditionalRequestConflict,
 //     and is retried.
 //   - Every version the router writes takes the bucket's default retention ("Object Lock",
-//     https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html); S3 refuses an upload to a bucket with
-//     Object Lock that carries neither Content-MD5 nor a checksum ("PutObject"): the SDK sends a CRC32 checksum with
-//     every PutObject by default.
+//     https://docs.aws.amazon.com/AmazonS3/latest/userguide/object-lock.html). The PutObject reference requires an
+//     upload to a bucket with Object Lock to carry Content-MD5 or x-amz-sdk-checksum-algorithm
+//     (https://docs.aws.amazon.com/AmazonS3/latest/API/API_PutObject.html); S3 also takes the SDK's default
+//     x-amz-checksum-crc32 alone, moto's S3 does not: every put names its algorithm (ChecksumAlgorithm), which both take.
 //
 // Keys: refused/<yyyy>/<mm>/<dd>/<message ID>.<reason>.json, the day the refused message was sent (one key whatever
-// day it is retried on), and keys/<key id>.pem, the seal key's public key, which verifies every record after the key
-// itself is gone.
+// day it is retried on); keys/<key id>.pem, the seal key's public key, which verifies every record after the key
+// itself is gone (each record carries it too, so that it is locked as long as the record it verifies); and
+// delivered/<record digest>.json, the ledger: one entry per sealed record the router delivered (Claim).
 package archive
 
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +35,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
@@ -44,8 +48,9 @@ const Format = "karpenter-interruption-bus/refusal/v1"
 
 // Prefixes of the archive's keys.
 const (
-	RefusedPrefix = contract.ArchiveRefusedPrefix
-	KeysPrefix    = contract.ArchiveKeysPrefix
+	RefusedPrefix   = contract.ArchiveRefusedPrefix
+	KeysPrefix      = contract.ArchiveKeysPrefix
+	DeliveredPrefix = contract.ArchiveDeliveredPrefix
 )
 
 // Entry is one archived refusal.
@@ -63,6 +68,9 @@ type Entry struct {
 	Seal          string         `json:"seal,omitempty"`
 	SealKey       string         `json:"sealKey,omitempty"`
 	SealAlgorithm string         `json:"sealAlgorithm,omitempty"`
+	// PublicKey is the seal key's public key (PEM): the record carries what verifies it, locked as long as it is,
+	// whenever keys/<key id>.pem was first written.
+	PublicKey string `json:"publicKey,omitempty"`
 	// Error is why, as the router's log says it; EventID the event's id; Body the message's body byte for byte.
 	Error   string `json:"error"`
 	EventID string `json:"eventId,omitempty"`
@@ -94,9 +102,10 @@ func PublicKeyKey(keyARN string) string {
 	return KeysPrefix + safe(keyARN[strings.LastIndex(keyARN, "/")+1:]) + ".pem"
 }
 
-// S3 is the one call the archive makes.
+// S3 is what the archive calls: it writes records, and reads an entry of the ledger another wrote.
 type S3 interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 }
 
 var _ S3 = (*s3.Client)(nil)
@@ -132,20 +141,75 @@ func (a *Archive) PutPublicKey(ctx context.Context, keyARN string, pemBytes []by
 const conflictRetries = 3
 
 func (a *Archive) put(ctx context.Context, key string, body []byte, contentType string) error {
+	_, err := a.putOnce(ctx, key, body, contentType)
+	return err
+}
+
+// putOnce writes body under key unless the key exists: written reports which.
+func (a *Archive) putOnce(ctx context.Context, key string, body []byte, contentType string) (written bool, err error) {
 	for attempt := 0; ; attempt++ {
 		_, err := a.s3.PutObject(ctx, &s3.PutObjectInput{
 			Bucket: aws.String(a.bucket), Key: aws.String(key), Body: bytes.NewReader(body),
-			ContentType: aws.String(contentType), IfNoneMatch: aws.String("*"),
+			ContentType: aws.String(contentType), IfNoneMatch: aws.String("*"), ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
 		})
 		switch status := statusOf(err); {
-		case err == nil, status == http.StatusPreconditionFailed:
-			return nil // written now, or before
+		case err == nil:
+			return true, nil
+		case status == http.StatusPreconditionFailed:
+			return false, nil // written before
 		case status == http.StatusConflict && attempt < conflictRetries:
 			continue
 		default:
-			return fmt.Errorf("archiving s3://%s/%s: %w", a.bucket, key, err)
+			return false, fmt.Errorf("archiving s3://%s/%s: %w", a.bucket, key, err)
 		}
 	}
+}
+
+// DeliveryFormat names the ledger's entries' shape.
+const DeliveryFormat = "karpenter-interruption-bus/delivered/v1"
+
+// Delivery is an entry of the ledger: a sealed record the redrive role sent back, delivered by one message of the
+// central queue.
+type Delivery struct {
+	Format string `json:"format"`
+	Bus    string `json:"bus"`
+	// Record is the record delivered, MessageID the ID of the central queue's message that delivered it, Sender that
+	// message's SenderId (the redrive role's session), At when the router first took it.
+	Record    sealing.Record `json:"record"`
+	MessageID string         `json:"messageId"`
+	Sender    string         `json:"senderId"`
+	At        time.Time      `json:"at"`
+}
+
+// DeliveredKey is where the ledger keeps the delivery of rec: the hex of its digest, which its seal covers.
+func DeliveredKey(rec sealing.Record) string {
+	return DeliveredPrefix + hex.EncodeToString(rec.Digest()) + ".json"
+}
+
+// Claim writes d to the ledger unless its record was delivered before, and returns the delivery written before, if
+// one was (nil when d is the first): the same message of the central queue received again (a retry of its
+// delivery) finds its own, a replay finds another's.
+func (a *Archive) Claim(ctx context.Context, d Delivery) (*Delivery, error) {
+	d.Format = DeliveryFormat
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("recording a delivery: %w", err)
+	}
+	key := DeliveredKey(d.Record)
+	written, err := a.putOnce(ctx, key, b, "application/json")
+	if err != nil || written {
+		return nil, err
+	}
+	out, err := a.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(a.bucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, fmt.Errorf("reading s3://%s/%s: %w", a.bucket, key, err)
+	}
+	defer out.Body.Close()
+	var before Delivery
+	if err := json.NewDecoder(out.Body).Decode(&before); err != nil || before.Format != DeliveryFormat {
+		return nil, fmt.Errorf("s3://%s/%s is no delivery of this ledger (%s): %v", a.bucket, key, DeliveryFormat, err)
+	}
+	return &before, nil
 }
 
 // statusOf is the HTTP status of an S3 error, 0 when there is none.

@@ -46,7 +46,10 @@ const (
 	// no role (docs/security.md, "Who sent each message").
 	LogServiceSender = "a message sent by no IAM role: the hub's rules through the queue's policy, or judged as any sender"
 	// LogVouched is the message of the line for each message delivered only because an operator vouched for it when
-	// sending it back, with LogVouch (what was vouched for), LogVouchedBy (who), LogSender (its first sender).
+	// sending it back, with LogVouch (what was vouched for), LogVouchedBy (who the message says vouched: what make
+	// requeue wrote, AttrVouchedBy, neither sealed nor checked; who sent it is the LogSentBack line's, as SQS stamped
+	// it, and CloudTrail's record of the redrive role's session, with its source identity), LogSender (its first
+	// sender).
 	LogVouched   = "delivered on an operator's vouch: its first sender cannot be attributed"
 	LogVouch     = "vouched"
 	LogVouchedBy = "vouchedBy"
@@ -60,6 +63,13 @@ const (
 	// LogDeadLettersTaken is the message of the line for each request of the redrive role to take the dead-letter
 	// queue in (AttrIntake) the router carried out, with "kept" (how many) and "more" (whether some were left).
 	LogDeadLettersTaken = "dead-letter queue taken into the quarantine, sealed"
+	// LogSentBack is the line of every message the redrive role sent the central queue, naming who sent it as SQS
+	// stamped it (LogSender: the SenderId, LogRoleID and LogSession its parts), never as the message says.
+	LogSentBack = "sent back by the redrive role"
+	LogRoleID   = "roleId"
+	LogSession  = "session"
+	// LogReplayed is the line of a sealed record refused as replayed, naming the message that delivered it first.
+	LogReplayed = "a sealed record delivered before, sent back again: refused as replayed"
 )
 
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account

@@ -36,6 +36,9 @@ const (
 	// MetricDeadLettered counts the dead-letter queue's messages the router sealed into the quarantine on an
 	// operator's request (ReasonDeadLettered).
 	MetricDeadLettered = "DeadLettered"
+	// MetricReplayed counts sealed records sent back again once delivered (ReasonReplayed): a copy of the quarantine's or
+	// the archive's, or one sent by hand, by whoever holds the redrive role.
+	MetricReplayed = "Replayed"
 )
 
 // Dimension names. Every record carries DimBus; the others split one count each.
@@ -83,12 +86,17 @@ const (
 	// ReasonDeadLettered: a message of the dead-letter queue, sealed into the quarantine with the sender the
 	// dead-letter queue held, so that make requeue may send it back (AttrIntake).
 	ReasonDeadLettered Reason = "dead_lettered"
+	// ReasonReplayed: a sealed record the redrive role sent back once more, after another message of the central queue
+	// delivered it (the ledger, ArchiveDeliveredPrefix): a sealed record is delivered at most once (docs/security.md,
+	// "Delivered once").
+	ReasonReplayed Reason = "replayed"
 )
 
 // Reasons lists every Reason.
 var Reasons = []Reason{
 	ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount,
 	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender, ReasonUnattributable, ReasonUnsealed, ReasonDeadLettered,
+	ReasonReplayed,
 }
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.
@@ -114,12 +122,13 @@ type MetricSet struct {
 // MetricSets are every record the router writes, once per invocation.
 var MetricSets = []MetricSet{
 	{"", []string{MetricReceived, MetricForwarded, MetricDropped, MetricRetried, MetricForgedSender, MetricServiceSender, MetricQuarantined,
-		MetricUnsealed, MetricDeadLettered}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
+		MetricUnsealed, MetricDeadLettered, MetricReplayed}, "totals of the invocation, zeros included, so alarms see 0 rather than missing data; " +
 		"ForgedSender: proven forgeries, messages whose sender is not the forwarder the account their event names had when they were sent (refused and quarantined when the sender check enforces, forwarded when it observes); " +
 		"ServiceSender: messages sent by no IAM role (the hub's own events when its rules deliver through the queue's policy); " +
 		"Quarantined: refused messages kept in the quarantine queue (" + quarantineList() + "); " +
 		"Unsealed: messages the redrive role sent whose seal does not verify (refused as unsealed and kept); " +
-		"DeadLettered: dead-letter queue messages sealed into the quarantine on an operator's request"},
+		"DeadLettered: dead-letter queue messages sealed into the quarantine on an operator's request; " +
+		"Replayed: sealed records the redrive role sent back once more after another message delivered them (refused as replayed and kept)"},
 	{DimKind, []string{MetricReceived}, "messages received, per kind of event (" + kindList() + ")"},
 	{DimCluster, []string{MetricForwarded}, "deliveries to each cluster's queue: a Health event for k clusters counts k; canaries are not counted"},
 	{DimCluster, []string{MetricCanaryForwarded}, "canaries delivered to each cluster's queue"},

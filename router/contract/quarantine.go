@@ -10,7 +10,9 @@ import (
 // below, instead of deleting it; an operator reads it there and sends it back as the redrive role (cmd/requeue).
 // The attributes' names keep clear of the prefixes SQS reserves ("AWS.", "Amazon.": "Amazon SQS message
 // attributes", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html),
-// and a kept message carries at most 9 of the 10 a message may have, one sent back at most 8.
+// and a kept message carries at most 9 of the 10 a message may have (AttrReason, AttrError, AttrAccount, AttrSender,
+// AttrSent, AttrMessageID, AttrEventID, AttrOrigin, AttrSeal), one sent back at most 9 too (AttrRequeuedFrom, AttrSeal,
+// AttrReason, AttrMessageID, AttrFirstSender, AttrFirstSent, AttrOrigin, AttrVouched, AttrVouchedBy).
 const (
 	// AttrReason is the Reason the router refused the message for.
 	AttrReason = "kib-reason"
@@ -87,17 +89,18 @@ func TruncateUTF8(s string, n int) string {
 //     the role tried: never sent back;
 //   - dead_lettered: a message of the dead-letter queue taken in on an operator's request, its sender as the
 //     dead-letter queue held it: sent back, and judged by that sender;
-//   - unparseable: no event at all on a queue only roles of the bus send to: a fault or tampering, to read.
+//   - unparseable: no event at all on a queue only roles of the bus send to: a fault or tampering, to read;
+//   - replayed: a sealed record sent back once more after another message delivered it, evidence like unsealed.
 //
 // Not kept: not_interruption (events Karpenter ignores), no_owner (every instance of no cluster), no_queue (clusters
 // not on the bus), canary_rate_limited (by design): each is routine, comes in volume, and has nothing to send back.
 var QuarantineReasons = []Reason{ReasonForgedSender, ReasonUnattributable, ReasonUnknownAccount, ReasonCanaryForbidden, ReasonUnsealed,
-	ReasonDeadLettered, ReasonUnparseable}
+	ReasonDeadLettered, ReasonUnparseable, ReasonReplayed}
 
 // Evidence are the reasons whose messages are proof of misuse, never sent back: a proven forgery, a canary put in one
-// account naming another's clusters (refused again on its content, whoever sends it), and what the redrive role sent
-// that the router had not sealed. A sealed record kept for one of them is refused again for it, whatever else it says.
-var Evidence = []Reason{ReasonForgedSender, ReasonCanaryForbidden, ReasonUnsealed}
+// account naming another's clusters (refused again on its content, whoever sends it), what the redrive role sent
+// that the router had not sealed, and a sealed record it sent once more after it was delivered. A sealed record kept for one of them is refused again for it, whatever else it says.
+var Evidence = []Reason{ReasonForgedSender, ReasonCanaryForbidden, ReasonUnsealed, ReasonReplayed}
 
 // Vouchable are the reasons of the sealed records an operator may vouch for (AttrVouched): what the router could not
 // attribute, or kept while its account was not on the bus. Nothing else is delivered on a vouch.
@@ -114,6 +117,17 @@ const (
 	SealKeyUsage  = "SIGN_VERIFY"
 	SealAlgorithm = "ECDSA_SHA_256"
 
-	ArchiveRefusedPrefix = "refused/"
-	ArchiveKeysPrefix    = "keys/"
+	ArchiveRefusedPrefix   = "refused/"
+	ArchiveKeysPrefix      = "keys/"
+	ArchiveDeliveredPrefix = "delivered/"
 )
+
+// MaxMessageBytes is the largest message every queue of the bus takes, body and attributes counted together, as each
+// is declared (MaximumMessageSize, 1 MiB, SQS's most since August 2025: "CreateQueue",
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html; "Amazon SQS message
+// quotas": "the message size includes the message body and the message attributes").
+const MaxMessageBytes = 1 << 20
+
+// AttributeBytes is what SQS counts of one message attribute against the message's size: its name, its data type and
+// its value ("Amazon SQS message attributes": "each message attribute ... counts toward the total message size").
+func AttributeBytes(name, dataType, value string) int { return len(name) + len(dataType) + len(value) }

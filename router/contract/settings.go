@@ -443,6 +443,10 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	if s.SealKey != "" && !kmsKeyRE.MatchString(s.SealKey) {
 		errs = append(errs, fmt.Errorf("%s: %q is not a KMS key ARN (arn:<partition>:kms:<region>:<account>:key/<id>)", EnvSealKey, s.SealKey))
 	}
+	if s.SealKey != "" && s.ArchiveBucket == "" {
+		errs = append(errs, fmt.Errorf("%s is set and %s is not: a router that believes seals records the delivery of each sealed record "+
+			"sent back in the archive's ledger, so that none is delivered twice; set %s", EnvSealKey, EnvArchiveBucket, EnvArchiveBucket))
+	}
 	if s.ArchiveBucket != "" && !BucketName(s.ArchiveBucket) {
 		errs = append(errs, fmt.Errorf("%s: %q is not an S3 bucket name", EnvArchiveBucket, s.ArchiveBucket))
 	}

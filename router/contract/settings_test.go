@@ -390,7 +390,8 @@ func TestBoundaries(t *testing.T) {
 	}
 }
 
-// TestTheSealKeyAndTheArchiveAreChecked: SEAL_KEY_ARN must be a KMS key ARN, ARCHIVE_BUCKET a bucket name S3 takes.
+// TestTheSealKeyAndTheArchiveAreChecked: SEAL_KEY_ARN must be a KMS key ARN, ARCHIVE_BUCKET a bucket name S3 takes,
+// and a seal key comes with an archive, whose ledger records each sealed record delivered.
 func TestTheSealKeyAndTheArchiveAreChecked(t *testing.T) {
 	base := map[string]string{EnvClusterQueuePrefix: "p_", EnvSenderCheck: SenderObserve}
 	for _, tt := range []struct {
@@ -410,8 +411,12 @@ func TestTheSealKeyAndTheArchiveAreChecked(t *testing.T) {
 		{"at the limit", EnvArchiveBucket, strings.Repeat("a", 63), true},
 		{"too short", EnvArchiveBucket, "ab", false},
 		{"ending in a hyphen", EnvArchiveBucket, "kib-archive-", false},
+		{"a key without an archive, for a ledger", EnvArchiveBucket, "", false},
 	} {
 		env := maps.Clone(base)
+		if tt.key == EnvSealKey || tt.value == "" {
+			env[EnvSealKey], env[EnvArchiveBucket] = "arn:aws:kms:us-east-1:123456789012:key/mrk-1234abcd", "kib-archive"
+		}
 		env[tt.key] = tt.value
 		_, err := LoadSettings(getenv(env))
 		if (err == nil) != tt.ok || err != nil && !strings.Contains(err.Error(), tt.key) {

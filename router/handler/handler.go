@@ -91,13 +91,18 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		sealer = sealing.New(kms.NewFromConfig(awsCfg), cfg.SealKey)
 		opts.Seals = sealer
 	}
+	var arch *archive.Archive
+	if cfg.ArchiveBucket != "" {
+		arch = archive.New(s3.NewFromConfig(awsCfg), cfg.ArchiveBucket)
+		opts.Ledger = arch // what the router delivers of what is sent back, recorded once
+	}
 	if cfg.QuarantineQueueURL != "" {
 		qopts := quarantine.Options{Bus: cfg.BusName}
 		if sealer != nil {
 			qopts.Sealer = sealer
 		}
-		if cfg.ArchiveBucket != "" {
-			qopts.Archive = archive.New(s3.NewFromConfig(awsCfg), cfg.ArchiveBucket)
+		if arch != nil {
+			qopts.Archive = arch
 		}
 		q := quarantine.New(sqsClient, cfg.QuarantineQueueURL, qopts)
 		opts.Quarantine = q

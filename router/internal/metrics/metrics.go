@@ -30,6 +30,7 @@ type Batch struct {
 	kept      int
 	unsealed  int
 	taken     int // dead-letter queue messages sealed into the quarantine
+	replayed  int
 	lagMillis []float64
 }
 
@@ -70,6 +71,9 @@ func (b *Batch) Unsealed() { b.unsealed++ }
 
 // DeadLettered counts n messages of the dead-letter queue sealed into the quarantine.
 func (b *Batch) DeadLettered(n int) { b.taken += n }
+
+// Replayed counts a sealed record sent back once more after it was delivered.
+func (b *Batch) Replayed() { b.replayed++ }
 
 func total(m map[string]int) int {
 	n := 0
@@ -134,7 +138,8 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 		enc:    json.NewEncoder(w),
 		bus:    bus,
 		totals: dir("", contract.MetricReceived, contract.MetricForwarded, contract.MetricDropped, contract.MetricRetried,
-			contract.MetricForgedSender, contract.MetricServiceSender, contract.MetricQuarantined, contract.MetricUnsealed, contract.MetricDeadLettered),
+			contract.MetricForgedSender, contract.MetricServiceSender, contract.MetricQuarantined, contract.MetricUnsealed, contract.MetricDeadLettered,
+			contract.MetricReplayed),
 		byKind:    dir(contract.DimKind, contract.MetricReceived),
 		byCluster: dir(contract.DimCluster, contract.MetricForwarded),
 		byReason:  dir(contract.DimReason, contract.MetricDropped),
@@ -143,7 +148,7 @@ func NewWriter(w io.Writer, namespace, bus string) *Writer {
 	}
 }
 
-// Flush writes b's figures timestamped at now: totals per bus (all nine, zeros included, so alarms see 0
+// Flush writes b's figures timestamped at now: totals per bus (all ten, zeros included, so alarms see 0
 // rather than missing data), received per kind, forwarded per cluster, dropped per reason, and the forward lags.
 func (w *Writer) Flush(b *Batch, now time.Time) error {
 	ts := now.UnixMilli()
@@ -152,7 +157,7 @@ func (w *Writer) Flush(b *Batch, now time.Time) error {
 	err := w.encode(w.totals, ts, contract.MetricReceived, total(b.received), contract.MetricForwarded, total(b.forwarded),
 		contract.MetricDropped, total(b.dropped), contract.MetricRetried, b.retried,
 		contract.MetricForgedSender, b.forged, contract.MetricServiceSender, b.service, contract.MetricQuarantined, b.kept,
-		contract.MetricUnsealed, b.unsealed, contract.MetricDeadLettered, b.taken)
+		contract.MetricUnsealed, b.unsealed, contract.MetricDeadLettered, b.taken, contract.MetricReplayed, b.replayed)
 	counts := func(d []directive, dim, metric string, by map[string]int) {
 		for _, k := range slices.Sorted(maps.Keys(by)) {
 			err = errors.Join(err, w.encode(d, ts, dim, k, metric, by[k]))

@@ -108,7 +108,8 @@ type Queue struct {
 	opts Options
 
 	mu        sync.Mutex
-	keyStored bool // the seal key's public key is in the archive
+	keyStored bool   // the seal key's public key is in the archive
+	keyPEM    string // the seal key's public key, as each record carries it
 }
 
 // New returns the quarantine at url.
@@ -128,22 +129,32 @@ const maxEntries, maxBytes = 10, 1 << 20
 
 var entryIDs = [maxEntries]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
 
+// ErrArchivedOnly: the message was sealed and archived, but is too large for the quarantine with the attributes it
+// needs there (contract.MaxMessageBytes, its body and attributes counted together): kept, in the archive only, where
+// make requeue FROM=archive lists it. Only a body of nearly 1 MiB is, which no EventBridge event is (256 KB at most).
+var ErrArchivedOnly = errors.New("kept in the archive only: the body and the attributes the quarantine needs are over SQS's message size")
+
 // Keep seals each message, archives it and sends it to the quarantine, and returns one error per message: nil when
-// all three were done.
+// all three were done, ErrArchivedOnly when the quarantine cannot hold it but the archive does.
 func (q *Queue) Keep(ctx context.Context, msgs []Message) []error {
 	errs := make([]error, len(msgs))
 	seals := q.seal(ctx, msgs, errs)
 	q.archive(ctx, msgs, seals, errs)
+	attrs := make([]map[string]types.MessageAttributeValue, len(msgs))
+	sizes := make([]int, len(msgs))
 	var pending []int
 	for i := range msgs {
-		if errs[i] == nil {
+		if errs[i] != nil {
+			continue
+		}
+		if attrs[i], sizes[i], errs[i] = q.fit(msgs[i], seals[i]); errs[i] == nil {
 			pending = append(pending, i)
 		}
 	}
 	for start := 0; start < len(pending); {
 		end, size := start, 0
 		for end < len(pending) && end-start < maxEntries {
-			n := entrySize(msgs[pending[end]], seals[pending[end]])
+			n := sizes[pending[end]]
 			if end > start && size+n > maxBytes {
 				break
 			}
@@ -152,13 +163,35 @@ func (q *Queue) Keep(ctx context.Context, msgs []Message) []error {
 		}
 		batch := pending[start:end]
 		out := make([]error, len(batch))
-		q.send(ctx, msgs, seals, batch, out)
+		q.send(ctx, msgs, attrs, batch, out)
 		for j, i := range batch {
 			errs[i] = out[j]
 		}
 		start = end
 	}
 	return errs
+}
+
+// fit returns m's attributes and its size as SQS counts it, within contract.MaxMessageBytes: without its error when
+// that is what it takes (the archive keeps the error whole); ErrArchivedOnly when not even then, or an error when
+// there is no archive either.
+func (q *Queue) fit(m Message, seal string) (map[string]types.MessageAttributeValue, int, error) {
+	a := attributes(m, seal)
+	n := size(aws.ToString(m.Body), a)
+	if n <= contract.MaxMessageBytes {
+		return a, n, nil
+	}
+	if e, ok := a[contract.AttrError]; ok {
+		delete(a, contract.AttrError)
+		n -= contract.AttributeBytes(contract.AttrError, aws.ToString(e.DataType), aws.ToString(e.StringValue))
+		if n <= contract.MaxMessageBytes {
+			return a, n, nil
+		}
+	}
+	if q.opts.Archive == nil {
+		return nil, 0, fmt.Errorf("keeping the message in the quarantine: %d bytes with its attributes, over SQS's %d, and no archive", n, contract.MaxMessageBytes)
+	}
+	return nil, 0, ErrArchivedOnly
 }
 
 // seal seals every message (none without a Sealer), errs set for those it could not.
@@ -184,7 +217,8 @@ func (q *Queue) archive(ctx context.Context, msgs []Message, seals []string, err
 	if q.opts.Archive == nil {
 		return
 	}
-	if err := q.storeKey(ctx); err != nil {
+	pemKey, err := q.storeKey(ctx)
+	if err != nil {
 		for i := range errs {
 			if errs[i] == nil {
 				errs[i] = fmt.Errorf("keeping the message in the quarantine: %w", err)
@@ -206,7 +240,7 @@ func (q *Queue) archive(ctx context.Context, msgs []Message, seals []string, err
 			e.Error = m.Err.Error()
 		}
 		if q.opts.Sealer != nil {
-			e.SealKey, e.SealAlgorithm = q.opts.Sealer.Key(), string(sealing.Algorithm)
+			e.SealKey, e.SealAlgorithm, e.PublicKey = q.opts.Sealer.Key(), string(sealing.Algorithm), pemKey
 		}
 		if err := q.opts.Archive.Put(ctx, e.Key(millis(m.Sent)), e); err != nil {
 			errs[i] = fmt.Errorf("keeping the message in the quarantine: %w", err)
@@ -214,29 +248,31 @@ func (q *Queue) archive(ctx context.Context, msgs []Message, seals []string, err
 	})
 }
 
-// storeKey archives the seal key's public key, once per process (a failure is tried again next time).
-func (q *Queue) storeKey(ctx context.Context) error {
+// storeKey archives the seal key's public key, once per process (a failure is tried again next time), and returns it
+// (PEM), which every record carries too: keys/<key id>.pem is written once, so its lock ends before the lock of the
+// records written later; each record's own copy is locked as long as the record.
+func (q *Queue) storeKey(ctx context.Context) (string, error) {
 	if q.opts.Sealer == nil {
-		return nil
+		return "", nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.keyStored {
-		return nil
+		return q.keyPEM, nil
 	}
 	pub, _, err := q.opts.Sealer.PublicKey(ctx)
 	if err != nil {
-		return err
+		return "", err
 	}
 	b, err := sealing.PEM(pub)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := q.opts.Archive.PutPublicKey(ctx, q.opts.Sealer.Key(), b); err != nil {
-		return err
+		return "", err
 	}
-	q.keyStored = true
-	return nil
+	q.keyStored, q.keyPEM = true, string(b)
+	return q.keyPEM, nil
 }
 
 func cmp(a, b string) string {
@@ -269,11 +305,11 @@ func parallel(limit, n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// send sends the messages of msgs at batch (indexes), with their seals, in one SendMessageBatch; errs is batch's.
-func (q *Queue) send(ctx context.Context, msgs []Message, seals []string, batch []int, errs []error) {
+// send sends the messages of msgs at batch (indexes), with their attributes, in one SendMessageBatch; errs is batch's.
+func (q *Queue) send(ctx context.Context, msgs []Message, attrs []map[string]types.MessageAttributeValue, batch []int, errs []error) {
 	entries := make([]types.SendMessageBatchRequestEntry, len(batch))
 	for j, i := range batch {
-		entries[j] = types.SendMessageBatchRequestEntry{Id: aws.String(entryIDs[j]), MessageBody: msgs[i].Body, MessageAttributes: attributes(msgs[i], seals[i])}
+		entries[j] = types.SendMessageBatchRequestEntry{Id: aws.String(entryIDs[j]), MessageBody: msgs[i].Body, MessageAttributes: attrs[i]}
 	}
 	out, err := q.sqs.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(q.url), Entries: entries})
 	if err != nil {
@@ -312,12 +348,12 @@ func attributes(m Message, seal string) map[string]types.MessageAttributeValue {
 	return out
 }
 
-// entrySize is what SQS counts of an entry against the batch's size: its body, and each attribute's name, type and
-// value.
-func entrySize(m Message, seal string) int {
-	n := len(aws.ToString(m.Body))
-	for k, v := range attributes(m, seal) {
-		n += len(k) + len(aws.ToString(v.DataType)) + len(aws.ToString(v.StringValue))
+// size is what SQS counts of a message against its size and its batch's: its body, and each attribute's name, type
+// and value.
+func size(body string, attrs map[string]types.MessageAttributeValue) int {
+	n := len(body)
+	for k, v := range attrs {
+		n += contract.AttributeBytes(k, aws.ToString(v.DataType), aws.ToString(v.StringValue))
 	}
 	return n
 }

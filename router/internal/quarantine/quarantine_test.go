@@ -146,6 +146,9 @@ func TestTheErrorIsCutOnACharacterAtItsLimit(t *testing.T) {
 	}
 }
 
+// entrySize is what SQS counts of m kept with seal.
+func entrySize(m Message, seal string) int { return size(aws.ToString(m.Body), attributes(m, seal)) }
+
 // TestTheBatchCountsAttributes: SendMessageBatch's 1 MiB counts attributes as well as bodies, every byte of them:
 // two entries that make exactly 1 MiB together go in one call; one byte more, in two.
 func TestTheBatchCountsAttributes(t *testing.T) {
@@ -177,13 +180,42 @@ func TestTheBatchCountsAttributes(t *testing.T) {
 	}
 }
 
-// TestAnEntryPastTheLimitGoesAlone: an entry larger than a batch may be (a body of SQS's largest with the
-// attributes) is sent alone, for SQS to refuse; the batches go on.
-func TestAnEntryPastTheLimitGoesAlone(t *testing.T) {
-	f := &fakeSQS{}
-	errs := New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{msg(strings.Repeat("x", maxBytes)), msg("after")})
-	if len(f.calls) != 2 || len(f.calls[0]) != 1 || errs[1] != nil {
-		t.Errorf("%d calls (%v), want the large entry alone, then the next", len(f.calls), errs)
+// TestWhatSQSCannotHold: a message is kept within SQS's message size, its body and attributes counted together: one
+// that fits only without its error is kept without it (the archive keeps it whole); one that fits not even then is
+// kept in the archive only (ErrArchivedOnly), or, with no archive, not kept; the others go on, batched as ever.
+func TestWhatSQSCannotHold(t *testing.T) {
+	withErr := entrySize(msg(""), "")
+	noErr := msg("")
+	noErr.Err = nil
+	without := entrySize(noErr, "")
+	fitsWithout := msg(strings.Repeat("f", contract.MaxMessageBytes-without))
+	fitsWith := msg(strings.Repeat("w", contract.MaxMessageBytes-withErr))
+	tooLarge := msg(strings.Repeat("t", contract.MaxMessageBytes-without+1))
+	after := msg("after")
+	fitsWith.MessageID, fitsWithout.MessageID, tooLarge.MessageID, after.MessageID = "a", "b", "c", "d" // as long as msg's
+	f, a := &fakeSQS{}, &fakeArchive{}
+	errs := New(f, "https://sqs/q", Options{Archive: a}).Keep(context.Background(), []Message{fitsWith, fitsWithout, tooLarge, after})
+	if errs[0] != nil || errs[1] != nil || !errors.Is(errs[2], ErrArchivedOnly) || errs[3] != nil {
+		t.Fatalf("errors %v; want all kept, the largest in the archive only", errs)
+	}
+	var sent []types.SendMessageBatchRequestEntry
+	for _, c := range f.calls {
+		sent = append(sent, c...)
+	}
+	if len(sent) != 3 || len(a.entries) != 4 {
+		t.Fatalf("sent %d, archived %d; want 3 sent, 4 archived", len(sent), len(a.entries))
+	}
+	for _, e := range sent {
+		body := aws.ToString(e.MessageBody)
+		_, hasErr := e.MessageAttributes[contract.AttrError]
+		if n := size(body, e.MessageAttributes); n > contract.MaxMessageBytes || hasErr != (body[0] != 'f') {
+			t.Errorf("an entry of %d bytes (a %q body) sent with its error %t", n, body[:1], hasErr)
+		}
+	}
+	f = &fakeSQS{}
+	errs = New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{tooLarge, msg("after")})
+	if errs[0] == nil || errors.Is(errs[0], ErrArchivedOnly) || !strings.Contains(errs[0].Error(), "no archive") || errs[1] != nil || len(f.calls) != 1 {
+		t.Errorf("with no archive: %v after %d calls; want the largest not kept, the next kept", errs, len(f.calls))
 	}
 }
 

@@ -131,6 +131,7 @@ type harness struct {
 	logs      *bytes.Buffer
 	emf       *bytes.Buffer
 	seals     *seals // judgedHarness's
+	ledger    *fakeLedger
 }
 
 // fakeRedeliverer records the messages it is asked to bring back, and their receive counts.

@@ -64,9 +64,13 @@ func (r *Router) keep(ctx context.Context, kept []quarantine.Message) []error {
 }
 
 // keptOutcome is the outcome of a refused message (o) once the quarantine answered err for it: quarantined when it
-// took it, retried otherwise, so that no refusal deletes a message the quarantine did not take.
+// took it, or kept it in the archive only (too large for the quarantine: its error says so), retried otherwise, so
+// that no refusal deletes a message that was not kept.
 func keptOutcome(o outcome, err error) outcome {
-	if err != nil {
+	switch {
+	case errors.Is(err, quarantine.ErrArchivedOnly):
+		return outcome{verdict: quarantined, reason: o.reason, err: errors.Join(o.err, err)}
+	case err != nil:
 		return retry(fmt.Errorf("refused as %s (%w), and %w", o.reason, o.err, err))
 	}
 	return outcome{verdict: quarantined, reason: o.reason, err: o.err}
@@ -141,8 +145,9 @@ func intakeOutcome(can bool, from string, redrive bool, redriveErr error, took i
 // applyKept and applyIntake apply, once the stages joined, what the quarantine and the intake answered.
 func (r *Router) applyKept(ctx context.Context, refused []*message, errs []error, stats *metrics.Batch) {
 	for i, m := range refused {
-		r.decide(ctx, m, keptOutcome(m.out, errs[i]))
-		if errs[i] == nil {
+		o := keptOutcome(m.out, errs[i])
+		r.decide(ctx, m, o)
+		if o.verdict == quarantined {
 			stats.Quarantine()
 		}
 	}

@@ -81,6 +81,7 @@ type Router struct {
 	quarantine  Quarantiner
 	seals       Verifier
 	intake      Intaker
+	ledger      Ledger
 	observe     bool
 	seen        sync.Map // SenderIds of no role already logged
 	refused     sync.Map // accounts whose reader role the sender check found refused, already logged
@@ -128,6 +129,9 @@ type Options struct {
 	// Intake, when set, takes the dead-letter queue into the quarantine when the redrive role asks
 	// (contract.AttrIntake).
 	Intake Intaker
+	// Ledger records the delivery of each sealed record sent back, so that none is delivered twice; without it, none
+	// is delivered.
+	Ledger Ledger
 	// SendConcurrency bounds the queues sent to at once.
 	SendConcurrency int
 	Metrics         *metrics.Writer
@@ -140,7 +144,7 @@ type Options struct {
 func New(owners Resolver, sender Sender, opts Options) *Router {
 	r := &Router{
 		owners: owners, sender: sender, redeliverer: opts.Redeliverer, senders: opts.Senders, observe: opts.SenderObserve,
-		quarantine: opts.Quarantine, seals: opts.Seals, intake: opts.Intake, bus: opts.Bus,
+		quarantine: opts.Quarantine, seals: opts.Seals, intake: opts.Intake, ledger: opts.Ledger, bus: opts.Bus,
 		gate: gate{hub: opts.Hub, accounts: opts.Accounts}, naming: naming{prefix: opts.QueuePrefix, busQueues: opts.BusQueues},
 		canaries: opts.Canaries, concurrency: max(opts.SendConcurrency, 1), metrics: opts.Metrics, log: opts.Log, now: opts.Now,
 	}
@@ -155,7 +159,7 @@ func New(owners Resolver, sender Sender, opts Options) *Router {
 // started at all, so Lambda retries it whole.
 //
 // The stages run in order, each deciding what it can of the messages still pending: classify, judge the senders,
-// admit, look the owners up and plan the deliveries. Then three run side by side, none holding up the others: keep
+// admit, record the delivery of the sealed records sent back (claim), look the owners up and plan the deliveries. Then three run side by side, none holding up the others: keep
 // what was refused, take the dead-letter queue in when asked, send the deliveries. They read what they need before
 // they start and return their results in their input's order, which are applied once all three joined: no stage
 // writes a message another reads.
@@ -173,6 +177,8 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 			}
 		}
 	}
+	now := r.now()
+	r.claim(ctx, msgs, &stats, now)
 	deliveries := r.plan(ctx, msgs, r.resolve(ctx, lookups(msgs)))
 	refused, kept := r.refusals(msgs)
 	asks := asksOf(msgs)
@@ -185,7 +191,7 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	wg.Wait()
 	r.applyKept(ctx, refused, keptErrs, &stats)
 	r.applyIntake(ctx, asks, took, &stats)
-	now := r.now()
+	now = r.now()
 	r.tally(ctx, deliveries, sent, &stats, now)
 	resp := r.respond(ctx, msgs, len(deliveries), &stats)
 	if r.metrics != nil {

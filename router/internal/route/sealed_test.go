@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/archive"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
@@ -135,7 +137,35 @@ func judgedHarness(t *testing.T, born, bBorn time.Time) (*harness, *fakeQuaranti
 	h.r.quarantine = q
 	h.seals = newSeals(t)
 	h.r.seals = h.seals
+	h.ledger = &fakeLedger{}
+	h.r.ledger = h.ledger
 	return h, q
+}
+
+// fakeLedger records the first delivery of each record, as the archive's conditional write does; err, when set, is
+// what every claim answers instead.
+type fakeLedger struct {
+	mu     sync.Mutex
+	claims map[sealing.Record]archive.Delivery
+	calls  int
+	err    error
+}
+
+func (f *fakeLedger) Claim(_ context.Context, d archive.Delivery) (*archive.Delivery, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	if before, ok := f.claims[d.Record]; ok {
+		return &before, nil
+	}
+	if f.claims == nil {
+		f.claims = map[sealing.Record]archive.Delivery{}
+	}
+	f.claims[d.Record] = d
+	return nil, nil
 }
 
 // record is a message of body sent by sender at sent, with message attributes attrs.

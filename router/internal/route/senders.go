@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
@@ -20,6 +21,8 @@ type sentBack struct {
 	req    sender.Requeue
 	sealed contract.Reason
 	first  string
+	// rec is the record its seal covers, when it verifies: what the ledger records once delivered.
+	rec sealing.Record
 }
 
 // errNoSealKey: the router was given no seal key, so no seal can be checked.
@@ -41,7 +44,7 @@ func sentBackOf(rec sealing.Record, seal, vouch string, hasKey bool, verified er
 	case verified != nil:
 		b.req.Unverified = verified
 	default:
-		b.sealed, b.first = contract.Reason(rec.Reason), rec.MessageID
+		b.sealed, b.first, b.rec = contract.Reason(rec.Reason), rec.MessageID, rec
 		b.req.Sealed, b.req.Vouchable = true, slices.Contains(contract.Vouchable, b.sealed)
 	}
 	return b
@@ -178,6 +181,13 @@ func (r *Router) applySender(ctx context.Context, m *message, stats *metrics.Bat
 	who := s // the sender judged: the record's, or the first sender of a message sent back
 	if res.Requeued {
 		who = res.Sender
+	}
+	if res.Requeued {
+		// Who sent it back, as SQS stamped it: the redrive role's ID and the session's name, which CloudTrail ties to
+		// the source identity the session was opened with.
+		id, session, _ := strings.Cut(s, ":")
+		r.log.InfoContext(ctx, contract.LogSentBack, contract.LogSender, s, contract.LogRoleID, id, contract.LogSession, session,
+			"account", m.ev.Account, contract.LogEventID, m.ev.ID, "firstSender", res.Sender, "sealedAs", m.back.sealed)
 	}
 	if _, isRole := sender.RoleID(s); !isRole && s != "" {
 		stats.ServiceSender()
