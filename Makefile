@@ -63,8 +63,9 @@ test-events:
 test-router:
 	cd router && $(TEST) ./...
 
-## race: the router's tests under the race detector (its batch sends and lookups run concurrently). Apart from
-## make test because it compiles the AWS SDK, EC2's client above all, once more: minutes on a cold cache.
+## race: the router's tests under the race detector (its quarantine, intake and sends run side by side in a batch,
+## its lookups and sender checks per account). Apart from make test because it compiles the router's dependencies
+## once more, instrumented: minutes on a cold cache; .ci/run runs it after make test.
 race:
 	cd router && $(GO) test -race -count=1 ./...
 

@@ -9,6 +9,8 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
@@ -52,8 +54,9 @@ func TestTheEvidence(t *testing.T) {
 				t.Errorf("alias %v", a.Inputs)
 			}
 			b := r.resources.One(t, "aws:s3/bucketV2:BucketV2")
-			if stacktest.Str(t, b, "bucketPrefix") != "kib-dev-archive-" || b.Inputs["objectLockEnabled"].BoolValue() != true {
-				t.Errorf("bucket %v", b.Inputs)
+			if stacktest.Str(t, b, "bucket") != "kib-dev-archive-123456789012-eu-west-1" || b.Inputs["objectLockEnabled"].BoolValue() != true ||
+				!slices.Equal(b.IgnoreChanges, []string{"bucket", "bucketPrefix"}) {
+				t.Errorf("bucket %v, ignoring changes of %v", b.Inputs, b.IgnoreChanges)
 			}
 			lock := stacktest.Plain(r.resources.One(t, "aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2"))
 			if fmt.Sprint(lock["rule"]) != fmt.Sprintf("map[defaultRetention:map[days:%v mode:%s]]", tt.days, tt.mode) {
@@ -97,6 +100,73 @@ func TestTheEvidence(t *testing.T) {
 }
 
 func wildcard(a string) bool { return strings.Contains(a, "*") }
+
+// archiveTypes are the archive's resources: the bucket and what protects it.
+var archiveTypes = []string{"aws:s3/bucketV2:BucketV2", "aws:s3/bucketVersioningV2:BucketVersioningV2",
+	"aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2", "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
+	"aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "aws:s3/bucketPolicy:BucketPolicy"}
+
+// TestOneArchiveForTheLifeOfTheBus: the archive is named for the bus, its account and its region; a bucket of that
+// name that exists (the bus's own archive, retained by a destroy) is adopted with everything that protects it, under
+// that name, never made anew beside it; one that does not is created; the redrive role may find and read every
+// archive of the bus's prefix (those releases before 0.4.0 made, one per deployment, among them), nothing else of S3.
+func TestOneArchiveForTheLifeOfTheBus(t *testing.T) {
+	const name = "kib-dev-archive-123456789012-eu-west-1"
+	for _, tt := range []struct {
+		name    string
+		buckets []string
+		adopted bool
+	}{
+		{"a first deployment", nil, false},
+		{"deployed again after destroy", []string{name}, true},
+		{"another stack's archive beside it", []string{"kib-prod-archive-123456789012-eu-west-1"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := withRedrive(devConfig(t), oncall)
+			r, err := runWith(t, &mocks.Mocks{Region: kv["aws:region"], Buckets: tt.buckets}, render.AnyCommand, "dev", kv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, typ := range archiveTypes {
+				x := r.resources.One(t, typ)
+				if want := map[bool]string{true: name}[tt.adopted]; x.ImportID != want {
+					t.Errorf("%s imports %q, want %q", typ, x.ImportID, want)
+				}
+			}
+			if got := r.outputs["archiveBucket"]; got != name {
+				t.Errorf("archiveBucket = %v, want %s", got, name)
+			}
+			if got := r.outputs["archiveBucketPrefix"]; got != "kib-dev-archive-" {
+				t.Errorf("archiveBucketPrefix = %v", got)
+			}
+			p := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-redrive"), "policy")
+			for sid, want := range map[string]string{
+				"FindTheArchives": "[s3:ListAllMyBuckets] on [*]", "ListTheArchives": "[s3:ListBucket] on [arn:aws:s3:::kib-dev-archive-*]",
+				"ReadTheArchives": "[s3:GetObject] on [arn:aws:s3:::kib-dev-archive-*/*]",
+			} {
+				if s := stacktest.Statement(t, p, sid); fmt.Sprint(s.Action, " on ", s.Resource) != want || s.Effect != "Allow" {
+					t.Errorf("%s = %+v, want %s", sid, s, want)
+				}
+			}
+		})
+	}
+}
+
+// TestTheArchiveBucketName: the archive's name is one S3 takes, at most 63 characters, the bus's archive prefix first
+// whenever it fits, for any name prefix, account and region.
+func TestTheArchiveBucketName(t *testing.T) {
+	for _, tt := range []struct{ np, region, want string }{
+		{"kib-dev", "eu-west-1", "kib-dev-archive-123456789012-eu-west-1"},
+		{"Kib-Prod", "us-gov-west-1", "kib-prod-archive-123456789012-us-gov-west-1"},
+		{strings.Repeat("a", 40), "ap-southeast-5", strings.Repeat("a", 27) + "-archive-123456789012-ap-southeast-5"},
+		{strings.Repeat("a", 40), "us-isof-south-1", strings.Repeat("a", 26) + "-archive-123456789012-us-isof-south-1"},
+	} {
+		got := bus.ArchiveBucketName(tt.np, "123456789012", tt.region)
+		if got != tt.want || len(got) > 63 || !contract.BucketName(got) {
+			t.Errorf("%s in %s: %s (%d), want %s, a name S3 takes", tt.np, tt.region, got, len(got), tt.want)
+		}
+	}
+}
 
 // TestTheArchiveBucketPrefix: S3 takes a lowercase name, and the provider a prefix of at most 37 characters: the
 // prefix of any name prefix the configuration takes fits, cut without a trailing hyphen.

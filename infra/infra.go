@@ -236,12 +236,14 @@ func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.In
 		"redriveRoleArn":     b.RedriveRoleARN,
 		"sealKeyArn":         b.SealKeyARN,
 		"archiveBucket":      b.ArchiveBucket,
-		"ruleArns":           b.RuleARNs,
-		"alarmArns":          sh.alarms.ARNs,
-		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix),
-		"busName":            pulumi.String(cfg.NamePrefix),
-		"region":             pulumi.String(env.Region),
-		"routerLogGroupName": r.LogGroupName,
+		// Every archive of the bus starts so: make requeue FROM=archive reads them all.
+		"archiveBucketPrefix": pulumi.String(bus.ArchiveBucketPrefix(cfg.NamePrefix)),
+		"ruleArns":            b.RuleARNs,
+		"alarmArns":           sh.alarms.ARNs,
+		"clusterQueuePrefix":  pulumi.String(cfg.QueuePrefix),
+		"busName":             pulumi.String(cfg.NamePrefix),
+		"region":              pulumi.String(env.Region),
+		"routerLogGroupName":  r.LogGroupName,
 	}
 }
 

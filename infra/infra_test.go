@@ -181,7 +181,7 @@ func TestSharedInventory(t *testing.T) {
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":           10,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           11,
 		// The evidence: the seal key and its alias, the archive bucket and what protects it.
 		"aws:kms/key:Key":                              1,
 		"aws:kms/alias:Alias":                          1,
@@ -238,7 +238,9 @@ func TestRouterPolicy(t *testing.T) {
 		"KeepRefusedMessages": {[]string{"sqs:SendMessage"}, []string{devPrefix + "kib-dev-quarantine"}},
 		"SealWhatItKeeps":     {[]string{"kms:GetPublicKey", "kms:Sign"}, []string{r.outputs["sealKeyArn"].(string)}},
 		"ArchiveWhatItKeeps": {[]string{"s3:PutObject"}, []string{"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/refused/*",
-			"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/keys/*"}},
+			"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/keys/*", "arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/delivered/*"}},
+		// Its ledger: read back, nothing else of the archive.
+		"RecordWhatItDelivers": {[]string{"s3:GetObject"}, []string{"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/delivered/*"}},
 		// The dead-letter queue, taken in when the redrive role asks: read and deleted, never sent to.
 		"TakeTheDeadLetterQueueIn": {[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage"}, []string{devPrefix + "kib-dev-dlq"}},
 		// The sender check learns the IDs of its account's forwarder (its rules) and redrive role: those, nothing else.
@@ -406,6 +408,22 @@ func TestCentralQueue(t *testing.T) {
 	}
 	if dlq := r.resources.Named(t, "aws:sqs/queue:Queue", "kib-dev-dlq"); !dlq.Inputs["sqsManagedSseEnabled"].BoolValue() {
 		t.Error("DLQ without SSE-SQS")
+	}
+}
+
+// TestEveryQueueTakesSQSsLargestMessage: every queue of the bus, the shared ones, each cluster's and each member's, takes
+// a message of 1 MiB, body and attributes together (contract.MaxMessageBytes, which the router counts by): pulumi-aws
+// makes a queue of 256 KiB unless told.
+func TestEveryQueueTakesSQSsLargestMessage(t *testing.T) {
+	r := mustRun(t, "dev", hubStack(accountA, accountB))
+	queues := r.resources.OfType("aws:sqs/queue:Queue")
+	if len(queues) < 5 {
+		t.Fatalf("%d queues", len(queues))
+	}
+	for _, q := range queues {
+		if got := stacktest.Num(t, q, "maxMessageSize"); got != contract.MaxMessageBytes {
+			t.Errorf("queue %s in %s takes %v bytes, want %d", q.Name, q.Account, got, contract.MaxMessageBytes)
+		}
 	}
 }
 
@@ -599,6 +617,7 @@ func TestAlarms(t *testing.T) {
 				"kib-dev-events-from-unknown-accounts": contract.MetricDropped,
 				"kib-dev-forged-senders":               contract.MetricForgedSender,
 				"kib-dev-unsealed-requeues":            contract.MetricUnsealed,
+				"kib-dev-replayed-requeues":            contract.MetricReplayed,
 			}
 			alarms := r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm")
 			if len(alarms) != len(want) {

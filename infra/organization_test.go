@@ -10,6 +10,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/member"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // TestOrganizationHubNamesNoMember: with organization.id, the central queue's policy, the router's policy and its
@@ -98,10 +99,16 @@ func TestMemberOUsGetTheBaselineFromAStackSet(t *testing.T) {
 				t.Errorf("StackSet instance targets %v in %s", targets, stacktest.Str(t, instance, "region"))
 			}
 			var tmpl struct {
-				Resources map[string]struct{ Type string }
+				Resources map[string]struct {
+					Type       string
+					Properties map[string]any
+				}
 			}
 			if err := json.Unmarshal([]byte(stacktest.Str(t, set, "templateBody")), &tmpl); err != nil {
 				t.Fatal(err)
+			}
+			if size := tmpl.Resources[member.LogicalDLQ].Properties["MaximumMessageSize"]; size != float64(contract.MaxMessageBytes) {
+				t.Errorf("the template's dead-letter queue takes messages of %v bytes, want %d", size, contract.MaxMessageBytes)
 			}
 			for _, id := range []string{member.LogicalForwarder, member.LogicalReader, member.LogicalDLQ, member.LogicalHeartbeatGroup, member.LogicalHeartbeatRole} {
 				if _, ok := tmpl.Resources[id]; !ok {

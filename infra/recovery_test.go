@@ -40,10 +40,10 @@ func TestTheRedriveRoleIsHeldByNamedPrincipals(t *testing.T) {
 		t.Fatalf("trust %+v, want one statement", trust)
 	}
 	st := trust.Statement[0]
-	if st.Effect != "Allow" || !slices.Equal(st.Action, []string{"sts:AssumeRole"}) ||
+	if st.Effect != "Allow" || !slices.Equal(st.Action, []string{"sts:AssumeRole", "sts:SetSourceIdentity"}) ||
 		fmt.Sprint(st.Principal) != "map[AWS:[arn:aws:iam::123456789012:root arn:aws:iam::210987654321:root]]" ||
-		fmt.Sprint(st.Condition) != "map[ArnEquals:map[aws:PrincipalArn:["+oncall+" "+security+"]]]" {
-		t.Errorf("trust statement %+v, want the two principals' accounts, conditioned on their exact ARNs", st)
+		fmt.Sprint(st.Condition) != "map[ArnEquals:map[aws:PrincipalArn:["+oncall+" "+security+"]] StringLike:map[sts:SourceIdentity:*]]" {
+		t.Errorf("trust statement %+v, want the two principals' accounts, conditioned on their exact ARNs and a source identity", st)
 	}
 	if got := r.outputs["redriveRoleArn"]; got != "arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1" {
 		t.Errorf("output redriveRoleArn = %v", got)

@@ -50,6 +50,8 @@ type Resource struct {
 	DeleteBeforeReplace bool
 	// ImportID is the ID of the existing resource the stack adopts instead of creating (the import option).
 	ImportID string
+	// IgnoreChanges are the inputs whose change the engine ignores (the ignoreChanges option).
+	IgnoreChanges []string
 	// Account is the account the resource is declared in: its provider's (an AWS provider's allowed account),
 	// the stack's for the default provider.
 	Account string
@@ -95,6 +97,9 @@ type Mocks struct {
 	// OIDCProviders overrides what aws:iam/getOpenIdConnectProvider answers by ARN; a provider with an empty URL
 	// does not exist (the lookup fails). Without an entry, the provider exists, its URL taken from its ARN.
 	OIDCProviders map[string]OIDCProvider
+	// Buckets are the S3 buckets that exist without the stack: an archive an earlier deployment retained on delete.
+	// aws:s3/getBucket finds them by name, and fails as the provider does for any other ("couldn't find resource").
+	Buckets []string
 	// Existing are EKS clusters of the stack's account besides the configured ones: the component package's
 	// clusters, which a ClusterInterruption names in its arguments, not in the stack's configuration.
 	Existing []string
@@ -209,6 +214,7 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		r.RetainOnDelete = rpc.GetRetainOnDelete()
 		r.DeleteBeforeReplace = rpc.GetDeleteBeforeReplace()
 		r.ImportID = rpc.GetImportId()
+		r.IgnoreChanges = rpc.GetIgnoreChanges()
 		r.URN = string(m.urnOf(resource.URN(rpc.GetParent()), args.TypeToken, args.Name))
 		deps := map[string]bool{}
 		for _, d := range rpc.GetDependencies() {
@@ -453,6 +459,17 @@ func (m *Mocks) Answer(token string, args resource.PropertyMap, caller string) (
 		return resource.NewPropertyMapFromMap(map[string]any{
 			"name": name, "id": svc + "." + region + "." + suffix, "serviceName": svc, "region": region,
 			"suffix": strings.TrimPrefix(name, svc+"."),
+		}), nil
+	case "aws:s3/getBucket:getBucket":
+		// The provider's data source reads a bucket with HeadBucket and answers a missing one with its not-found error
+		// (terraform-provider-aws, internal/service/s3/bucket_data_source.go, findBucket: retry.NotFoundError).
+		name := args["bucket"].StringValue()
+		if !slices.Contains(m.Buckets, name) {
+			return nil, fmt.Errorf("reading S3 Bucket (%s): couldn't find resource", name)
+		}
+		return resource.NewPropertyMapFromMap(map[string]any{
+			"id": name, "bucket": name, "arn": "arn:" + partition + ":s3:::" + name, "region": region,
+			"bucketDomainName": name + ".s3.amazonaws.com", "bucketRegionalDomainName": name + ".s3." + region + "." + suffix,
 		}), nil
 	case "aws:eks/getClusters:getClusters":
 		var names []any

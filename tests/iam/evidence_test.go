@@ -26,6 +26,7 @@ func evidenceRows(t *testing.T, s *Stack) []row {
 		return row{name: s.Name + ": " + name, who: who, action: action, resource: k.ARN, resourceAcc: s.Account, resourcePolicy: k.Policy, want: want}
 	}
 	record := a.ARN + "/refused/2026/11/27/m.forged_sender.json"
+	delivered := a.ARN + "/delivered/4f1c9a.json"
 	onArchive := func(name string, who caller, action, resource string, want verdict) row {
 		return row{name: s.Name + ": " + name, who: who, action: action, resource: resource, resourceAcc: s.Account, resourcePolicy: a.Policy, want: want}
 	}
@@ -49,6 +50,11 @@ func evidenceRows(t *testing.T, s *Stack) []row {
 		onArchive("the router deletes a record", router, "s3:DeleteObject", record, denied),
 		onArchive("the router reads a record", router, "s3:GetObject", record, denied),
 		onArchive("the router writes outside the archive's prefixes", conditional(router), "s3:PutObject", a.ARN+"/elsewhere", denied),
+		onArchive("the router records a delivery in the ledger, conditionally", conditional(router), "s3:PutObject", delivered, allowed),
+		onArchive("the router records a delivery over another (no If-None-Match)", router, "s3:PutObject", delivered, explicitlyDenied),
+		onArchive("the router reads the ledger back", router, "s3:GetObject", delivered, allowed),
+		onArchive("an administrator allowed s3:* on * writes in the ledger", conditional(s3Admin), "s3:PutObject", delivered, explicitlyDenied),
+		onArchive("an administrator allowed s3:* on * deletes a delivery", s3Admin, "s3:DeleteObject", delivered, explicitlyDenied),
 	}
 	for _, d := range []struct{ action, resource, sid string }{
 		{"s3:PutObject", record, "OnlyTheRouterArchives"},

@@ -115,6 +115,8 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, quarantineRows(t, dev)...)
 	rows = append(rows, evidenceRows(t, dev)...)
 	rows = append(rows, evidenceRows(t, solo)...)
+	rows = append(rows, deployRows(t, dev)...)
+	rows = append(rows, deployRows(t, solo)...)
 	policy := load(t, "policy", account, "eu-west-1", render(t, "policy", policyStack, account))
 	rows = append(rows, busRows(t, policy, dev)...)
 	rows = append(rows, routerRows(t, policy, dev)...)
@@ -128,6 +130,7 @@ func TestIAMMatrix(t *testing.T) {
 	rows = append(rows, busRows(t, org, dev)...)
 	rows = append(rows, routerRows(t, org, dev)...)
 	rows = append(rows, organizationRows(t, org)...)
+	rows = append(rows, deployRows(t, org)...)
 	ous := load(t, "ous", account, "eu-west-1", render(t, "ous", ousStack, account))
 	ous.inOrganization(orgID)
 	for m := range ous.Members {
@@ -389,11 +392,13 @@ func trustRows(t *testing.T, s *Stack) []row {
 func redriveRows(t *testing.T, s *Stack) []row {
 	r := s.Role(t, s.RedriveRole)
 	redrive := s.session(r)
+	// A principal named in redrive.principals, opening the session with a source identity, as make requeue does.
 	named := func(arn string) caller {
 		acct := strings.Split(arn, ":")[4]
 		kind, name, _ := strings.Cut(arn[strings.LastIndex(arn, ":")+1:], "/")
-		c := outsider(acct, "sts:AssumeRole")
+		c := outsider(acct, "sts:AssumeRole", "sts:SetSourceIdentity")
 		c.context["aws:PrincipalArn"] = arn
+		c.context["sts:SourceIdentity"] = "alice"
 		if kind == "user" {
 			c.principal = arn
 		} else {
@@ -403,8 +408,13 @@ func redriveRows(t *testing.T, s *Stack) []row {
 	}
 	admin := s.admin("sts:AssumeRole")
 	rows := []row{
-		assume(s.Name+": the named on-call role assumes the redrive role", named(oncall), "sts:AssumeRole", r, s.Account, allowed),
-		assume(s.Name+": the named user of a security account assumes the redrive role", named(security), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named on-call role assumes the redrive role, with a source identity", named(oncall), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named on-call role sets its source identity", named(oncall), "sts:SetSourceIdentity", r, s.Account, allowed),
+		assume(s.Name+": the named on-call role assumes the redrive role without a source identity", named(oncall).with("sts:SourceIdentity", nil),
+			"sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": the named user of a security account assumes the redrive role, with a source identity", named(security), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named user of a security account assumes the redrive role without a source identity", named(security).with("sts:SourceIdentity", nil),
+			"sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": a role of the account allowed sts:AssumeRole on * assumes the redrive role", admin, "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": a role named as the on-call role, of another account", named(strings.Replace(oncall, s.Account, "999999999999", 1)), "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": another account's role assumes the redrive role", outsider("999999999999", "sts:AssumeRole"), "sts:AssumeRole", r, s.Account, denied),

@@ -85,6 +85,7 @@ const (
 	KeyEventsUnknownAccounts = "events-from-unknown-accounts"
 	KeyForgedSenders         = "forged-senders"
 	KeyUnsealed              = "unsealed-requeues"
+	KeyReplayed              = "replayed-requeues"
 )
 
 // DropWindow shapes the alarms on drops for clusters or accounts the bus does not know: drops in DropDatapoints of
@@ -157,6 +158,13 @@ func Specs(args *Args) []Spec {
 			"account. Refused and kept in the quarantine and the archive as unsealed. See the runbook (docs/operations.md), \"Messages refused as unsealed\".",
 			Namespace: args.Namespace, Metric: contract.MetricUnsealed, Statistic: "Sum",
 			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as unsealed"},
+		// A sealed record is delivered once: one sent again is a replay, by hand or by mistake, and one is an incident.
+		{Key: KeyReplayed, Description: "The redrive role sent the central queue a sealed record the router had delivered before (a copy the " +
+			"quarantine or the archive kept, or one sent by hand): whoever holds the redrive role (redrive.principals) tried to drive a " +
+			"Karpenter twice with one record. Refused and kept in the quarantine and the archive as replayed. See the runbook " +
+			"(docs/operations.md), \"Messages refused as replayed\".",
+			Namespace: args.Namespace, Metric: contract.MetricReplayed, Statistic: "Sum",
+			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as replayed"},
 	}
 }
 

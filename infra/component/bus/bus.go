@@ -198,7 +198,7 @@ func Declare(ctx *pulumi.Context, name string, args *Args, parent pulumi.Resourc
 func (b *Bus) WaitFor() []pulumi.Resource { return b.waitFor }
 
 // declare declares the bus's resources under parent and sets b's outputs.
-func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOption) error {
+func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulumi.ResourceOrInvokeOption) error {
 	env := args.Env
 	np := args.NamePrefix
 
@@ -208,6 +208,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 
 	dlq, err := sqs.NewQueue(ctx, name+"-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(dlqName),
+		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		// The router reads it when the redrive role asks (its intake), as long as it reads the central queue.
 		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
@@ -222,6 +223,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	redrivePolicy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, args.MaxReceiveCount)
 	central, err := sqs.NewQueue(ctx, name+"-central", &sqs.QueueArgs{
 		Name:                     pulumi.String(centralName),
+		MaxMessageSize:           pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds:  pulumi.Int(args.CentralRetentionSeconds),
 		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
 		SqsManagedSseEnabled:     pulumi.Bool(true),
@@ -238,6 +240,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	quarantineARN := env.ARN("sqs", quarantineName)
 	quarantine, err := sqs.NewQueue(ctx, name+"-quarantine", &sqs.QueueArgs{
 		Name:                    pulumi.String(quarantineName),
+		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		// No queue may make the quarantine its dead-letter queue: what is there, the router wrote.
@@ -314,6 +317,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 
 	evidence, err := declareEvidence(ctx, name, EvidenceArgs{
 		NamePrefix: np, RouterRoleARN: args.RouterRoleARN, Mode: args.ArchiveMode, RetentionDays: args.ArchiveRetentionDays, Env: env, Tags: args.Tags,
+		Invoke: []pulumi.InvokeOption{parent},
 	}, parent)
 	if err != nil {
 		return err
@@ -322,7 +326,8 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 
 	b.RedriveRoleARN = pulumi.String("").ToStringOutput()
 	if len(args.RedrivePrincipals) > 0 {
-		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, evidence, args.Tags, parent)
+		archives := "arn:" + env.Partition + ":s3:::" + ArchiveBucketPrefix(np)
+		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, archives, evidence, args.Tags, parent)
 		if err != nil {
 			return err
 		}

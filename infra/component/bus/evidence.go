@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/kms"
@@ -28,12 +29,18 @@ const SealKeyDeletionDays = 30
 
 // sealKeyAdministration is what the account's principals may do with the seal key through their IAM policies: all
 // of its administration, nothing that makes a seal (kms:Sign) nor gives another the right to (kms:CreateGrant). The
-// administration stays with whoever deploys.
+// administration stays with whoever deploys, and it holds every call pulumi-aws makes on the key: after CreateKey and
+// on every refresh its Read calls DescribeKey, GetKeyPolicy, GetKeyRotationStatus (for any key of origin AWS_KMS,
+// asymmetric ones included) and ListResourceTags, and fails the resource when one is refused (terraform-provider-aws
+// v5.100.0, internal/service/kms/key.go, findKeyInfo); an update calls PutKeyPolicy, TagResource, UntagResource and
+// UpdateKeyDescription, a delete ScheduleKeyDeletion (resourceKeyUpdate, resourceKeyDelete); the alias CreateAlias,
+// UpdateAlias and DeleteAlias (alias.go). KMS authorizes through the key policy first ("Key policies in AWS KMS"): an
+// action left out here is refused to an administrator whatever IAM allows (tests/iam, deployRows).
 var sealKeyAdministration = []string{
 	"kms:CancelKeyDeletion", "kms:CreateAlias", "kms:DeleteAlias", "kms:DescribeKey", "kms:DisableKey", "kms:EnableKey",
-	"kms:GetKeyPolicy", "kms:GetPublicKey", "kms:ListAliases", "kms:ListGrants", "kms:ListKeyPolicies", "kms:ListResourceTags",
-	"kms:PutKeyPolicy", "kms:RevokeGrant", "kms:ScheduleKeyDeletion", "kms:TagResource", "kms:UntagResource", "kms:UpdateAlias",
-	"kms:UpdateKeyDescription", "kms:Verify",
+	"kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:GetPublicKey", "kms:ListAliases", "kms:ListGrants", "kms:ListKeyPolicies",
+	"kms:ListResourceTags", "kms:PutKeyPolicy", "kms:RevokeGrant", "kms:ScheduleKeyDeletion", "kms:TagResource", "kms:UntagResource",
+	"kms:UpdateAlias", "kms:UpdateKeyDescription", "kms:Verify",
 }
 
 // SealKeyPolicy is the seal key's policy: the account administers it through IAM (KMS refuses a policy that would lock
@@ -78,10 +85,9 @@ func ArchivePolicy(bucketARN, routerRoleARN string) policy.Document {
 	)
 }
 
-// ArchiveBucketPrefix starts the archive bucket's name, which AWS completes with a unique suffix: bucket names are
-// global to all of S3, and a bucket retained on destroy keeps its name, so a stack deployed again makes a new archive
-// beside the old one, which keeps what it holds. S3 takes lowercase names only; the provider takes a prefix of at most
-// 37 characters ("General purpose bucket naming rules",
+// ArchiveBucketPrefix starts the name of every archive of the bus: the one it has (ArchiveBucketName), and those a
+// release before 0.4.0 made, whose names S3 completed with a unique suffix of 26 digits (the provider took a prefix of
+// at most 37 characters). S3 takes lowercase names only ("General purpose bucket naming rules",
 // https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html).
 func ArchiveBucketPrefix(namePrefix string) string {
 	const suffix, most = "-archive-", 37
@@ -90,6 +96,36 @@ func ArchiveBucketPrefix(namePrefix string) string {
 		p = strings.TrimRight(p[:most-len(suffix)], "-")
 	}
 	return p + suffix
+}
+
+// ArchiveBucketName is the archive's name: the bus's prefix, its account and its region, one name for the life of the
+// bus. Bucket names are global to all of S3 and a bucket retained on destroy keeps its name, so a stack deployed again
+// finds the archive it had and adopts it (archiveExists), its locked records and the public key that verifies them
+// with it, where a name S3 made unique would leave the first archive behind and start a second. The account makes it
+// the account's own; S3 takes at most 63 characters (the prefix is cut to fit).
+func ArchiveBucketName(namePrefix, account, region string) string {
+	const most, archive = 63, "-archive-"
+	suffix := archive + account + "-" + region
+	p := strings.ToLower(namePrefix)
+	if len(p)+len(suffix) > most {
+		p = strings.TrimRight(p[:most-len(suffix)], "-")
+	}
+	return p + suffix
+}
+
+// archiveExists reports whether the archive's bucket exists already: the archive of an earlier deployment of the bus,
+// retained on destroy, or this stack's own. The provider's data source reads it with HeadBucket (s3:ListBucket) and
+// fails with its not-found error for a bucket that is not there; any other failure (a bucket of that name in another
+// account answers 403) stops the preview, naming the bucket.
+func archiveExists(ctx *pulumi.Context, bucket string, opts ...pulumi.InvokeOption) (bool, error) {
+	_, err := s3.LookupBucket(ctx, &s3.LookupBucketArgs{Bucket: bucket}, opts...)
+	switch {
+	case err == nil:
+		return true, nil
+	case strings.Contains(err.Error(), "couldn't find resource"), strings.Contains(err.Error(), "NotFound"), strings.Contains(err.Error(), "NoSuchBucket"):
+		return false, nil
+	}
+	return false, fmt.Errorf("looking up the archive bucket %s (is it another account's? the archive's name is the bus's, its account's and its region's): %w", bucket, err)
 }
 
 // Evidence is what the bus declares to keep its refusals: the seal key and the archive bucket.
@@ -101,6 +137,8 @@ type Evidence struct {
 type EvidenceArgs struct {
 	NamePrefix    string
 	RouterRoleARN string
+	// Invoke is how the archive's bucket is looked up: with the bus's provider.
+	Invoke []pulumi.InvokeOption
 	// Mode and RetentionDays are the archive's default retention (S3's GOVERNANCE or COMPLIANCE).
 	Mode          string
 	RetentionDays int
@@ -111,7 +149,9 @@ type EvidenceArgs struct {
 // declareEvidence declares the seal key, its alias and the archive bucket with its versioning, Object Lock, encryption,
 // public access block and policy. The bucket and its settings are retained on delete (pulumi destroy): a bucket with
 // locked versions cannot be deleted before they expire, and its records must outlive the stack, with the settings
-// that protect them.
+// that protect them. A bucket of the archive's name that exists already is adopted (imported) with its settings: the
+// bus's own archive, retained by a destroy (an import of what the stack holds already is no change). A stack made by
+// a release before 0.4.0 keeps the archive it has, named from a prefix (the name is not an input to change).
 func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts ...pulumi.ResourceOption) (Evidence, error) {
 	env := args.Env
 	key, err := kms.NewKey(ctx, name+"-seal", &kms.KeyArgs{
@@ -128,18 +168,29 @@ func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts .
 	if _, err := kms.NewAlias(ctx, name+"-seal", &kms.AliasArgs{Name: pulumi.String(SealKeyAlias(args.NamePrefix)), TargetKeyId: key.KeyId}, opts...); err != nil {
 		return Evidence{}, fmt.Errorf("declaring the seal key's alias: %w", err)
 	}
+	bucketName := ArchiveBucketName(args.NamePrefix, env.Account, env.Region)
+	exists, err := archiveExists(ctx, bucketName, args.Invoke...)
+	if err != nil {
+		return Evidence{}, err
+	}
 	retain := append([]pulumi.ResourceOption{pulumi.RetainOnDelete(true)}, opts...)
+	adopt := func(o []pulumi.ResourceOption) []pulumi.ResourceOption {
+		if !exists {
+			return o
+		}
+		return append(slices.Clone(o), pulumi.Import(pulumi.ID(bucketName)))
+	}
 	bucket, err := s3.NewBucketV2(ctx, name+"-archive", &s3.BucketV2Args{
-		BucketPrefix:      pulumi.String(ArchiveBucketPrefix(args.NamePrefix)),
+		Bucket:            pulumi.String(bucketName),
 		ObjectLockEnabled: pulumi.Bool(true),
 		Tags:              args.Tags,
-	}, retain...)
+	}, append(adopt(retain), pulumi.IgnoreChanges([]string{"bucket", "bucketPrefix"}))...)
 	if err != nil {
 		return Evidence{}, fmt.Errorf("declaring the archive bucket: %w", err)
 	}
 	versioning, err := s3.NewBucketVersioningV2(ctx, name+"-archive", &s3.BucketVersioningV2Args{
 		Bucket: bucket.ID(), VersioningConfiguration: &s3.BucketVersioningV2VersioningConfigurationArgs{Status: pulumi.String("Enabled")},
-	}, retain...)
+	}, adopt(retain)...)
 	if err != nil {
 		return Evidence{}, fmt.Errorf("declaring the archive's versioning: %w", err)
 	}
@@ -149,7 +200,7 @@ func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts .
 		Rule: &s3.BucketObjectLockConfigurationV2RuleArgs{DefaultRetention: &s3.BucketObjectLockConfigurationV2RuleDefaultRetentionArgs{
 			Mode: pulumi.String(args.Mode), Days: pulumi.Int(args.RetentionDays),
 		}},
-	}, append(retain, pulumi.DependsOn([]pulumi.Resource{versioning}))...); err != nil {
+	}, append(adopt(retain), pulumi.DependsOn([]pulumi.Resource{versioning}))...); err != nil {
 		return Evidence{}, fmt.Errorf("declaring the archive's Object Lock: %w", err)
 	}
 	if _, err := s3.NewBucketServerSideEncryptionConfigurationV2(ctx, name+"-archive", &s3.BucketServerSideEncryptionConfigurationV2Args{
@@ -158,13 +209,13 @@ func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts .
 				SseAlgorithm: pulumi.String("AES256"),
 			},
 		}},
-	}, retain...); err != nil {
+	}, adopt(retain)...); err != nil {
 		return Evidence{}, fmt.Errorf("declaring the archive's encryption: %w", err)
 	}
 	block, err := s3.NewBucketPublicAccessBlock(ctx, name+"-archive", &s3.BucketPublicAccessBlockArgs{
 		Bucket: bucket.ID(), BlockPublicAcls: pulumi.Bool(true), BlockPublicPolicy: pulumi.Bool(true), IgnorePublicAcls: pulumi.Bool(true),
 		RestrictPublicBuckets: pulumi.Bool(true),
-	}, retain...)
+	}, adopt(retain)...)
 	if err != nil {
 		return Evidence{}, fmt.Errorf("declaring the archive's public access block: %w", err)
 	}
@@ -172,13 +223,17 @@ func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts .
 	if _, err := s3.NewBucketPolicy(ctx, name+"-archive", &s3.BucketPolicyArgs{
 		Bucket: bucket.ID(),
 		Policy: bucket.Arn.ApplyT(func(arn string) string { return ArchivePolicy(arn, routerRole).JSON() }).(pulumi.StringOutput),
-	}, append(retain, pulumi.DependsOn([]pulumi.Resource{block}))...); err != nil {
+	}, append(adopt(retain), pulumi.DependsOn([]pulumi.Resource{block}))...); err != nil {
 		return Evidence{}, fmt.Errorf("declaring the archive's policy: %w", err)
 	}
 	return Evidence{SealKeyARN: key.Arn, ArchiveBucket: bucket.Bucket, ArchiveBucketARN: bucket.Arn}, nil
 }
 
-// ArchiveWrites are the keys the router writes in the archive bucket: its records and the seal key's public key.
+// ArchiveWrites are the keys the router writes in the archive bucket: its records, the seal key's public key and the
+// ledger of what it delivered.
 func ArchiveWrites(bucketARN string) []string {
-	return []string{bucketARN + "/" + contract.ArchiveRefusedPrefix + "*", bucketARN + "/" + contract.ArchiveKeysPrefix + "*"}
+	return []string{bucketARN + "/" + contract.ArchiveRefusedPrefix + "*", bucketARN + "/" + contract.ArchiveKeysPrefix + "*", Ledger(bucketARN)}
 }
+
+// Ledger is the keys of the ledger of the sealed records the router delivered, which it reads back.
+func Ledger(bucketARN string) string { return bucketARN + "/" + contract.ArchiveDeliveredPrefix + "*" }

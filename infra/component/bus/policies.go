@@ -161,27 +161,37 @@ func fromRules(env awsenv.Env, queueARN string, ruleARNs []string, sid string) p
 // (ChangeMessageVisibility); it lists the dead-letter queue and the archive, and reads the seal key's public key to
 // check a record's seal before sending it. Not sqs:StartMessageMoveTask: AWS does not document what sender a moved
 // message keeps; nor kms:Sign, which the key's policy denies it: what it sends says of itself only what the router
-// sealed.
-func RedrivePolicy(dlqARN, centralARN, quarantineARN, sealKeyARN, archiveARN string) policy.Document {
+// sealed. The archives are every bucket of the bus's archive prefix (archivesARN, "arn:<partition>:s3:::<prefix>"):
+// the one it has, and those a release before 0.4.0 made, one per deployment, which make requeue FROM=archive finds
+// with ListBuckets (s3:ListAllMyBuckets, which takes no narrower resource than "*": "Actions defined by Amazon S3").
+func RedrivePolicy(dlqARN, centralARN, quarantineARN, sealKeyARN, archivesARN string) policy.Document {
 	read := []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}
 	return policy.New(
 		policy.Allow("ListTheDeadLetterQueue", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}, []string{dlqARN}),
 		policy.Allow("ReadTheQuarantine", read, []string{quarantineARN}),
 		policy.Allow("SendToTheCentralQueue", []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}, []string{centralARN}),
 		policy.Allow("CheckSeals", []string{"kms:GetPublicKey"}, []string{sealKeyARN}),
-		policy.Allow("ListTheArchive", []string{"s3:ListBucket"}, []string{archiveARN}),
-		policy.Allow("ReadTheArchive", []string{"s3:GetObject"}, []string{archiveARN + "/*"}),
+		policy.Allow("FindTheArchives", []string{"s3:ListAllMyBuckets"}, []string{"*"}),
+		policy.Allow("ListTheArchives", []string{"s3:ListBucket"}, []string{archivesARN + "*"}),
+		policy.Allow("ReadTheArchives", []string{"s3:GetObject"}, []string{archivesARN + "*/*"}),
 	)
 }
 
 // RedriveTrust lets exactly principals (roles and users, by ARN) assume the redrive role: their accounts are the
 // principal, their ARNs the aws:PrincipalArn condition (policy.PrincipalIs), so a principal named before it
 // exists, or created anew, is admitted, and nobody else of those accounts is, whatever sts:AssumeRole their own
-// policies allow.
+// policies allow. Only with a source identity (sts:SetSourceIdentity, the sts:SourceIdentity condition key): a session
+// of the role opened without one is refused, and CloudTrail records the one it was opened with on every call the
+// session makes, sending to the central queue included, which make requeue sets to who runs it ("Monitor and control
+// actions taken with assumed roles", https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_temp_control-access_monitor.html).
 func RedriveTrust(principals []string) policy.Document {
 	principal, condition := policy.PrincipalIs(principals...)
+	if condition == nil {
+		condition = map[string]map[string]any{}
+	}
+	condition["StringLike"] = map[string]any{"sts:SourceIdentity": "*"}
 	return policy.New(policy.Statement{
-		Sid: "NamedOperators", Effect: "Allow", Principal: principal, Action: []string{"sts:AssumeRole"}, Condition: condition,
+		Sid: "NamedOperators", Effect: "Allow", Principal: principal, Action: []string{"sts:AssumeRole", "sts:SetSourceIdentity"}, Condition: condition,
 	})
 }
 
@@ -211,7 +221,7 @@ func forwarderRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, c
 // redriveRole declares the role operators assume to send the DLQ's and the quarantine's messages back: the one
 // principal besides the forwarders that may send to the central queue, and the one that may read the quarantine.
 // Only principals may assume it (RedriveTrust).
-func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN string, evidence Evidence,
+func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN, archivesARN string, evidence Evidence,
 	tags pulumi.StringMap, opts ...pulumi.ResourceOption,
 ) (*iam.Role, error) {
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
@@ -223,8 +233,8 @@ func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string
 	if err != nil {
 		return nil, fmt.Errorf("declaring the redrive role: %w", err)
 	}
-	doc := pulumi.All(evidence.SealKeyARN, evidence.ArchiveBucketARN).ApplyT(func(v []any) string {
-		return RedrivePolicy(dlqARN, centralARN, quarantineARN, v[0].(string), v[1].(string)).JSON()
+	doc := evidence.SealKeyARN.ApplyT(func(key string) string {
+		return RedrivePolicy(dlqARN, centralARN, quarantineARN, key, archivesARN).JSON()
 	}).(pulumi.StringOutput)
 	if _, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
 		Name: pulumi.String("redrive"), Role: role.Name, Policy: doc,

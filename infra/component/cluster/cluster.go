@@ -15,6 +15,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
@@ -269,6 +270,7 @@ func KubernetesProviderName(cluster string) string { return cluster + "-k8s" }
 func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput, hubAccount string) (*sqs.Queue, error) {
 	q, err := sqs.NewQueue(s.ctx, s.name("queue"), &sqs.QueueArgs{
 		Name:                    pulumi.String(name),
+		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(QueueRetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		Tags:                    s.tags,

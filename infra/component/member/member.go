@@ -23,6 +23,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
@@ -148,6 +149,7 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 
 	dlq, err := sqs.NewQueue(ctx, name+"-forward-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(b.DLQName),
+		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(b.DLQRetentionDays * 24 * 3600), // to inspect and redrive
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		Tags:                    tags,

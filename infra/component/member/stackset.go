@@ -8,6 +8,8 @@ import (
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudformation"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // AccountPlaceholder stands for the account in a template: CloudFormation substitutes it (Fn::Sub) in each
@@ -39,7 +41,7 @@ func Template(args *Args) (string, error) {
 	tags := cfnTags(args.Tags)
 	resources := map[string]any{
 		LogicalDLQ: resource("AWS::SQS::Queue", map[string]any{
-			"QueueName": b.DLQName, "MessageRetentionPeriod": b.DLQRetentionDays * 24 * 3600, "SqsManagedSseEnabled": true, "Tags": tags,
+			"QueueName": b.DLQName, "MessageRetentionPeriod": b.DLQRetentionDays * 24 * 3600, "MaximumMessageSize": contract.MaxMessageBytes, "SqsManagedSseEnabled": true, "Tags": tags,
 		}),
 		LogicalDLQPolicy: resource("AWS::SQS::QueuePolicy", map[string]any{
 			"Queues": []any{map[string]any{"Ref": LogicalDLQ}}, "PolicyDocument": sub(b.DLQPolicy),

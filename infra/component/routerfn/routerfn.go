@@ -207,6 +207,9 @@ func Policy(env awsenv.Env, s contract.Settings, q Queues, ev Evidence, logGroup
 		policy.Allow("KeepRefusedMessages", []string{"sqs:SendMessage"}, []string{q.Quarantine}),
 		policy.Allow("SealWhatItKeeps", []string{"kms:Sign", "kms:GetPublicKey"}, []string{ev.SealKey}),
 		policy.Allow("ArchiveWhatItKeeps", []string{"s3:PutObject"}, bus.ArchiveWrites(ev.Archive)),
+		// Its ledger of the sealed records it delivered: an entry written once, read back when a record is sent again
+		// (router/archive, Claim; docs/security.md, "Delivered once").
+		policy.Allow("RecordWhatItDelivers", []string{"s3:GetObject"}, []string{bus.Ledger(ev.Archive)}),
 		// The dead-letter queue, taken into the quarantine when the redrive role asks (router/internal/intake).
 		policy.Allow("TakeTheDeadLetterQueueIn", []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"}, []string{q.DLQ}),
 		describe,

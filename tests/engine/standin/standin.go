@@ -82,11 +82,14 @@ type World struct {
 	Unreachable []string `json:"unreachable,omitempty"`
 	// MissingClusters do not exist (deleted): EKS lists and describes none of them.
 	MissingClusters []string `json:"missingClusters,omitempty"`
+	// Buckets exist besides the store's.
+	Buckets []string `json:"buckets,omitempty"`
 }
 
 // Mocks is the world as mocks.Mocks answers for it.
 func (w World) Mocks() *mocks.Mocks {
-	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config, Clusters: w.Clusters, MissingClusters: w.MissingClusters}
+	return &mocks.Mocks{Region: w.Region, Account: w.Account, Existing: w.Existing, SpotServiceLinkedRole: w.SpotServiceLinkedRole, Roles: w.Roles, Config: w.Config, Clusters: w.Clusters, MissingClusters: w.MissingClusters,
+		Buckets: w.Buckets}
 }
 
 // forceNew are the inputs whose change replaces a resource (pulumi-aws's ForceNew for the resources the program
@@ -490,12 +493,16 @@ func (p *Provider) world() World {
 	}
 	w.SpotServiceLinkedRole = slices.Clone(w.SpotServiceLinkedRole)
 	w.Roles = slices.Clone(w.Roles)
+	w.Buckets = slices.Clone(w.Buckets)
 	for _, r := range rs {
 		if r.Type == spotRoleType && !slices.Contains(w.SpotServiceLinkedRole, r.Account) {
 			w.SpotServiceLinkedRole = append(w.SpotServiceLinkedRole, r.Account)
 		}
 		if r.Type == "aws:iam/role:Role" { // IAM lists the roles the stand-ins hold, retained ones among them
 			w.Roles = append(w.Roles, r.Account+" "+r.ID)
+		}
+		if r.Type == "aws:s3/bucketV2:BucketV2" { // S3 finds the buckets the stand-ins hold, retained ones among them
+			w.Buckets = append(w.Buckets, r.ID)
 		}
 	}
 	return w
