@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -35,9 +36,10 @@ type Record struct {
 	Seal string
 }
 
-// listArchive lists the archive's records of refused messages (those sent since opts.Since), the selected ones with
-// whether each seal verifies, checked with the public key kept beside the records under the key's ID: a record's
-// seal stays checkable after the key itself is gone, and the check takes no KMS permission.
+// listArchive lists the records of refused messages (those sent since opts.Since) of every archive the bus has had, the
+// selected ones with whether each seal verifies, checked with the public key the record carries, or kept beside the
+// records under the key's ID: a record's seal stays checkable after the key itself is gone, and the check takes no KMS
+// permission.
 func listArchive(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer) (Report, error) {
 	if out.ArchiveBucket == "" {
 		return Report{}, errors.New("the stack's outputs name no archiveBucket: is it a bus's stack, updated since the archive came?")
@@ -45,9 +47,20 @@ func listArchive(ctx context.Context, c Clients, out Outputs, opts Options, w io
 	if c.S3 == nil {
 		return Report{}, errors.New("no S3 client to read the archive with")
 	}
-	records, keys, err := readArchive(ctx, c.S3, out.ArchiveBucket, opts.Since)
+	buckets, err := archives(ctx, c.S3, out)
 	if err != nil {
 		return Report{}, err
+	}
+	var records []Record
+	for _, b := range buckets {
+		rs, keys, err := readArchive(ctx, c.S3, b, opts.Since)
+		if err != nil {
+			return Report{}, err
+		}
+		for i := range rs {
+			rs[i].Seal = sealOf(rs[i].Entry, keys)
+		}
+		records = append(records, rs...)
 	}
 	var rep Report
 	var listed []Record
@@ -59,7 +72,6 @@ func listArchive(ctx context.Context, c Clients, out Outputs, opts Options, w io
 			continue
 		}
 		rep.Selected++
-		r.Seal = sealOf(r.Entry, keys)
 		if r.Seal != SealVerified {
 			rep.Unsealed++
 		}
@@ -77,11 +89,37 @@ func listArchive(ctx context.Context, c Clients, out Outputs, opts Options, w io
 			e.Record.FirstSender, e.EventID, r.Seal, why)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "%d records in the archive s3://%s, %d selected, listed: the archive is evidence, never sent from\n", rep.Read, out.ArchiveBucket, rep.Selected)
+	fmt.Fprintf(w, "%d records in the archive%s s3://%s, %d selected, listed: the archive is evidence, never sent from\n", rep.Read,
+		map[bool]string{true: "s"}[len(buckets) > 1], strings.Join(buckets, ", s3://"), rep.Selected)
 	if rep.Unsealed > 0 {
 		fmt.Fprintf(w, "%d whose seal does not verify with the public key kept beside it: not what the router kept, or kept without a key\n", rep.Unsealed)
 	}
 	return rep, nil
+}
+
+// archives are the buckets of every archive the bus has had: the one its outputs name first, then every bucket of the
+// account in the bus's region whose name starts with the bus's archive prefix (a release before 0.4.0 made one per
+// deployment), by name.
+func archives(ctx context.Context, client S3, out Outputs) ([]string, error) {
+	buckets := []string{out.ArchiveBucket}
+	if out.ArchiveBucketPrefix == "" {
+		return buckets, nil
+	}
+	var found []string
+	pages := s3.NewListBucketsPaginator(client, &s3.ListBucketsInput{Prefix: aws.String(out.ArchiveBucketPrefix), BucketRegion: aws.String(out.Region)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("finding the bus's archives (s3:ListAllMyBuckets, prefix %s): %w", out.ArchiveBucketPrefix, err)
+		}
+		for _, b := range page.Buckets {
+			if n := aws.ToString(b.Name); strings.HasPrefix(n, out.ArchiveBucketPrefix) && !slices.Contains(buckets, n) && !slices.Contains(found, n) {
+				found = append(found, n)
+			}
+		}
+	}
+	slices.Sort(found)
+	return append(buckets, found...), nil
 }
 
 // readArchive reads every record kept since (all when zero), and every public key kept beside them, by key ID.
@@ -147,7 +185,8 @@ func get(ctx context.Context, client S3, bucket, key string) ([]byte, error) {
 	return io.ReadAll(obj.Body)
 }
 
-// sealOf says whether e's seal verifies with the public key of its seal key, as the archive keeps it.
+// sealOf says whether e's seal verifies with the public key of its seal key, as the record carries it, or the archive
+// keeps it beside the records.
 func sealOf(e archive.Entry, keys map[string]*ecdsa.PublicKey) string {
 	if e.Seal == "" {
 		return SealNone
@@ -156,6 +195,12 @@ func sealOf(e archive.Entry, keys map[string]*ecdsa.PublicKey) string {
 		return SealBroken // the body kept is not the one sealed
 	}
 	pub, ok := keys[strings.TrimSuffix(strings.TrimPrefix(archive.PublicKeyKey(e.SealKey), archive.KeysPrefix), ".pem")]
+	if own, err := sealing.ParsePEM([]byte(e.PublicKey)); err == nil {
+		if ok && !own.Equal(pub) {
+			return SealBroken // a record that carries another key than the one of its key's ID
+		}
+		pub, ok = own, true
+	}
 	if !ok {
 		return SealNoKey
 	}

@@ -23,12 +23,41 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
 
-// fakeArchive holds objects by key and lists them two a page, as ListObjectsV2 pages them (in key order).
-type fakeArchive struct{ objects map[string][]byte }
+// fakeArchive holds the objects of the bucket mainBucket by key, and others' by bucket; it lists them two a page, as
+// ListObjectsV2 pages them (in key order), and the buckets whose names start with the prefix asked, one a page.
+type fakeArchive struct {
+	objects map[string][]byte
+	others  map[string]map[string][]byte
+}
+
+const mainBucket = "kib-prod-archive-111111111111-eu-west-1"
+
+func (f fakeArchive) bucket(name string) map[string][]byte {
+	if name == mainBucket {
+		return f.objects
+	}
+	return f.others[name]
+}
+
+func (f fakeArchive) ListBuckets(_ context.Context, in *s3.ListBucketsInput, _ ...func(*s3.Options)) (*s3.ListBucketsOutput, error) {
+	names := []string{mainBucket, "kib-prod-dashboards", "another-archive-1"}
+	for n := range f.others {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := &s3.ListBucketsOutput{Prefix: in.Prefix}
+	for _, n := range names {
+		if strings.HasPrefix(n, aws.ToString(in.Prefix)) && n > aws.ToString(in.ContinuationToken) {
+			out.Buckets, out.ContinuationToken = []s3types.Bucket{{Name: aws.String(n)}}, aws.String(n)
+			return out, nil
+		}
+	}
+	return out, nil
+}
 
 func (f fakeArchive) ListObjectsV2(_ context.Context, in *s3.ListObjectsV2Input, _ ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
 	var keys []string
-	for k := range f.objects {
+	for k := range f.bucket(aws.ToString(in.Bucket)) {
 		if strings.HasPrefix(k, aws.ToString(in.Prefix)) && k > aws.ToString(in.ContinuationToken) {
 			keys = append(keys, k)
 		}
@@ -46,7 +75,7 @@ func (f fakeArchive) ListObjectsV2(_ context.Context, in *s3.ListObjectsV2Input,
 }
 
 func (f fakeArchive) GetObject(_ context.Context, in *s3.GetObjectInput, _ ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
-	b, ok := f.objects[aws.ToString(in.Key)]
+	b, ok := f.bucket(aws.ToString(in.Bucket))[aws.ToString(in.Key)]
 	if !ok {
 		return nil, fmt.Errorf("NoSuchKey %s", aws.ToString(in.Key))
 	}
@@ -86,16 +115,17 @@ func TestTheArchiveIsListedWithItsSeals(t *testing.T) {
 	put("edited", "forged_sender", "222222222222", "2026/11/23", keyARN, func(e *archive.Entry) { e.Record.FirstSender = "AROAY:s" })
 	put("swapped", "forged_sender", "222222222222", "2026/11/24", keyARN, func(e *archive.Entry) { e.Body = `{"id":"x"}` })
 	put("elsewhere", "forged_sender", "444444444444", "2026/11/25", keyARN, nil)
+	put("on-the-day", "forged_sender", "222222222222", "2026/11/01", keyARN, nil)
 	out := outputs
-	out.ArchiveBucket = "kib-prod-archive"
+	out.ArchiveBucket = mainBucket
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, out,
+	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects: objects}}, out,
 		Options{From: Archive, Accounts: []string{"222222222222"}, Since: time.Date(2026, 11, 1, 15, 0, 0, 0, time.UTC)}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Read != 6 || rep.Selected != 5 || rep.Unsealed != 4 {
-		t.Errorf("read %d, selected %d, unsealed %d; want 6 since the day, 5 of the account, 4 not verified", rep.Read, rep.Selected, rep.Unsealed)
+	if rep.Read != 7 || rep.Selected != 6 || rep.Unsealed != 4 {
+		t.Errorf("read %d, selected %d, unsealed %d; want 7 since the day (the day's own), 6 of the account, 4 not verified", rep.Read, rep.Selected, rep.Unsealed)
 	}
 	lines := map[string]string{}
 	for _, l := range strings.Split(w.String(), "\n") {
@@ -103,7 +133,8 @@ func TestTheArchiveIsListedWithItsSeals(t *testing.T) {
 			lines[f[1]] = l
 		}
 	}
-	for id, want := range map[string]string{"ok": SealVerified, "other-key": SealNoKey, "no-seal": SealNone, "edited": SealBroken, "swapped": SealBroken} {
+	for id, want := range map[string]string{"ok": SealVerified, "other-key": SealNoKey, "no-seal": SealNone, "edited": SealBroken, "swapped": SealBroken,
+		"on-the-day": SealVerified} {
 		if !strings.Contains(lines[id], want) {
 			t.Errorf("%s listed as %q, want %q", id, lines[id], want)
 		}
@@ -114,16 +145,67 @@ func TestTheArchiveIsListedWithItsSeals(t *testing.T) {
 	if !strings.Contains(w.String(), "never sent from") {
 		t.Errorf("listing:\n%s", w.String())
 	}
-	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, out, Options{From: Archive, Send: true}, &w); err == nil {
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects: objects}}, out, Options{From: Archive, Send: true}, &w); err == nil {
 		t.Error("sent from the archive")
 	}
-	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, outputs, Options{From: Archive}, &w); err == nil ||
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects: objects}}, outputs, Options{From: Archive}, &w); err == nil ||
 		!strings.Contains(err.Error(), "archiveBucket") {
 		t.Errorf("no archive in the outputs: %v", err)
 	}
 	objects["refused/2026/11/26/bad.x.json"] = []byte("{}")
-	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects}}, out, Options{From: Archive}, &w); err == nil ||
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects: objects}}, out, Options{From: Archive}, &w); err == nil ||
 		!strings.Contains(err.Error(), "not a record of this archive") {
 		t.Errorf("a foreign object: %v", err)
+	}
+}
+
+// TestEveryArchiveOfTheBusIsListed: the archive the outputs name and every other bucket of the bus's archive prefix (a
+// release before 0.4.0 made one per deployment) are read, nothing else; a record whose key's public key is not kept
+// beside it is checked with the one it carries, and one carrying another key than its key's ID's does not verify.
+func TestEveryArchiveOfTheBusIsListed(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	const keyARN = "arn:aws:kms:eu-west-1:111111111111:key/k-1"
+	pemKey, _ := sealing.PEM(&key.PublicKey)
+	pemOther, _ := sealing.PEM(&other.PublicKey)
+	record := func(id string, carries []byte) []byte {
+		body := `{"id":"` + id + `","account":"222222222222"}`
+		e := archive.Entry{Format: archive.Format, Refused: id, EventID: id, Body: body, SealKey: keyARN, PublicKey: string(carries),
+			Record: sealing.Record{BodySHA256: sealing.BodyDigest(body), Account: "222222222222", Reason: "forged_sender", MessageID: id}}
+		sig, _ := ecdsa.SignASN1(rand.Reader, key, e.Record.Digest())
+		e.Seal = base64.StdEncoding.EncodeToString(sig)
+		b, _ := json.Marshal(e)
+		return b
+	}
+	f := fakeArchive{
+		objects: map[string][]byte{archive.PublicKeyKey(keyARN): pemKey, "refused/2026/11/27/now.forged_sender.json": record("now", pemKey),
+			"refused/2026/11/27/liar.forged_sender.json": record("liar", pemOther)},
+		others: map[string]map[string][]byte{
+			"kib-prod-archive-20261101000000000000000001": {"refused/2026/11/01/before.forged_sender.json": record("before", pemKey)},
+			"kib-prod-archive-20261102000000000000000002": {"refused/2026/11/02/lost-key.forged_sender.json": record("lost-key", pemKey)},
+		},
+	}
+	out := outputs
+	out.ArchiveBucket, out.ArchiveBucketPrefix = mainBucket, "kib-prod-archive-"
+	var w bytes.Buffer
+	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f}, out, Options{From: Archive}, &w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Read != 4 || rep.Unsealed != 1 || !strings.Contains(w.String(), "4 records in the archives s3://"+mainBucket+
+		", s3://kib-prod-archive-20261101000000000000000001, s3://kib-prod-archive-20261102000000000000000002") {
+		t.Errorf("read %d, unsealed %d:\n%s", rep.Read, rep.Unsealed, w.String())
+	}
+	lines := 0
+	for _, l := range strings.Split(w.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[0], "0001-") {
+			lines++
+			if strings.Contains(l, SealVerified) != (f[1] != "liar") {
+				t.Errorf("listed %q: want every record verified but the one carrying another key", l)
+			}
+		}
+	}
+	if lines != 4 {
+		t.Errorf("%d records listed, want 4:\n%s", lines, w.String())
 	}
 }

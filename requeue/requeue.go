@@ -66,13 +66,15 @@ type SQS interface {
 	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
-// STS is what the command asks STS: who it runs as.
+// STS is what the command asks STS: who it runs as, and a session of the redrive role.
 type STS interface {
 	GetCallerIdentity(ctx context.Context, in *sts.GetCallerIdentityInput, optFns ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error)
+	AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, optFns ...func(*sts.Options)) (*sts.AssumeRoleOutput, error)
 }
 
-// S3 is what the command reads of the archive.
+// S3 is what the command reads of the archives: which there are, and their records.
 type S3 interface {
+	ListBuckets(ctx context.Context, in *s3.ListBucketsInput, optFns ...func(*s3.Options)) (*s3.ListBucketsOutput, error)
 	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 }
@@ -90,12 +92,15 @@ var (
 )
 
 // Clients are the AWS APIs the command calls. Seals, when set, checks each quarantine record's seal before it is
-// sent (a record the router would refuse is not sent); S3 reads the archive.
+// sent (a record the router would refuse is not sent); S3 reads the archive. As, when set, gives the same clients acting
+// with creds: the command run by a principal of redrive.principals opens a session of the redrive role (with its
+// source identity) and goes on as it.
 type Clients struct {
 	SQS   SQS
 	STS   STS
 	Seals Verifier
 	S3    S3
+	As    func(creds aws.CredentialsProvider) Clients
 }
 
 // Outputs are what the command reads of the stack's outputs (pulumi stack output --json).
@@ -106,9 +111,12 @@ type Outputs struct {
 	QuarantineQueueURL string `json:"quarantineQueueUrl"`
 	// RedriveRoleARN is the bus's redrive role; "" when the stack names no one who may assume it.
 	RedriveRoleARN string `json:"redriveRoleArn"`
-	// ArchiveBucket is where every kept refusal is also written; SealKeyARN the key the router seals with.
-	ArchiveBucket string `json:"archiveBucket"`
-	SealKeyARN    string `json:"sealKeyArn"`
+	// ArchiveBucket is where every kept refusal is also written; ArchiveBucketPrefix starts the name of every archive
+	// the bus has had (those of releases before 0.4.0, made one per deployment, too); SealKeyARN the key the router
+	// seals with.
+	ArchiveBucket       string `json:"archiveBucket"`
+	ArchiveBucketPrefix string `json:"archiveBucketPrefix"`
+	SealKeyARN          string `json:"sealKeyArn"`
 }
 
 // ReadOutputs decodes the stack's outputs.
@@ -204,7 +212,7 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 	if opts.Vouch && len(opts.EventIDs) == 0 && len(opts.Senders) == 0 {
 		return Report{}, errors.New("VOUCH=1 (-vouch) vouches for the events or the senders named: set EVENT= or SENDER= (-event, -sender) too")
 	}
-	me, err := runAs(ctx, c.STS, out, opts)
+	me, c, err := runAs(ctx, c, out, opts)
 	if err != nil {
 		return Report{}, err
 	}
@@ -306,9 +314,6 @@ func unread(ctx context.Context, client SQS, queue string, held int, w io.Writer
 	return max(n-held, 0)
 }
 
-// caller is who the command runs as: its ARN, and its role's unique ID when it is a role's session.
-type caller struct{ arn, roleID string }
-
 // unsealed marks m, about to be sent, StatusUnsealed when seals says its seal does not verify: the router would refuse
 // it. A seal that cannot be checked here (no verifier, its public key unread) is left to the router.
 func unsealed(ctx context.Context, seals Verifier, m *Message) {
@@ -346,35 +351,6 @@ func askIntake(ctx context.Context, client SQS, out Outputs, by string, w io.Wri
 		"queue holds (reason %s); within seconds, send them back from there: make requeue REASON=%s SEND=1 (the router's log says %q "+
 		"with how many it kept)\n", n, contract.ReasonDeadLettered, contract.ReasonDeadLettered, contract.LogDeadLettersTaken)
 	return nil
-}
-
-// runAs checks the command runs as what it needs: the stack's redrive role to read the quarantine or the archive or
-// send anything back (nobody else may), any identity to list the dead-letter queue.
-func runAs(ctx context.Context, client STS, out Outputs, opts Options) (caller, error) {
-	needsRedrive := opts.Send || opts.From == Quarantine || opts.From == Archive
-	if out.RedriveRoleARN == "" {
-		if needsRedrive {
-			return caller{}, errors.New("the stack has no redrive role, so nobody may read the quarantine or send anything back: set " +
-				"redrive.principals to the ARNs of the roles or users who may (pulumi config set --path 'redrive.principals[0]' <arn>), " +
-				"pulumi up, then assume the role of its output redriveRoleArn (docs/operations.md, \"Refused messages: the quarantine\")")
-		}
-		return caller{}, nil
-	}
-	who, err := client.GetCallerIdentity(ctx, &sts.GetCallerIdentityInput{})
-	if err != nil {
-		return caller{}, fmt.Errorf("learning who runs the command (sts:GetCallerIdentity): %w", err)
-	}
-	me := caller{arn: aws.ToString(who.Arn)}
-	if id, _, ok := strings.Cut(aws.ToString(who.UserId), ":"); ok && strings.HasPrefix(id, "AROA") {
-		me.roleID = id
-	}
-	role := out.RedriveRoleARN[strings.LastIndex(out.RedriveRoleARN, "/")+1:]
-	if needsRedrive && !strings.Contains(me.arn, ":assumed-role/"+role+"/") {
-		return caller{}, fmt.Errorf("the command runs as %s, not the stack's redrive role: only it may read the quarantine and send "+
-			"messages back. Assume it first (aws sts assume-role --role-arn %s --role-session-name <you>, then export the credentials "+
-			"it returns); redrive.principals says who may", me.arn, out.RedriveRoleARN)
-	}
-	return me, nil
 }
 
 func (o Options) selects(m Message) bool {

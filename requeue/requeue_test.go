@@ -103,11 +103,15 @@ func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttribut
 	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessagesNotVisible": strconv.Itoa(n)}}, nil
 }
 
-// whoami answers GetCallerIdentity as the session of arn, whose role's unique ID is roleID.
+// whoami answers GetCallerIdentity as the session of arn, whose role's unique ID is roleID; it refuses AssumeRole.
 type whoami struct{ arn, roleID string }
 
 func (w whoami) GetCallerIdentity(context.Context, *sts.GetCallerIdentityInput, ...func(*sts.Options)) (*sts.GetCallerIdentityOutput, error) {
 	return &sts.GetCallerIdentityOutput{Arn: aws.String(w.arn), UserId: aws.String(w.roleID + ":alice"), Account: aws.String("111111111111")}, nil
+}
+
+func (w whoami) AssumeRole(context.Context, *sts.AssumeRoleInput, ...func(*sts.Options)) (*sts.AssumeRoleOutput, error) {
+	return nil, errors.New("AccessDenied")
 }
 
 var operator = whoami{operatorARN, redriveID}
@@ -273,6 +277,8 @@ func TestItRunsAsTheRedriveRole(t *testing.T) {
 		{"no redrive role, the quarantine", none, operator, Options{From: Quarantine}, "set redrive.principals"},
 		{"no redrive role, sending the DLQ", none, operator, Options{From: DLQ, Send: true}, "set redrive.principals"},
 		{"another identity", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Quarantine}, "aws sts assume-role --role-arn " + redriveARN},
+		{"another identity, the archive", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Archive}, "not the stack's redrive role"},
+		{"another identity, sending", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: DLQ, Send: true}, "not the stack's redrive role"},
 		{"vouching for nothing named", outputs, operator, Options{From: Quarantine, Vouch: true, Send: true}, "set EVENT= or SENDER="},
 		{"no redrive role, listing the DLQ", none, whoami{}, Options{From: DLQ}, ""},
 	} {
@@ -385,15 +391,15 @@ func TestWhatIsSentBackCarriesItsSeal(t *testing.T) {
 	f := newSQS(quarantine, good, legacy, broken, dead, unsealedOne)
 	var w bytes.Buffer
 	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, outputs, Options{From: Quarantine, Send: true, Vouch: true,
-		EventIDs: []string{"dead", "good"}}, &w)
+		EventIDs: []string{"dead", "good", "broken"}}, &w) // a vouch for what does not verify sends nothing
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := sentEvents(f); fmt.Sprint(got) != "[AROAC:s/good AROAOLD:s/dead]" {
 		t.Fatalf("sent %v, want the two whose seal verifies", got)
 	}
-	if rep.Unsealed != 0 || rep.Evidence != 0 {
-		t.Errorf("counted %d unsealed, %d evidence among the selected, want none", rep.Unsealed, rep.Evidence)
+	if rep.Unsealed != 1 || rep.Evidence != 0 {
+		t.Errorf("counted %d unsealed, %d evidence among the selected, want the vouched one that does not verify", rep.Unsealed, rep.Evidence)
 	}
 	for _, e := range f.sent {
 		a := e.MessageAttributes

@@ -1,6 +1,7 @@
 // Command requeue lists the messages of a bus's quarantine (or dead-letter) queue, with why each is there, and sends
-// the selected ones back to the central queue as the identity it runs as, which must be the bus's redrive role
-// (docs/operations.md, "Refused messages: the quarantine"). Each carries its first sender, which the router judges
+// the selected ones back to the central queue as the bus's redrive role: run by a principal of redrive.principals, it
+// opens the role's session itself, with the principal's name as its source identity (docs/operations.md, "Refused
+// messages: the quarantine"). Each carries its first sender, which the router judges
 // it by; proven forgeries are never sent, unattributable messages only when vouched for by name. It reads the
 // stack's outputs on stdin:
 //
@@ -23,6 +24,7 @@ import (
 
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -77,10 +79,21 @@ func run(opts requeue.Options) error {
 	if err != nil {
 		return fmt.Errorf("loading AWS configuration: %w", err)
 	}
-	clients := requeue.Clients{SQS: sqs.NewFromConfig(cfg), STS: sts.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
-	if out.SealKeyARN != "" {
-		clients.Seals = sealing.New(kms.NewFromConfig(cfg), out.SealKeyARN)
-	}
-	_, err = requeue.Run(ctx, clients, out, opts, os.Stdout)
+	_, err = requeue.Run(ctx, clientsOf(cfg, out), out, opts, os.Stdout)
 	return err
+}
+
+// clientsOf are the command's clients of cfg; As makes them again with another identity's credentials (the redrive
+// role's session the command opens).
+func clientsOf(cfg aws.Config, out requeue.Outputs) requeue.Clients {
+	c := requeue.Clients{SQS: sqs.NewFromConfig(cfg), STS: sts.NewFromConfig(cfg), S3: s3.NewFromConfig(cfg)}
+	if out.SealKeyARN != "" {
+		c.Seals = sealing.New(kms.NewFromConfig(cfg), out.SealKeyARN)
+	}
+	c.As = func(creds aws.CredentialsProvider) requeue.Clients {
+		as := cfg.Copy()
+		as.Credentials = aws.NewCredentialsCache(creds)
+		return clientsOf(as, out)
+	}
+	return c
 }
