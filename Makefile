@@ -74,6 +74,7 @@ test-infra: $(MERMAID)
 
 test-e2e: $(IAM_EVALUATOR)
 	cd tests && $(TEST) ./...
+	cd tests/internal && $(TEST) ./...
 
 test-karpenter:
 	@set -e; for m in $(KARPENTER_MODULES); do echo "== $$m"; (cd $$m && $(TEST) ./...); done

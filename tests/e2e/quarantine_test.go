@@ -46,7 +46,7 @@ func (b *bus) quarantined(t *testing.T) map[string]kept {
 // outputs are the stack outputs the requeue command reads.
 func (b *bus) outputs() requeue.Outputs {
 	return requeue.Outputs{Region: sqsemu.Region, CentralQueueURL: b.Central, DeadLetterQueueURL: b.DLQ, QuarantineQueueURL: b.Quarantine,
-		RedriveRoleARN: "arn:aws:iam::" + sqsemu.Account + ":role/" + harness.RedriveRoleName, ArchiveBucket: harness.ArchiveBucket,
+		RedriveRoleARN: harness.RedriveRoleARN, ArchiveBucket: harness.ArchiveBucket, ArchiveBucketPrefix: harness.NamePrefix + "-archive-",
 		SealKeyARN: b.Settings.SealKey}
 }
 
@@ -83,12 +83,16 @@ func (b *bus) tryRequeueAs(t *testing.T, roleName string, args ...string) (strin
 	o := b.outputs()
 	outputs, _ := json.Marshal(map[string]string{
 		"region": o.Region, "centralQueueUrl": o.CentralQueueURL, "deadLetterQueueUrl": o.DeadLetterQueueURL, "quarantineQueueUrl": o.QuarantineQueueURL,
-		"redriveRoleArn": o.RedriveRoleARN, "archiveBucket": o.ArchiveBucket, "sealKeyArn": o.SealKeyARN,
+		"redriveRoleArn": o.RedriveRoleARN, "archiveBucket": o.ArchiveBucket, "archiveBucketPrefix": o.ArchiveBucketPrefix, "sealKeyArn": o.SealKeyARN,
 	})
+	key := caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "stub-session")
+	if roleName == "" { // an operator of the bus's account, a principal of redrive.principals: the command assumes the role
+		key = caller.AccessKey(sqsemu.Account, false)
+	}
 	cmd := exec.Command(requeueBuild.bin, args...)
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "stub-session"),
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+key,
 		"AWS_SECRET_ACCESS_KEY=stub", "AWS_SESSION_TOKEN=stub", "AWS_ENDPOINT_URL_SQS="+b.SQS.URL, "AWS_ENDPOINT_URL_STS="+b.STS.URL,
-		"AWS_ENDPOINT_URL_S3="+b.S3.URL, "AWS_ENDPOINT_URL_KMS="+b.kms.URL, "AWS_REGION="+sqsemu.Region,
+		"AWS_ENDPOINT_URL_S3="+b.S3URL(), "AWS_ENDPOINT_URL_KMS="+b.kms.URL, "AWS_REGION="+sqsemu.Region,
 		// The SDK's default retries, as an operator has them (the harness turns them off for the router): goaws may
 		// close a kept-alive connection under a long poll.
 		"AWS_MAX_ATTEMPTS=3")

@@ -116,16 +116,26 @@ func with(attrs map[string]string, k, v string) map[string]string {
 	return out
 }
 
-// archived are the archive's records, by refused message ID, as the stand-in S3 holds them.
+// archived are the archive's records, by refused message ID, as the S3 that holds them (the stand-in, or moto's) has
+// them.
 func archived(t *testing.T, b *bus) map[string]archive.Entry {
 	t.Helper()
+	ctx := context.Background()
+	keys, err := b.ArchiveKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]archive.Entry{}
-	for _, k := range b.S3.Keys(harness.ArchiveBucket) {
+	for _, k := range keys {
 		if !strings.HasPrefix(k, archive.RefusedPrefix) {
 			continue
 		}
+		body, err := b.ArchiveObject(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var e archive.Entry
-		if err := json.Unmarshal(b.S3.Object(harness.ArchiveBucket, k), &e); err != nil {
+		if err := json.Unmarshal(body, &e); err != nil {
 			t.Fatal(err)
 		}
 		out[e.Refused] = e

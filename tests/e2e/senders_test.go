@@ -23,10 +23,16 @@ func spotAs(account, instance, eventID string) string {
 // organization, its own cluster alpha, and one instance of each cluster.
 func sendersBus(t *testing.T, org string, env map[string]string) *bus {
 	t.Helper()
+	return sendersBusOn(t, org, env, false)
+}
+
+// sendersBusOn is sendersBus with its archive in moto's S3 (moto) or the stand-in.
+func sendersBusOn(t *testing.T, org string, env map[string]string, moto bool) *bus {
+	t.Helper()
 	env["SENDER_ROLE_RECHECK"] = "1s" // the least time between two GetRole calls of a role: a re-created role is learned after it
 	b, stderr := routerBinaryWith(t, harness.Options{
 		Clusters: []string{"alpha"}, Members: map[string][]string{memberA: {"beta"}, memberB: {"gamma"}}, Organization: org,
-		RetryDelay: time.Second, Env: env,
+		RetryDelay: time.Second, Env: env, MotoS3: moto,
 	})
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -8,15 +8,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
@@ -29,6 +32,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/ec2stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/iamstub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/lambdaesm"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/motos3"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/s3stub"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/sqsemu"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/stsstub"
@@ -73,6 +77,9 @@ type Options struct {
 	// Seal, when set, is the KMS the router seals what it keeps with (tests/kmsemu runs one): without it the router
 	// seals nothing, and believes nothing the redrive role sends back.
 	Seal *Seal
+	// MotoS3 keeps the archive in moto's S3 (motos3) instead of the stand-in: a second S3 this project did not write,
+	// which evaluates no bucket policy.
+	MotoS3 bool
 }
 
 // Seal is a KMS endpoint and the seal key there, whose policy lets only the router's role (RouterRoleARN) sign.
@@ -97,8 +104,10 @@ type Bus struct {
 	// IAM holds every account's roles and their unique IDs, and answers the router's GetRole of the redrive role
 	// and, as each member's reader, of that member's forwarder role.
 	IAM *iamstub.Server
-	// S3 holds the archive (ArchiveBucket), with Object Lock and the archive's policy: only the router writes.
-	S3 *s3stub.Server
+	// S3 holds the archive (ArchiveBucket), with Object Lock and the archive's policy: only the router writes; Moto
+	// holds it instead with Options.MotoS3 (S3 is nil then).
+	S3   *s3stub.Server
+	Moto *motos3.Server
 
 	members map[string]bool
 	env     map[string]string // router variables beyond those of Settings
@@ -110,10 +119,24 @@ type Bus struct {
 
 // New starts a Bus. It sets the AWS SDK's environment variables of this process, as Lambda would, until Close.
 func New(ctx context.Context, opts Options) (*Bus, error) {
-	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), IAM: iamstub.Start(sqsemu.Account), S3: s3stub.Start(), Out: &SyncBuffer{}, urls: map[string]string{},
+	b := &Bus{SQS: sqsemu.Start(), EC2: ec2stub.Start(), IAM: iamstub.Start(sqsemu.Account), Out: &SyncBuffer{}, urls: map[string]string{},
 		account: map[string]string{}, members: map[string]bool{}, env: opts.Env}
 	router := b.IAM.Create(sqsemu.Account, RouterRoleName) // the router runs as a session of it, as a Lambda function runs as its role
-	b.S3.CreateBucket(ArchiveBucket, &s3stub.Retention{Mode: "GOVERNANCE", Days: ArchiveDays}, s3stub.Policy{Writer: router, Conditional: true, NoDeletes: true})
+	if opts.MotoS3 {
+		m, err := motos3.Start(ctx)
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		b.Moto = m
+		if err := m.CreateArchive(ctx, ArchiveBucket, "GOVERNANCE", ArchiveDays); err != nil {
+			b.Close()
+			return nil, err
+		}
+	} else {
+		b.S3 = s3stub.Start()
+		b.S3.CreateBucket(ArchiveBucket, &s3stub.Retention{Mode: "GOVERNANCE", Days: ArchiveDays}, s3stub.Policy{Writer: router, Conditional: true, NoDeletes: true})
+	}
 	b.IAM.Create(sqsemu.Account, RedriveRoleName)
 	b.IAM.Create(sqsemu.Account, ForwarderRoleName) // the hub's rules deliver as it
 	readers := map[string]string{}                  // reader role -> the account allowed to assume it (the bus's)
@@ -131,11 +154,13 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 	b.STS = stsstub.Start(readers, sqsemu.Account)
 	b.STS.SetRoleIDs(b.IAM.IDOfARN)
 	b.STS.SetRoleNames(b.IAM.Name)
+	b.STS.Allow(RedriveRoleARN, sqsemu.Account, true)
+	b.STS.RequireSourceIdentity(RedriveRoleARN)
 	sdkEnv := map[string]string{
 		"AWS_ENDPOINT_URL_SQS": b.SQS.URL, "AWS_ENDPOINT_URL_EC2": b.EC2.URL, "AWS_REGION": sqsemu.Region,
 		"AWS_ACCESS_KEY_ID": caller.SessionKey(sqsemu.Account, router, "router"), "AWS_SECRET_ACCESS_KEY": "test", "AWS_EC2_METADATA_DISABLED": "true",
 		"AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull, "AWS_PROFILE": "",
-		"AWS_SESSION_TOKEN": "stub", "AWS_MAX_ATTEMPTS": "1", "AWS_ENDPOINT_URL_IAM": b.IAM.URL, "AWS_ENDPOINT_URL_S3": b.S3.URL,
+		"AWS_SESSION_TOKEN": "stub", "AWS_MAX_ATTEMPTS": "1", "AWS_ENDPOINT_URL_IAM": b.IAM.URL, "AWS_ENDPOINT_URL_S3": b.S3URL(),
 	}
 	if opts.Seal != nil {
 		sdkEnv["AWS_ENDPOINT_URL_KMS"] = opts.Seal.URL
@@ -157,7 +182,8 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		{DeadLetterQueue, &b.DLQ, `{"redrivePermission":"byQueue","sourceQueueArns":["arn:aws:sqs:` + sqsemu.Region + `:` + sqsemu.Account + `:` + CentralQueue + `"]}`},
 		{QuarantineQueue, &b.Quarantine, `{"redrivePermission":"denyAll"}`},
 	} {
-		if *q.url, err = b.SQS.CreateQueue(ctx, q.name, map[string]string{"RedriveAllowPolicy": q.allow}); err != nil {
+		// Every queue of the bus takes SQS's largest message, as the stack declares it.
+		if *q.url, err = b.SQS.CreateQueue(ctx, q.name, map[string]string{"RedriveAllowPolicy": q.allow, "MaximumMessageSize": maxMessage}); err != nil {
 			b.Close()
 			return nil, err
 		}
@@ -176,14 +202,14 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		b.Settings.OrganizationID, b.Settings.ReaderRoleName = opts.Organization, ReaderRoleName
 	}
 	for _, c := range opts.Clusters {
-		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
+		if _, err := b.SQS.CreateQueue(ctx, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300", "MaximumMessageSize": maxMessage}); err != nil {
 			b.Close()
 			return nil, err
 		}
 	}
 	for m, clusters := range opts.Members {
 		for _, c := range clusters {
-			if _, err := b.SQS.CreateQueueIn(ctx, m, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300"}); err != nil {
+			if _, err := b.SQS.CreateQueueIn(ctx, m, QueueOf(c), map[string]string{"MessageRetentionPeriod": "300", "MaximumMessageSize": maxMessage}); err != nil {
 				b.Close()
 				return nil, err
 			}
@@ -224,7 +250,12 @@ func (b *Bus) Close() {
 	}
 	b.EC2.Close()
 	b.IAM.Close()
-	b.S3.Close()
+	if b.S3 != nil {
+		b.S3.Close()
+	}
+	if b.Moto != nil {
+		b.Moto.Close()
+	}
 	if b.STS != nil {
 		b.STS.Close()
 	}
@@ -244,6 +275,9 @@ const (
 	// RouterRoleName is the router's role: the one principal the seal key lets sign and the archive lets write.
 	RouterRoleName = NamePrefix + "-router-" + sqsemu.Region
 	RouterRoleARN  = "arn:aws:iam::" + sqsemu.Account + ":role/" + RouterRoleName
+	// RedriveRoleARN is the redrive role, which an operator of the bus's account (a principal of redrive.principals)
+	// assumes only with a source identity, as its trust requires.
+	RedriveRoleARN = "arn:aws:iam::" + sqsemu.Account + ":role/" + RedriveRoleName
 )
 
 // ReaderRole is the reader role of member account m.
@@ -514,3 +548,35 @@ func setenv(vars map[string]string) func() {
 		}
 	}
 }
+
+// S3URL is the endpoint of the S3 that holds the archive.
+func (b *Bus) S3URL() string {
+	if b.Moto != nil {
+		return b.Moto.URL
+	}
+	return b.S3.URL
+}
+
+// ArchiveKeys are the keys of the archive's objects, sorted, whichever S3 holds it.
+func (b *Bus) ArchiveKeys(ctx context.Context) ([]string, error) {
+	if b.Moto != nil {
+		return b.Moto.Keys(ctx, ArchiveBucket)
+	}
+	return b.S3.Keys(ArchiveBucket), nil
+}
+
+// ArchiveObject is the latest version of the archive's key, whichever S3 holds it.
+func (b *Bus) ArchiveObject(ctx context.Context, key string) ([]byte, error) {
+	if b.Moto == nil {
+		return b.S3.Object(ArchiveBucket, key), nil
+	}
+	out, err := b.Moto.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(ArchiveBucket), Key: aws.String(key)})
+	if err != nil {
+		return nil, err
+	}
+	defer out.Body.Close()
+	return io.ReadAll(out.Body)
+}
+
+// maxMessage is every queue's MaximumMessageSize, as the stack declares it (contract.MaxMessageBytes).
+var maxMessage = strconv.Itoa(contract.MaxMessageBytes)

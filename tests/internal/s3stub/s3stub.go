@@ -1,6 +1,6 @@
 // Package s3stub stands in for what the bus asks of S3, on loopback, where no emulator of its Object Lock exists to
 // use: PutObject (conditional, with Object Lock's default retention and its checksum requirement), GetObject,
-// ListObjectsV2 and DeleteObject (a version, or a delete marker), path-style, as the AWS SDK for Go sends them to an
+// ListObjectsV2, DeleteObject (a version, or a delete marker) and ListBuckets (by prefix), path-style, as the AWS SDK for Go sends them to an
 // endpoint that is an IP address. Each is shaped as the Amazon S3 API reference documents it; the bucket's policy is
 // the archive's (infra/component/bus.ArchivePolicy), enforced as S3 would evaluate it for these calls.
 //
@@ -21,12 +21,14 @@ package s3stub
 
 import (
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -181,6 +183,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	name, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if name == "" && r.Method == http.MethodGet {
+		s.calls["ListBuckets"]++
+		s.listBuckets(w, r)
+		return
+	}
 	b := s.buckets[name]
 	if b == nil {
 		fail(w, http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
@@ -272,7 +279,41 @@ func badDigest(h http.Header, body []byte) string {
 			return "The CRC32 you specified did not match the calculated checksum."
 		}
 	}
+	if c := h.Get("X-Amz-Checksum-Sha256"); c != "" {
+		sum := sha256.Sum256(body)
+		if base64.StdEncoding.EncodeToString(sum[:]) != c {
+			return "The SHA256 you specified did not match the calculated checksum."
+		}
+	}
 	return ""
+}
+
+type listAllMyBuckets struct {
+	XMLName xml.Name `xml:"ListAllMyBucketsResult"`
+	Buckets []struct {
+		Name         string `xml:"Name"`
+		CreationDate string `xml:"CreationDate"`
+	} `xml:"Buckets>Bucket"`
+	Prefix string `xml:"Prefix,omitempty"`
+}
+
+// listBuckets answers ListBuckets: every bucket whose name starts with the prefix asked, by name, in one page (S3 pages
+// by max-buckets, which the command does not set).
+func (s *Server) listBuckets(w http.ResponseWriter, r *http.Request) {
+	prefix := r.URL.Query().Get("prefix")
+	res := listAllMyBuckets{Prefix: prefix}
+	names := slices.Sorted(maps.Keys(s.buckets))
+	for _, n := range names {
+		if strings.HasPrefix(n, prefix) {
+			res.Buckets = append(res.Buckets, struct {
+				Name         string `xml:"Name"`
+				CreationDate string `xml:"CreationDate"`
+			}{n, "2026-11-27T00:00:00.000Z"})
+		}
+	}
+	w.Header().Set("Content-Type", "application/xml")
+	_, _ = fmt.Fprint(w, xml.Header)
+	_ = xml.NewEncoder(w).Encode(res)
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, b *bucket, key string) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal/caller"
@@ -199,5 +200,36 @@ func TestListObjectsV2(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "[refused/1 refused/2 refused/3]" || pages != 2 {
 		t.Errorf("listed %v in %d pages", got, pages)
+	}
+}
+
+// TestChecksumsAndBuckets: a put naming its algorithm (SHA-256, as the router's do) is taken, and one whose SHA-256
+// does not match its body is refused (BadDigest), as S3 does; ListBuckets answers the buckets of the prefix asked.
+func TestChecksumsAndBuckets(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.CreateBucket("kib-prod-archive-111111111111-eu-west-1", &Retention{Mode: "GOVERNANCE", Days: 1}, Policy{})
+	s.CreateBucket("kib-prod-archive-20261101000000000000000001", nil, Policy{})
+	s.CreateBucket("kib-prod-logs", nil, Policy{})
+	c := client(s, "", false)
+	ctx := context.Background()
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("kib-prod-archive-111111111111-eu-west-1"), Key: aws.String("k"),
+		Body: strings.NewReader("x"), ChecksumAlgorithm: s3types.ChecksumAlgorithmSha256}); err != nil {
+		t.Errorf("a put naming SHA-256: %v", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("kib-prod-archive-111111111111-eu-west-1"), Key: aws.String("j"),
+		Body: strings.NewReader("x"), ChecksumSHA256: aws.String("n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg=")}); code(err) != "BadDigest" {
+		t.Errorf("a SHA-256 of another body: %v, want BadDigest", err)
+	}
+	out, err := c.ListBuckets(ctx, &s3.ListBucketsInput{Prefix: aws.String("kib-prod-archive-")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range out.Buckets {
+		names = append(names, aws.ToString(b.Name))
+	}
+	if fmt.Sprint(names) != "[kib-prod-archive-111111111111-eu-west-1 kib-prod-archive-20261101000000000000000001]" {
+		t.Errorf("ListBuckets by prefix: %v", names)
 	}
 }

@@ -215,10 +215,13 @@ func (s *Server) CreateQueueIn(ctx context.Context, account, name string, attrs 
 type request struct {
 	// Attributes are CreateQueue's and SetQueueAttributes'.
 	Attributes map[string]string `json:"Attributes"`
-	QueueURL   string            `json:"QueueUrl"`
-	QueueName  string            `json:"QueueName"`
-	Owner      string            `json:"QueueOwnerAWSAccountId"`
-	Entries    []json.RawMessage `json:"Entries"`
+	// MessageBody and MessageAttributes are SendMessage's.
+	MessageBody       string                      `json:"MessageBody"`
+	MessageAttributes map[string]messageAttribute `json:"MessageAttributes"`
+	QueueURL          string                      `json:"QueueUrl"`
+	QueueName         string                      `json:"QueueName"`
+	Owner             string                      `json:"QueueOwnerAWSAccountId"`
+	Entries           []json.RawMessage           `json:"Entries"`
 	// VisibilityTimeout is ChangeMessageVisibility's.
 	VisibilityTimeout int `json:"VisibilityTimeout"`
 }
@@ -316,6 +319,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			writeErrorMessage(w, http.StatusBadRequest, "InvalidParameterValue", why)
 			return
 		}
+		tooLong, code, why := s.sizes(action, req)
+		if code != "" {
+			writeErrorMessage(w, http.StatusBadRequest, code, why)
+			return
+		}
 		if _, ok := req.Attributes["RedriveAllowPolicy"]; ok {
 			// goaws refuses the attribute it does not know: the middleware keeps it (redrive) instead.
 			var m map[string]any
@@ -331,9 +339,25 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			var e struct{ Id string }
 			_ = json.Unmarshal(req.Entries[i], &e)
 			failedID = e.Id
+			tooLong = append(tooLong, i)
+		}
+		var failed []failure
+		if len(tooLong) > 0 {
 			var m map[string]json.RawMessage
 			_ = json.Unmarshal(body, &m)
-			m["Entries"], _ = json.Marshal(append(append([]json.RawMessage{}, req.Entries[:i]...), req.Entries[i+1:]...))
+			var keep []json.RawMessage
+			for i, e := range req.Entries {
+				if !slices.Contains(tooLong, i) {
+					keep = append(keep, e)
+					continue
+				}
+				var x struct{ Id string }
+				_ = json.Unmarshal(e, &x)
+				if x.Id != failedID {
+					failed = append(failed, failure{ID: x.Id, Code: "InvalidParameterValue", Message: why, SenderFault: true})
+				}
+			}
+			m["Entries"], _ = json.Marshal(nonNil(keep))
 			body, _ = json.Marshal(m)
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -343,7 +367,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		out := s.outerURLs(rec.Body.Bytes())
 		switch {
 		case action == "SendMessageBatch" && rec.Code == http.StatusOK:
-			out = repairBatchResult(out, failedID)
+			out = repairBatchResult(out, failedID, failed)
 			s.stampSenders(out, caller.Sender(r))
 		case action == "SendMessage" && rec.Code == http.StatusOK:
 			s.stampSenders(out, caller.Sender(r))
@@ -418,8 +442,8 @@ func (s *Server) countReceives(body []byte) []byte {
 }
 
 // repairBatchResult renames goaws's entry lists to the names of the SQS JSON protocol and adds failedID, if
-// any, to Failed.
-func repairBatchResult(body []byte, failedID string) []byte {
+// any, and the entries refused (failed) to Failed.
+func repairBatchResult(body []byte, failedID string, failed []failure) []byte {
 	var in struct {
 		Successful []json.RawMessage `json:"SendMessageBatchResultEntry"`
 		Failed     []json.RawMessage `json:"BatchResultErrorEntry"`
@@ -428,7 +452,10 @@ func repairBatchResult(body []byte, failedID string) []byte {
 		return body
 	}
 	if failedID != "" {
-		e, _ := json.Marshal(map[string]any{"Id": failedID, "Code": "InternalError", "Message": "injected", "SenderFault": false})
+		failed = append(failed, failure{ID: failedID, Code: "InternalError", Message: "injected"})
+	}
+	for _, f := range failed {
+		e, _ := json.Marshal(f)
 		in.Failed = append(in.Failed, e)
 	}
 	out, _ := json.Marshal(map[string]any{"Successful": nonNil(in.Successful), "Failed": nonNil(in.Failed)})
@@ -507,4 +534,78 @@ func writeError(w http.ResponseWriter, status int, code string) {
 	w.Header().Set("x-amzn-query-error", code+";"+map[bool]string{true: "Sender", false: "Receiver"}[status < 500])
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"__type": "com.amazonaws.sqs#" + code, "message": "injected fault"})
+}
+
+// messageAttribute is one message attribute as the JSON protocol carries it.
+type messageAttribute struct {
+	DataType    string `json:"DataType"`
+	StringValue string `json:"StringValue"`
+	BinaryValue []byte `json:"BinaryValue"`
+}
+
+// failure is an entry of a batch's Failed list.
+type failure struct {
+	ID          string `json:"Id"`
+	Code        string `json:"Code"`
+	Message     string `json:"Message"`
+	SenderFault bool   `json:"SenderFault"`
+}
+
+// maxBatchBytes is the most all the messages of a batch may hold together ("SendMessageBatch": "The maximum allowed
+// individual message size and the maximum total payload size (the sum of the individual lengths of all of the
+// batched messages) are both 1 MiB", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SendMessageBatch.html).
+const maxBatchBytes = 1 << 20
+
+// messageSize is what SQS counts of a message against its queue's MaximumMessageSize: its body, and each attribute's
+// name, data type and value ("Amazon SQS message attributes": they count toward the message's size). goaws counts
+// the body alone.
+func messageSize(body string, attrs map[string]messageAttribute) int {
+	n := len(body)
+	for k, v := range attrs {
+		n += len(k) + len(v.DataType) + len(v.StringValue) + len(v.BinaryValue)
+	}
+	return n
+}
+
+// sizes enforces what SQS enforces of a message's size where goaws does not: a SendMessage over its queue's
+// MaximumMessageSize, body and attributes together, is refused (code and why); so is a batch over 1 MiB in all
+// (BatchRequestTooLong); a batch's entry over the queue's size fails alone (its index in tooLong, why it fails).
+func (s *Server) sizes(action string, req request) (tooLong []int, code, why string) {
+	if action != "SendMessage" && action != "SendMessageBatch" {
+		return nil, "", ""
+	}
+	most := 1 << 20
+	if u, err := url.Parse(req.QueueURL); err == nil {
+		if p := strings.Split(strings.Trim(u.Path, "/"), "/"); len(p) == 2 {
+			models.SyncQueues.RLock()
+			if q, ok := models.SyncQueues.Queues[s.inner(p[0], p[1])]; ok && q.MaximumMessageSize > 0 {
+				most = q.MaximumMessageSize
+			}
+			models.SyncQueues.RUnlock()
+		}
+	}
+	why = fmt.Sprintf("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", most)
+	if action == "SendMessage" {
+		if messageSize(req.MessageBody, req.MessageAttributes) > most {
+			return nil, "InvalidParameterValue", why
+		}
+		return nil, "", ""
+	}
+	total := 0
+	for i, raw := range req.Entries {
+		var e struct {
+			MessageBody       string                      `json:"MessageBody"`
+			MessageAttributes map[string]messageAttribute `json:"MessageAttributes"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		n := messageSize(e.MessageBody, e.MessageAttributes)
+		total += n
+		if n > most {
+			tooLong = append(tooLong, i)
+		}
+	}
+	if total > maxBatchBytes {
+		return nil, "BatchRequestTooLong", fmt.Sprintf("Batch requests cannot be longer than %d bytes. You have sent %d bytes.", maxBatchBytes, total)
+	}
+	return tooLong, "", why
 }

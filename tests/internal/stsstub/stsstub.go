@@ -4,8 +4,9 @@
 // ID when RoleID is set), valid for an hour, and counts the calls per role.
 //
 // What STS does that the stub does not: it evaluates the role's trust policy and the caller's identity policy
-// (the stub only checks the caller is the one account allowed to assume each role: the IAM matrix judges the
-// policies), signs and checks requests, and enforces session duration and name rules.
+// (the stub only checks the caller is the one account allowed to assume each role, and that a session of a role whose
+// trust requires one has a source identity: the IAM matrix judges the policies), signs and checks requests, and enforces
+// session duration and name rules.
 package stsstub
 
 import (
@@ -34,6 +35,26 @@ type Server struct {
 	calls   map[string]int    // role ARN -> AssumeRole calls
 	roleID  func(roleARN string) string
 	name    func(account, roleID string) string
+	// sourceIdentity are the roles whose trust requires a source identity (RequireSourceIdentity); identities, the
+	// source identity each session was opened with, by its access key.
+	sourceIdentity map[string]bool
+	identities     map[string]string
+}
+
+// RequireSourceIdentity makes role's AssumeRole refuse a request without SourceIdentity, as a trust policy conditioned
+// on sts:SourceIdentity does ("Monitor and control actions taken with assumed roles": AccessDenied).
+func (s *Server) RequireSourceIdentity(role string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sourceIdentity[role] = true
+}
+
+// SourceIdentity is the source identity the session of access key key was opened with ("" none), as CloudTrail records
+// it on every call of the session.
+func (s *Server) SourceIdentity(key string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.identities[key]
 }
 
 // SetRoleNames makes GetCallerIdentity name a session's role as name answers it (the IAM stub's Name).
@@ -53,7 +74,7 @@ func (s *Server) SetRoleIDs(id func(roleARN string) string) {
 // Start serves AssumeRole of each role of roles (role ARN -> the caller account allowed to assume it); the
 // caller's account is that of its access key (caller.Account), def when the key names none.
 func Start(roles map[string]string, def string) *Server {
-	s := &Server{allowed: roles, fail: map[string]int{}, calls: map[string]int{}}
+	s := &Server{allowed: roles, fail: map[string]int{}, calls: map[string]int{}, sourceIdentity: map[string]bool{}, identities: map[string]string{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, def) }))
 	s.URL = s.srv.URL
 	return s
@@ -128,7 +149,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	if !ok {
 		return
 	}
-	role, session := form.Get("RoleArn"), form.Get("RoleSessionName")
+	role, session, si := form.Get("RoleArn"), form.Get("RoleSessionName"), form.Get("SourceIdentity")
 	from := caller.Account(r, def)
 	s.mu.Lock()
 	s.calls[role]++
@@ -141,13 +162,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	if failing {
 		s.fail[role]--
 	}
+	needsIdentity := s.sourceIdentity[role]
 	s.mu.Unlock()
 	switch {
 	case failing:
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailable", "injected")
 		return
-	case !known || allowed != from || session == "":
+	case !known || allowed != from || session == "" || needsIdentity && si == "":
 		writeError(w, http.StatusForbidden, "AccessDenied", fmt.Sprintf("User in %s is not authorized to perform sts:AssumeRole on resource %s", from, role))
+		return
+	case strings.HasPrefix(strings.ToLower(si), "aws:"):
+		// "You cannot use a value that begins with the text aws:" (AssumeRole, SourceIdentity).
+		writeError(w, http.StatusBadRequest, "ValidationError", "SourceIdentity must not begin with aws:")
 		return
 	}
 	account := contract.AccountOfRole(role)
@@ -156,6 +182,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, def string) {
 	resp.Result.Credentials = credentials{
 		AccessKeyID: caller.SessionKey(account, roleID, session), SecretAccessKey: "stub", SessionToken: "stub-" + session,
 		Expiration: time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+	}
+	if si != "" {
+		s.mu.Lock()
+		s.identities[resp.Result.Credentials.AccessKeyID] = si
+		s.mu.Unlock()
 	}
 	resp.Result.AssumedRoleUser.Arn = "arn:aws:sts::" + account + ":assumed-role/" + role[strings.LastIndex(role, "/")+1:] + "/" + session
 	resp.Result.AssumedRoleUser.AssumedRoleID = roleID + ":" + session
