@@ -411,6 +411,11 @@ func awsID(typ, name string, inputs resource.PropertyMap) string {
 		return cmp.Or(str("groupName"), "default") + "/" + name
 	case "kubernetes:helm.sh/v3:Release":
 		return cmp.Or(str("namespace"), "default") + "/" + name
+	case "aws:s3/bucketVersioningV2:BucketVersioningV2", "aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2",
+		"aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
+		"aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "aws:s3/bucketPolicy:BucketPolicy":
+		// A bucket's settings are named by their bucket, as the provider imports them.
+		return cmp.Or(str("bucket"), name)
 	}
 	return name
 }

@@ -460,7 +460,9 @@ func TestProgramLifeCycle(t *testing.T) {
 		none(t, "the preview after creating the role", steps)
 	})
 
+	var archiveBefore string
 	t.Run("destroy leaves nothing in the stand-ins but what the program retains", func(t *testing.T) {
+		archiveBefore = archives(t, e)[0]
 		var out bytes.Buffer
 		if _, err := s.stack.Destroy(context.Background(), optdestroy.ProgressStreams(&out)); err != nil {
 			t.Fatalf("destroy: %v\n%s", err, out.String())
@@ -513,9 +515,13 @@ func TestProgramLifeCycle(t *testing.T) {
 		alphaTold, epsilonTold := told(alpha), told(epsilon)
 		delete(alphaTold, "account")
 		s.configure(keys([]any{alphaTold, beta, delta, epsilonTold}, more))
+		imported := map[string]bool{}
 		for _, st := range s.up() {
 			if st.Op != apitype.OpCreate && st.Op != apitype.OpImport {
 				t.Errorf("deploying again: %s", st)
+			}
+			if st.Op == apitype.OpImport {
+				imported[urnType(st.URN)] = true
 			}
 		}
 		steps, err := s.preview()
@@ -523,7 +529,35 @@ func TestProgramLifeCycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		none(t, "the preview after deploying again", steps)
+		// One archive for the life of the bus: the one the first deployment made, adopted with what protects it, its
+		// records (before the destroy and after) in one bucket.
+		if got := archives(t, e); len(got) != 1 || got[0] != archiveBefore {
+			t.Errorf("the stand-ins hold the archives %v after deploying again, want the one of before, %s", got, archiveBefore)
+		}
+		for _, typ := range []string{"aws:s3/bucketV2:BucketV2", "aws:s3/bucketVersioningV2:BucketVersioningV2",
+			"aws:s3/bucketObjectLockConfigurationV2:BucketObjectLockConfigurationV2", "aws:s3/bucketPolicy:BucketPolicy",
+			"aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2", "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"} {
+			if !imported[typ] {
+				t.Errorf("deploying again did not adopt the archive's %s", typ)
+			}
+		}
+		if out, err := s.stack.Outputs(context.Background()); err != nil || out["archiveBucket"].Value != archiveBefore {
+			t.Errorf("output archiveBucket = %v (%v), want %s", out["archiveBucket"].Value, err, archiveBefore)
+		}
 	})
+}
+
+// archives are the buckets the stand-ins hold, by name.
+func archives(t *testing.T, e *env) []string {
+	t.Helper()
+	var out []string
+	for _, r := range e.Records(t) {
+		if r.Type == "aws:s3/bucketV2:BucketV2" {
+			out = append(out, r.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // spotRoles are the accounts where the stand-ins hold a Spot service-linked role the stack created.
