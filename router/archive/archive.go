@@ -206,8 +206,11 @@ func (a *Archive) Claim(ctx context.Context, d Delivery) (*Delivery, error) {
 	}
 	defer out.Body.Close()
 	var before Delivery
-	if err := json.NewDecoder(out.Body).Decode(&before); err != nil || before.Format != DeliveryFormat {
-		return nil, fmt.Errorf("s3://%s/%s is no delivery of this ledger (%s): %v", a.bucket, key, DeliveryFormat, err)
+	if err := json.NewDecoder(out.Body).Decode(&before); err != nil {
+		return nil, fmt.Errorf("s3://%s/%s is no delivery of this ledger (%s): %w", a.bucket, key, DeliveryFormat, err)
+	}
+	if before.Format != DeliveryFormat {
+		return nil, fmt.Errorf("s3://%s/%s is no delivery of this ledger (%s): its format is %q", a.bucket, key, DeliveryFormat, before.Format)
 	}
 	return &before, nil
 }
