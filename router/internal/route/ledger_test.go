@@ -109,6 +109,16 @@ func TestASealedRecordIsDeliveredOnce(t *testing.T) {
 		t.Errorf("the kept replay sent back: beta %d, kept %+v (%v)", beta(), q.kept[len(q.kept)-1], err)
 	}
 
+	// A seal copied onto a message the redrive role did not send claims nothing: its sender is judged as it stands (A's
+	// forwarder, genuine), and the record it carries is not sent back.
+	calls := h.ledger.calls
+	rec = record(a, idAFwd+":s", now, attrs)
+	rec.MessageId = "c5"
+	if resp, err := h.r.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec}}); err != nil || len(resp.BatchItemFailures) != 0 ||
+		beta() != 3 || h.ledger.calls != calls {
+		t.Errorf("a forwarder's message carrying a seal: beta %d, %d claims more (%v); want it delivered, nothing claimed", beta(), h.ledger.calls-calls, err)
+	}
+
 	// The ledger cannot say: retried, not delivered; nor without a ledger.
 	other := spotIn(memberA, instance(5))
 	h.sqs.byURL = nil
@@ -119,5 +129,28 @@ func TestASealedRecordIsDeliveredOnce(t *testing.T) {
 		if err != nil || len(resp.BatchItemFailures) != 1 || beta() != 0 {
 			t.Errorf("ledger %v: retried %v, beta received %d; want it retried", l, failedIDs(resp), beta())
 		}
+	}
+}
+
+// TestObservedUnsealedMessagesClaimNothing: in observe mode what the redrive role sends unsealed is let through (and
+// logged), and claims nothing in the ledger: only a sealed record's delivery is recorded.
+func TestObservedUnsealedMessagesClaimNothing(t *testing.T) {
+	born := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h, _ := judgedHarness(t, born, born)
+	h.r.observe = true
+	now := h.r.now()
+	in := events.SQSEvent{}
+	for i, id := range []int{2, 2} {
+		body := spotIn(memberA, instance(id))
+		r := record(body, idRedrive+":op", now, map[string]string{contract.AttrFirstSender: idAFwd + ":s", contract.AttrReason: string(contract.ReasonUnknownAccount)})
+		r.MessageId = fmt.Sprint("u", i)
+		in.Records = append(in.Records, r)
+	}
+	resp, err := h.r.Handle(context.Background(), in)
+	if err != nil || len(resp.BatchItemFailures) != 0 || h.ledger.calls != 0 {
+		t.Errorf("retried %v, %d claims (%v); want both let through, nothing claimed", failedIDs(resp), h.ledger.calls, err)
+	}
+	if got := h.sqs.byURL["https://sqs/"+memberA+"/"+queuename.For(qprefix, "beta")]; len(got) != 2 {
+		t.Errorf("beta received %d, want both observed messages", len(got))
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/intake"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/owner"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 )
 
 // is reports whether o is the outcome of verdict v and reason r whose error says want ("" anything).
@@ -184,6 +185,10 @@ func TestKeptOutcome(t *testing.T) {
 	}
 	if o := keptOutcome(forged, errors.New("SQS unavailable")); !is(o, retried, "", "refused as forged_sender (sender X may not speak for it), and SQS unavailable") {
 		t.Errorf("not kept: %+v, want retried, saying both why it was refused and why it was not kept", o)
+	}
+	if o := keptOutcome(forged, fmt.Errorf("keeping: %w", quarantine.ErrArchivedOnly)); !is(o, quarantined, contract.ReasonForgedSender, "kept in the archive only") ||
+		!errors.Is(o.err, forged.err) {
+		t.Errorf("kept in the archive only: %+v, want quarantined, saying both why and where", o)
 	}
 }
 
