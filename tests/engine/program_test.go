@@ -550,23 +550,22 @@ func TestProgramLifeCycle(t *testing.T) {
 // archives are the buckets the stand-ins hold, by name.
 func archives(t *testing.T, e *env) []string {
 	t.Helper()
-	var out []string
-	for _, r := range e.Records(t) {
-		if r.Type == "aws:s3/bucketV2:BucketV2" {
-			out = append(out, r.ID)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return held(t, e, "aws:s3/bucketV2:BucketV2", func(r standin.Record) string { return r.ID })
 }
 
 // spotRoles are the accounts where the stand-ins hold a Spot service-linked role the stack created.
 func spotRoles(t *testing.T, e *env) []string {
 	t.Helper()
+	return held(t, e, "aws:iam/serviceLinkedRole:ServiceLinkedRole", func(r standin.Record) string { return r.Account })
+}
+
+// held is what of names of each resource of type typ the stand-ins hold, sorted.
+func held(t *testing.T, e *env, typ string, of func(standin.Record) string) []string {
+	t.Helper()
 	var out []string
 	for _, r := range e.Records(t) {
-		if r.Type == "aws:iam/serviceLinkedRole:ServiceLinkedRole" {
-			out = append(out, r.Account)
+		if r.Type == typ {
+			out = append(out, of(r))
 		}
 	}
 	slices.Sort(out)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
 
 // TestTheArchivePolicy: every statement of the archive's policy, whole: who it denies, what, where and on what
@@ -20,11 +21,17 @@ func TestTheArchivePolicy(t *testing.T) {
 		"NothingExpires Deny * [s3:PutLifecycleConfiguration] [" + bucket + "] map[]",
 		"DenyInsecureTransport Deny * [s3:*] [" + bucket + " " + bucket + "/*] map[Bool:map[aws:SecureTransport:false]]",
 	}
-	got := ArchivePolicy(bucket, router).Statement
-	if len(got) != len(want) {
-		t.Fatalf("%d statements, want %d: %+v", len(got), len(want), got)
+	wholly(t, ArchivePolicy(bucket, router), want)
+}
+
+// wholly checks each statement of d against its line in want: its Sid, effect, principal, actions, resources and
+// condition.
+func wholly(t *testing.T, d policy.Document, want []string) {
+	t.Helper()
+	if len(d.Statement) != len(want) {
+		t.Fatalf("%d statements, want %d: %+v", len(d.Statement), len(want), d.Statement)
 	}
-	for i, s := range got {
+	for i, s := range d.Statement {
 		if line := fmt.Sprint(s.Sid, " ", s.Effect, " ", s.Principal, " ", s.Action, " ", s.Resource, " ", s.Condition); line != want[i] {
 			t.Errorf("statement %d:\n got %s\nwant %s", i, line, want[i])
 		}
@@ -46,13 +53,5 @@ func TestTheSealKeyPolicy(t *testing.T) {
 		"TheRouterSeals Allow " + root + " [kms:Sign] [*] map[ArnEquals:map[aws:PrincipalArn:" + router + "]]",
 		"OnlyTheRouterSeals Deny * [kms:Sign] [*] map[ArnNotEquals:map[aws:PrincipalArn:" + router + "]]",
 	}
-	got := SealKeyPolicy(env, router).Statement
-	if len(got) != len(want) {
-		t.Fatalf("%d statements, want %d: %+v", len(got), len(want), got)
-	}
-	for i, s := range got {
-		if line := fmt.Sprint(s.Sid, " ", s.Effect, " ", s.Principal, " ", s.Action, " ", s.Resource, " ", s.Condition); line != want[i] {
-			t.Errorf("statement %d:\n got %s\nwant %s", i, line, want[i])
-		}
-	}
+	wholly(t, SealKeyPolicy(env, router), want)
 }
