@@ -209,3 +209,37 @@ func TestEveryArchiveOfTheBusIsListed(t *testing.T) {
 		t.Errorf("%d records listed, want 4:\n%s", lines, w.String())
 	}
 }
+
+// TestOneArchiveIsListedAsOne: an archive alone is named as one, a record's error is cut past 120 bytes alone, and with
+// every seal verified the listing says nothing of seals that do not.
+func TestOneArchiveIsListedAsOne(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	const keyARN = "arn:aws:kms:eu-west-1:111111111111:key/k-1"
+	pemKey, _ := sealing.PEM(&key.PublicKey)
+	objects := map[string][]byte{archive.PublicKeyKey(keyARN): pemKey}
+	for id, why := range map[string]string{"cut": strings.Repeat("e", 121), "whole": strings.Repeat("s", 120)} {
+		body := `{"id":"` + id + `","account":"222222222222"}`
+		e := archive.Entry{Format: archive.Format, Refused: id, EventID: id, Body: body, SealKey: keyARN, Error: why,
+			Record: sealing.Record{BodySHA256: sealing.BodyDigest(body), Account: "222222222222", Reason: "forged_sender", MessageID: id}}
+		sig, _ := ecdsa.SignASN1(rand.Reader, key, e.Record.Digest())
+		e.Seal = base64.StdEncoding.EncodeToString(sig)
+		objects["refused/2026/11/27/"+id+".forged_sender.json"], _ = json.Marshal(e)
+	}
+	out := outputs
+	out.ArchiveBucket = mainBucket
+	var w bytes.Buffer
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: fakeArchive{objects: objects}}, out, Options{From: Archive}, &w); err != nil {
+		t.Fatal(err)
+	}
+	got := w.String()
+	if !strings.Contains(got, "2 records in the archive s3://"+mainBucket+", 2 selected") {
+		t.Errorf("one archive is not named as one:\n%s", got)
+	}
+	if !strings.Contains(got, strings.Repeat("e", 120)+"…") || strings.Contains(got, strings.Repeat("e", 121)) ||
+		!strings.Contains(got, strings.Repeat("s", 120)+"\n") {
+		t.Errorf("the listing does not cut the 121-byte error alone:\n%s", got)
+	}
+	if strings.Contains(got, "does not verify") {
+		t.Errorf("every seal verifies, yet the listing speaks of one that does not:\n%s", got)
+	}
+}

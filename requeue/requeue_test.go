@@ -94,13 +94,14 @@ func (f *fakeSQS) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessa
 }
 
 // GetQueueAttributes counts, as ApproximateNumberOfMessagesNotVisible, what was given and neither deleted nor
-// released yet, and the hidden ones.
+// released yet, and the hidden ones; as ApproximateNumberOfMessages, what the queue holds.
 func (f *fakeSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
 	n := f.hidden
 	if q := aws.ToString(in.QueueUrl); f.given[q] {
 		n += len(f.queues[q]) - len(f.deleted) - len(f.released)
 	}
-	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessagesNotVisible": strconv.Itoa(n)}}, nil
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"ApproximateNumberOfMessagesNotVisible": strconv.Itoa(n),
+		"ApproximateNumberOfMessages": strconv.Itoa(len(f.queues[aws.ToString(in.QueueUrl)]))}}, nil
 }
 
 // whoami answers GetCallerIdentity as the session of arn, whose role's unique ID is roleID; it refuses AssumeRole.
@@ -341,8 +342,8 @@ func TestTheDLQIsSentBackThroughTheRouter(t *testing.T) {
 	if aws.ToString(a[contract.AttrIntake].StringValue) != contract.IntakeDLQ || aws.ToString(a[contract.AttrVouchedBy].StringValue) != operatorARN {
 		t.Errorf("the request carries %v, want kib-intake dlq and who asked", a)
 	}
-	if !strings.Contains(w.String(), "REASON=dead_lettered SEND=1") {
-		t.Errorf("it does not say how to send them back:\n%s", w.String())
+	if !strings.Contains(w.String(), "REASON=dead_lettered SEND=1") || !strings.Contains(w.String(), "dead-letter queue's about 1 messages") {
+		t.Errorf("it does not say how many it asked for, and how to send them back:\n%s", w.String())
 	}
 	f = newSQS(dlq)
 	f.refuse[`{"intake":"dlq"}`] = true
@@ -476,7 +477,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 		strings.Contains(out, strings.Repeat("s", 120)+"…") {
 		t.Errorf("the listing does not cut the 121-byte error alone:\n%s", out)
 	}
-	for _, absent := range []string{"kept as evidence", "unattributable: sent back only", "needs"} {
+	for _, absent := range []string{"kept as evidence", "unattributable: sent back only", "needs", "whose seal does not verify"} {
 		if strings.Contains(out, absent) {
 			t.Errorf("the listing says %q with nothing of it:\n%s", absent, out)
 		}

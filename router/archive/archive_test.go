@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
@@ -168,5 +169,25 @@ func TestALedgerEntryIsWrittenOnce(t *testing.T) {
 	f.objects[key] = `{"format":"something else"}`
 	if _, err := a.Claim(ctx, first); err == nil || !strings.Contains(err.Error(), "no delivery") {
 		t.Errorf("what is no delivery: %v, want an error", err)
+	}
+}
+
+// TestStatusOf: an S3 error's HTTP status, from its response, or 412 from the error code an S3-compatible store (or an
+// SDK middleware) answers without one; 0 for no error or another.
+func TestStatusOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"none", nil, 0},
+		{"a response", &smithyhttp.ResponseError{Response: &smithyhttp.Response{Response: &http.Response{StatusCode: http.StatusConflict}}, Err: errors.New("x")}, http.StatusConflict},
+		{"precondition failed by its code", &smithy.GenericAPIError{Code: "PreconditionFailed"}, http.StatusPreconditionFailed},
+		{"another code", &smithy.GenericAPIError{Code: "AccessDenied"}, 0},
+		{"no S3 error", errors.New("dial tcp: refused"), 0},
+	} {
+		if got := statusOf(tc.err); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
