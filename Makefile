@@ -18,7 +18,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: version release-check release-sdk release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: version release-check release-sdk release-python release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -171,8 +171,12 @@ $(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-l
 $(MERMAID): docgen/mermaid/package.json docgen/mermaid/package-lock.json
 	cd docgen/mermaid && npm ci --no-audit --no-fund
 
+## test-workflows: the GitHub workflows checked by actionlint, and by tests/workflows for what it cannot see: every
+## job that runs the upgrade test checks out the history it reads; the release publishes after the whole CI, the
+## binaries first, each SDK in its own re-runnable job
 test-workflows:
 	$(TOOL) actionlint -color=false .github/workflows/*.yml
+	cd tests && $(TEST) ./workflows
 
 ## mutate: mutation testing with gremlins (pinned by tools/mutate/go.mod) on the packages a change touches: every
 ## package with a Go source file changed since BASE (default HEAD~1; the working tree's changes included), or those
@@ -200,13 +204,25 @@ release-check:
 	@$(MAKE) --no-print-directory release-sdk PACKAGE_VERSION=v$(VERSION)-snapshot
 	@ls -l dist/*.tar.gz dist/checksums.txt build/release-sdk/
 
-# release-sdk: the generated SDKs at PACKAGE_VERSION, packed: the TypeScript one compiled and packed as npm publishes
-# it, the Python one as a source archive.
+# release-sdk: what the release attaches and publishes of the package, at PACKAGE_VERSION, in build/release-sdk: the
+# schema at the version; the TypeScript SDK generated as npm publishes it (-publish: no postinstall, no compiler among
+# its dependencies), compiled, its package.json beside the JavaScript, packed from there as pulumi-eks packs
+# @pulumi/eks (an install with scripts off works, docs/package.md); the Python SDK's source as an archive.
 release-sdk: package
-	rm -rf build/release-sdk && mkdir -p build/release-sdk
-	ln -sfn $(CURDIR)/examples/typecheck/node_modules build/sdk/nodejs/node_modules
-	cd build/sdk/nodejs && ./node_modules/.bin/tsc -p . && rm node_modules && npm pack --pack-destination $(CURDIR)/build/release-sdk
-	tar -C build/sdk -czf build/release-sdk/sdk-python-$(PACKAGE_VERSION).tar.gz python
+	rm -rf build/release-sdk build/sdk-publish && mkdir -p build/release-sdk
+	cd sdkgen && $(GO) run . -schema ../provider/schema.json -out ../build/sdk-publish -publish -version $(PACKAGE_VERSION) \
+	  -schema-out ../build/release-sdk/schema.json
+	ln -sfn $(CURDIR)/examples/typecheck/node_modules build/sdk-publish/nodejs/node_modules
+	cd build/sdk-publish/nodejs && ./node_modules/.bin/tsc -p . && rm node_modules && cp package.json README.md bin/ && \
+	  npm pack ./bin --pack-destination $(CURDIR)/build/release-sdk
+	tar -C build/sdk-publish -czf build/release-sdk/sdk-python-$(PACKAGE_VERSION).tar.gz python
+
+# release-python: the Python SDK of release-sdk built as PyPI takes it (a wheel, in build/release-python), by pip with
+# the build backend its pyproject.toml names, downloaded from PyPI (release.yml; no PyPI is reachable from the
+# machines the tests run on).
+release-python:
+	rm -rf build/release-python
+	python3 -m pip wheel --no-deps --wheel-dir build/release-python build/sdk-publish/python
 
 # release-notes: CHANGELOG.md's section of VERSION, the GitHub release's notes.
 release-notes:

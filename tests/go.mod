@@ -150,7 +150,7 @@ require (
 	github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/internal v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
+	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/kubelet v0.37.0 // indirect
 )
 

@@ -21,14 +21,23 @@ var Languages = []string{"nodejs", "python"}
 // tool is what the generated files say made them.
 const tool = "karpenter-interruption-bus sdkgen"
 
-// FromFile generates every language's SDK from the schema at path into out/<language>, replacing what is there;
-// version, when set, is the SDKs' version instead of the schema's.
-func FromFile(path, out, version string) error {
+// Options are how the SDKs are generated.
+type Options struct {
+	// Version, when set, is the SDKs' version instead of the schema's.
+	Version string
+	// Publish generates the TypeScript SDK as a registry publishes it: compiled before it is packed, so that it has no
+	// postinstall, and TypeScript and Node's types only among its devDependencies. Without it, the SDK is generated
+	// as pulumi package add generates one in a user's project (local: compiled by its postinstall).
+	Publish bool
+}
+
+// FromFile generates every language's SDK from the schema at path into out/<language>, replacing what is there.
+func FromFile(path, out string, opts Options) error {
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	files, err := Generate(text, version)
+	files, err := Generate(text, opts)
 	if err != nil {
 		return err
 	}
@@ -49,14 +58,33 @@ func FromFile(path, out, version string) error {
 	return nil
 }
 
+// Versioned is the schema text with its version set to version (a leading v dropped), every other field as it is:
+// the schema a release attaches.
+func Versioned(schemaText []byte, version string) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(schemaText, &fields); err != nil {
+		return nil, fmt.Errorf("reading the schema: %w", err)
+	}
+	v, err := json.Marshal(strings.TrimPrefix(version, "v"))
+	if err != nil {
+		return nil, err
+	}
+	fields["version"] = v
+	out, err := json.MarshalIndent(fields, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
+}
+
 // Generate returns every language's SDK for the schema text, by path "<language>/<file>".
-func Generate(schemaText []byte, version string) (map[string][]byte, error) {
+func Generate(schemaText []byte, opts Options) (map[string][]byte, error) {
 	var spec schema.PackageSpec
 	if err := json.Unmarshal(schemaText, &spec); err != nil {
 		return nil, fmt.Errorf("reading the schema: %w", err)
 	}
-	if version != "" {
-		spec.Version = strings.TrimPrefix(version, "v")
+	if opts.Version != "" {
+		spec.Version = strings.TrimPrefix(opts.Version, "v")
 	}
 	out := map[string][]byte{}
 	for _, lang := range Languages {
@@ -68,7 +96,7 @@ func Generate(schemaText []byte, version string) (map[string][]byte, error) {
 		var files map[string][]byte
 		switch lang {
 		case "nodejs":
-			files, err = nodejs.GeneratePackage(tool, pkg, nil, nil, true, nil)
+			files, err = nodejs.GeneratePackage(tool, pkg, nil, nil, !opts.Publish, nil)
 		case "python":
 			files, err = python.GeneratePackage(tool, pkg, nil, nil)
 		}

@@ -16,7 +16,7 @@ func generated(t *testing.T, version string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := Generate(text, version)
+	files, err := Generate(text, Options{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,4 +52,85 @@ func TestGenerate(t *testing.T) {
 			t.Errorf("%s imports ./types/... from inside types/: the generator ran on a Go whose filepath.Rel it does not expect", name)
 		}
 	}
+}
+
+// TestPublishedTypeScriptSDK: as npm publishes it, the TypeScript SDK has no postinstall (an install with scripts off
+// works) and needs no compiler at run time; as pulumi package add generates it in a project, it compiles itself.
+func TestPublishedTypeScriptSDK(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "provider", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		publish       bool
+		postinstall   bool
+		compilerInDep bool
+	}{
+		{publish: true},
+		{publish: false, postinstall: true, compilerInDep: true},
+	} {
+		files, err := Generate(text, Options{Version: "v1.2.3", Publish: tc.publish})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkg struct {
+			Version         string
+			Scripts         map[string]string
+			Dependencies    map[string]string
+			DevDependencies map[string]string
+		}
+		if err := json.Unmarshal(files["nodejs/package.json"], &pkg); err != nil {
+			t.Fatal(err)
+		}
+		_, post := pkg.Scripts["postinstall"]
+		_, tsc := pkg.Dependencies["typescript"]
+		_, types := pkg.Dependencies["@types/node"]
+		if post != tc.postinstall || tsc != tc.compilerInDep || types != tc.compilerInDep || pkg.Version != "1.2.3" {
+			t.Errorf("publish %v: version %s, postinstall %v, typescript %v and @types/node %v among dependencies; want postinstall and both %v",
+				tc.publish, pkg.Version, post, tsc, types, tc.postinstall)
+		}
+		if _, ok := pkg.Dependencies["@pulumi/pulumi"]; !ok {
+			t.Errorf("publish %v: @pulumi/pulumi is not a dependency: %v", tc.publish, pkg.Dependencies)
+		}
+		if _, ok := files["nodejs/scripts/postinstall.js"]; ok != tc.postinstall {
+			t.Errorf("publish %v: scripts/postinstall.js generated %v", tc.publish, ok)
+		}
+	}
+}
+
+// TestTheReleasedSchemaCarriesItsVersion: the schema a release attaches says the release's version, the rest as the
+// provider's.
+func TestTheReleasedSchemaCarriesItsVersion(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("..", "..", "provider", "schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Versioned(text, "v1.2.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after map[string]any
+	if err := json.Unmarshal(text, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after["version"] != "1.2.3" {
+		t.Errorf("version %v, want 1.2.3", after["version"])
+	}
+	delete(before, "version")
+	delete(after, "version")
+	if b, a := mustJSON(t, before), mustJSON(t, after); b != a {
+		t.Error("the released schema differs from the provider's in more than its version")
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
