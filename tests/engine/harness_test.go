@@ -3,6 +3,7 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -162,9 +163,27 @@ func newEnv(t *testing.T, world standin.World) *env {
 		}
 	}
 	e.SetWorld(t, world)
+	installStandins(t, e.Home, world)
+	return e
+}
+
+// WithNewHome is e seen from another machine: the same backend and stand-ins, a PULUMI_HOME of its own holding the
+// stand-ins' plugins only (as the registry's providers are installed on every machine), nothing of the package.
+func (e *env) WithNewHome(t *testing.T, world standin.World) *env {
+	t.Helper()
+	other := *e
+	other.Home = t.TempDir()
+	other.Extra = maps.Clone(e.Extra)
+	installStandins(t, other.Home, world)
+	return &other
+}
+
+// installStandins installs the stand-in providers of world's versions as plugins of the PULUMI_HOME home.
+func installStandins(t *testing.T, home string, world standin.World) {
+	t.Helper()
 	bin := standinBinary(t)
 	for pkg, version := range world.Versions {
-		dir := filepath.Join(e.Home, "plugins", "resource-"+pkg+"-v"+version)
+		dir := filepath.Join(home, "plugins", "resource-"+pkg+"-v"+version)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -172,7 +191,6 @@ func newEnv(t *testing.T, world standin.World) *env {
 			t.Fatal(err)
 		}
 	}
-	return e
 }
 
 // SetWorld writes the stand-ins' world.

@@ -55,9 +55,22 @@ func gitHub(t *testing.T, tag string) map[string]string {
 // host; it returns the environment that points a client there.
 func asGitHub(t *testing.T, work string, h http.Handler) map[string]string {
 	t.Helper()
+	return serveAsGitHub(t, work, h, false)
+}
+
+// asGitHubOverHTTP2 is asGitHub offering HTTP/2, as GitHub's release downloads are offered (ALPN h2 first): Go's
+// client, the CLI's, then reads a body's data and its end in separate reads.
+func asGitHubOverHTTP2(t *testing.T, work string, h http.Handler) map[string]string {
+	t.Helper()
+	return serveAsGitHub(t, work, h, true)
+}
+
+func serveAsGitHub(t *testing.T, work string, h http.Handler, http2 bool) map[string]string {
+	t.Helper()
 	caFile, leaf := certificates(t, work, "github.com")
 	srv := httptest.NewUnstartedServer(h)
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{leaf}, MinVersion: tls.VersionTLS12}
+	srv.EnableHTTP2 = http2
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	target := srv.Listener.Addr().String()

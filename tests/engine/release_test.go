@@ -22,6 +22,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/release"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
@@ -80,26 +82,20 @@ func releasedProvider(t *testing.T, version string) (string, []byte) {
 	return "pulumi-resource-" + packageName + "-v" + version + "-" + runtime.GOOS + "-" + runtime.GOARCH + ".tar.gz", buf.Bytes()
 }
 
-// TestReleasedPackageWithoutGo: a released version of the package, taken as docs/package.md says, through the real
-// CLI with no go in PATH: `pulumi plugin install` downloads the provider from the release (a stand-in of GitHub's
-// release downloads, at the schema's pluginDownloadURL) and checks its checksum; a Pulumi YAML program then previews
-// and deploys with it against the stand-ins, the router deployed being the one the provider carries, and a
-// TypeScript program (the Node.js host's SDK generated from the released plugin) joins a cluster to its bus. A wrong
-// checksum and a platform the release lacks fail, naming what failed. What GitHub does that the stand-in does not:
-// redirect a download to its storage host, rate limits.
-func TestReleasedPackageWithoutGo(t *testing.T) {
-	t.Parallel()
-	version := release.Version
-	asset, archive := releasedProvider(t, version)
+// releaseDownloads stands in for the release's downloads on GitHub: the provider's archive for this machine and
+// checksums.txt (as GoReleaser writes it, with a line for another platform), under
+// /<owner>/<repo>/releases/download/v<version>/; nothing else. GitHub's storage answers with the length, which the
+// CLI checks the download against. What GitHub does that it does not: redirect a download to its storage host, rate
+// limits.
+func releaseDownloads(version, asset string, archive []byte) http.Handler {
 	sum := sha256.Sum256(archive)
-	prefix := "/karpenter-interruption-bus/karpenter-interruption-bus/releases/download/v" + version + "/"
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == prefix+"checksums.txt" { // as GoReleaser writes it
+	prefix := releasePath + version + "/"
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == prefix+"checksums.txt" {
 			_, _ = fmt.Fprintf(w, "%x  %s\n%x  %s\n", sum, asset, sha256.Sum256([]byte("another")), "pulumi-resource-"+packageName+"-v"+version+"-plan9-mips.tar.gz")
 			return
 		}
 		if r.Method == http.MethodGet && r.URL.Path == prefix+asset {
-			// GitHub's storage answers with the length, which the CLI checks the download against.
 			w.Header().Set("Content-Length", strconv.Itoa(len(archive)))
 			w.Header().Set("Content-Type", "application/octet-stream")
 			_, _ = w.Write(archive)
@@ -107,10 +103,37 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		}
 		http.NotFound(w, r)
 	})
+}
+
+// releasePath is where GitHub serves the release's downloads, the version after it.
+const releasePath = "/karpenter-interruption-bus/karpenter-interruption-bus/releases/download/v"
+
+// releaseServer is the download location the documented command gives (docs/package.md), as the schema's
+// pluginDownloadURL names it.
+const releaseServer = "https://github.com" + releasePath + "${VERSION}"
+
+// TestReleasedPackageWithoutGo: a released version of the package, taken as docs/package.md says, through the real
+// CLI with no go in PATH, from a stand-in of GitHub's release downloads served over HTTP/2 as GitHub serves them:
+//   - `pulumi plugin install ... --server <release> --checksum <sum from checksums.txt>` installs it, a wrong sum is
+//     refused naming the plugin, its version and the release, a version the release lacks names the file; over HTTP/1.1 the pinned CLI refuses a
+//     right sum (its checksumReader misses the bytes read with the body's end), which the docs say;
+//   - `pulumi package add karpenter-interruption-bus@X.Y.Z --server <release>` records the location in Pulumi.yaml,
+//     for a YAML and a TypeScript program, each deployed;
+//   - a teammate's clone, on a machine whose PULUMI_HOME has nothing of the package, runs `pulumi install`, which
+//     downloads the plugin from the recorded location (and, for TypeScript, generates and links the SDK), then
+//     `pulumi preview` with no change;
+//   - the npm package as the release publishes it (make npm-package), installed with scripts off (npm install
+//     --ignore-scripts, pnpm 10's default) into a TypeScript program, previews and deploys.
+func TestReleasedPackageWithoutGo(t *testing.T) {
+	t.Parallel()
+	version := release.Version
+	asset, archive := releasedProvider(t, version)
+	sum := sha256.Sum256(archive)
+	handler := releaseDownloads(version, asset, archive)
 
 	world := standin.World{Region: region, Account: hub, Existing: []string{"blue", "payments"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
 	e := newEnv(t, world)
-	e.Extra = asGitHub(t, t.TempDir(), handler)
+	e.Extra = asGitHubOverHTTP2(t, t.TempDir(), handler)
 	for k, v := range npmOffline {
 		e.Extra[k] = v
 	}
@@ -125,77 +148,187 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	if err := os.Symlink("/usr/bin/true", filepath.Join(tools, "aws")); err != nil {
 		t.Fatal(err)
 	}
-	e.Extra["PATH"] = cli + ":" + nodeLanguageHost(t) + ":" + tools + ":/usr/bin:/bin"
+	// Node.js, the one make puts first in PATH (tools/node), for the TypeScript programs.
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Extra["PATH"] = cli + ":" + nodeLanguageHost(t) + ":" + tools + ":" + filepath.Dir(node) + ":/usr/bin:/bin"
 	e.Extra["GOROOT"] = ""
 	e.Extra["GOTOOLCHAIN"] = "local"
 	if p, err := exec.LookPath("go"); err == nil && (strings.HasPrefix(p, "/usr/bin/") || strings.HasPrefix(p, "/bin/")) {
 		t.Fatalf("go is in %s: the test cannot take Go out of PATH here", p)
 	}
-	server := "https://github.com/karpenter-interruption-bus/karpenter-interruption-bus/releases/download/v${VERSION}"
-	dir := yamlProject(t, busProgram("kib-released", "  queueName: ${blue.queueName}\n"))
+	installed := func(e *env) bool {
+		_, err := os.Stat(filepath.Join(e.Home, "plugins", "resource-"+packageName+"-v"+version, "pulumi-resource-"+packageName))
+		return err == nil
+	}
 
-	t.Run("a wrong checksum is refused", func(t *testing.T) {
-		out, err := pulumiErr(e, dir, "plugin", "install", "resource", packageName, version, "--server", server,
+	t.Run("checksums over HTTP/2", func(t *testing.T) {
+		fresh := e.WithNewHome(t, world)
+		out, err := pulumiErr(fresh, t.TempDir(), "plugin", "install", "resource", packageName, version, "--server", releaseServer,
 			"--checksum", strings.Repeat("00", 32))
-		if err == nil || !strings.Contains(err.Error(), "checksum") {
+		// The CLI names the plugin, its version and the release it downloads from, not the file.
+		if err == nil || !strings.Contains(err.Error(), "invalid checksum") || !strings.Contains(err.Error(), packageName+"-"+version) ||
+			!strings.Contains(err.Error(), releaseServer) || installed(fresh) {
 			t.Fatalf("plugin install with a wrong checksum: %v\n%s", err, out)
 		}
 		t.Logf("a wrong checksum: %v", err)
-	})
-	t.Run("a version the release lacks names the file", func(t *testing.T) {
-		out, err := pulumiErr(e, dir, "plugin", "install", "resource", packageName, version+"-missing", "--server", server)
 		missing := "pulumi-resource-" + packageName + "-v" + version + "-missing-" + runtime.GOOS + "-" + runtime.GOARCH + ".tar.gz"
-		if err == nil || !strings.Contains(err.Error(), missing) && !strings.Contains(err.Error(), "404") {
+		if out, err := pulumiErr(fresh, t.TempDir(), "plugin", "install", "resource", packageName, version+"-missing", "--server", releaseServer); err == nil ||
+			!strings.Contains(err.Error(), missing) {
 			t.Fatalf("plugin install of a missing file: %v\n%s", err, out)
 		}
-		t.Logf("a missing file: %v", err)
+		pulumi(t, fresh, t.TempDir(), "plugin", "install", "resource", packageName, version, "--server", releaseServer, "--checksum", hex.EncodeToString(sum[:]))
+		if !installed(fresh) {
+			t.Error("plugin install with the right checksum installed nothing")
+		}
 	})
 
-	t.Run("the CLI's --checksum refuses a right checksum of a download of known length", func(t *testing.T) {
+	t.Run("over HTTP/1.1 the pinned CLI refuses a right checksum", func(t *testing.T) {
 		// pulumi/sdk v3.259.0, go/common/workspace/plugins.go: checksumReader.Read compares the sum when the body
-		// returns io.EOF without hashing the bytes that came with it, and Go's HTTP client returns the last bytes of a
-		// body of known length (Content-Length, as GitHub sends) with io.EOF: the sum misses them. So docs/package.md
-		// has the archive checked with sha256sum against checksums.txt, then installed from the file. When this fails,
-		// the CLI was fixed: document --checksum instead.
-		out, err := pulumiErr(e, dir, "plugin", "install", "resource", packageName, version, "--server", server, "--checksum", hex.EncodeToString(sum[:]))
+		// returns io.EOF without hashing the bytes that came with it; Go's HTTP/1.1 client returns the last bytes of a
+		// body of known length with io.EOF, its HTTP/2 client apart. When this fails, the CLI was fixed: drop the note
+		// in docs/package.md.
+		h1 := e.WithNewHome(t, world)
+		h1.Extra = asGitHub(t, t.TempDir(), handler)
+		for _, k := range []string{"PATH", "GOROOT", "GOTOOLCHAIN"} {
+			h1.Extra[k] = e.Extra[k]
+		}
+		out, err := pulumiErr(h1, t.TempDir(), "plugin", "install", "resource", packageName, version, "--server", releaseServer, "--checksum", hex.EncodeToString(sum[:]))
 		if err == nil || !strings.Contains(err.Error(), "invalid checksum") {
-			t.Fatalf("plugin install with the right checksum: %v\n%s", err, out)
+			t.Fatalf("plugin install with the right checksum over HTTP/1.1: %v\n%s", err, out)
 		}
 	})
 
-	// As docs/package.md says: the archive and checksums.txt downloaded from the release, checked, installed.
-	downloads := t.TempDir()
-	for _, name := range []string{asset, "checksums.txt"} {
-		data := download(t, e, "https://github.com"+prefix+name)
-		if err := os.WriteFile(filepath.Join(downloads, name), data, 0o644); err != nil {
-			t.Fatal(err)
+	// As docs/package.md says: the plugin installed with the release's checksum, then the package added with its
+	// download location, which Pulumi.yaml records for every other machine.
+	checksums := string(download(t, e, "https://github.com"+releasePath+version+"/checksums.txt"))
+	want := ""
+	for line := range strings.Lines(checksums) {
+		if f := strings.Fields(line); len(f) == 2 && f[1] == asset {
+			want = f[0]
 		}
 	}
-	check := exec.Command("sha256sum", "--check", "--ignore-missing", "checksums.txt")
-	check.Dir = downloads
-	if out, err := check.CombinedOutput(); err != nil {
-		t.Fatalf("sha256sum --check: %v\n%s", err, out)
+	dir := yamlProject(t, busProgram("kib-released", "  queueName: ${blue.queueName}\n"))
+	pulumi(t, e, dir, "plugin", "install", "resource", packageName, version, "--server", releaseServer, "--checksum", want)
+	pulumi(t, e, dir, "package", "add", packageName+"@"+version, "--server", releaseServer)
+	recorded := func(dir string) {
+		t.Helper()
+		var project struct {
+			Packages map[string]struct {
+				Version           string `yaml:"version"`
+				PluginDownloadURL string `yaml:"pluginDownloadURL"`
+			} `yaml:"packages"`
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "Pulumi.yaml"))
+		if err == nil {
+			err = yaml.Unmarshal(b, &project)
+		}
+		if p := project.Packages[packageName]; err != nil || p.Version != version || p.PluginDownloadURL != releaseServer {
+			t.Errorf("Pulumi.yaml does not record the package at %s from %s (%v):\n%s", version, releaseServer, err, b)
+		}
 	}
-	pulumi(t, e, dir, "plugin", "install", "resource", packageName, version, "--file", filepath.Join(downloads, asset))
-	pulumi(t, e, dir, "package", "add", packageName+"@"+version)
-	if project, err := os.ReadFile(filepath.Join(dir, "Pulumi.yaml")); err != nil || !strings.Contains(string(project), version) {
-		t.Errorf("Pulumi.yaml does not record the package at %s (%v):\n%s", version, err, project)
-	}
+	recorded(dir)
 	var schema struct{ Name, Version, PluginDownloadURL string }
 	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "package", "get-schema", packageName+"@"+version)), &schema); err != nil {
 		t.Fatal(err)
 	}
-	if schema.Version != version || !strings.HasPrefix(schema.PluginDownloadURL, "https://github.com/karpenter-interruption-bus/karpenter-interruption-bus/releases/download/") {
+	if schema.Version != version || schema.PluginDownloadURL != releaseServer {
 		t.Errorf("the released provider's schema: version %q, pluginDownloadURL %q", schema.Version, schema.PluginDownloadURL)
 	}
-
 	deployBusProgram(t, e, dir, "kib-released")
+
+	t.Run("a teammate's pulumi install takes the YAML program's package", func(t *testing.T) {
+		mate := e.WithNewHome(t, world)
+		clone := cloneProject(t, dir)
+		pulumi(t, mate, clone, "install")
+		if !installed(mate) {
+			t.Fatal("pulumi install did not install the package's plugin from the location Pulumi.yaml records")
+		}
+		pulumi(t, mate, clone, "preview", "--stack", "dev", "--non-interactive", "--expect-no-changes")
+	})
 
 	// A TypeScript program takes the same release (examples/cluster-typescript, its packages entry the released
 	// version instead of the git tag): pulumi package add has the Node.js host generate the SDK from the installed
 	// plugin's schema and link it, with no Go; the program joins its cluster to the YAML stack's bus.
 	tsDir := tsExample(t, e, "cluster-typescript")
-	project := filepath.Join(tsDir, "Pulumi.yaml")
+	dropPackages(t, tsDir)
+	pulumi(t, e, tsDir, "package", "add", packageName+"@"+version, "--server", releaseServer)
+	recorded(tsDir)
+	clusterExampleStack(t, e, tsDir, "dev", "kib-released", hub)
+	if preview := pulumi(t, e, tsDir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
+		t.Errorf("the TypeScript preview does not show the cluster's component:\n%s", preview)
+	}
+	pulumi(t, e, tsDir, "up", "--yes", "--non-interactive", "--skip-preview")
+	if outputs := stackOutputs(t, e, tsDir); outputs["queueName"] != "kib-released_payments" {
+		t.Errorf("the TypeScript stack's outputs = %v", outputs)
+	}
+	pulumi(t, e, tsDir, "preview", "--non-interactive", "--expect-no-changes")
+
+	t.Run("a teammate's pulumi install takes the TypeScript program's package", func(t *testing.T) {
+		// What a clone has: the project, its stack's settings, package.json and its lock, the program; not the
+		// generated SDK (sdks/) nor node_modules, which pulumi install makes.
+		mate := e.WithNewHome(t, world)
+		clone := cloneProject(t, tsDir)
+		pulumi(t, mate, clone, "install")
+		if !installed(mate) {
+			t.Fatal("pulumi install did not install the package's plugin from the location Pulumi.yaml records")
+		}
+		pulumi(t, mate, clone, "preview", "--stack", "dev", "--non-interactive", "--expect-no-changes")
+	})
+
+	t.Run("the npm package with scripts off", func(t *testing.T) {
+		tgz := npmPackage(t, version)
+		dir := tsExample(t, e, "cluster-typescript")
+		dropPackages(t, dir)
+		npm := exec.Command("npm", "install", "--ignore-scripts", tgz)
+		npm.Dir, npm.Env = dir, os.Environ()
+		for k, v := range e.Vars() {
+			npm.Env = append(npm.Env, k+"="+v)
+		}
+		if out, err := npm.CombinedOutput(); err != nil {
+			t.Fatalf("npm install --ignore-scripts %s: %v\n%s", tgz, err, out)
+		}
+		var installedPkg struct {
+			Version      string
+			Scripts      map[string]string
+			Dependencies map[string]string
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "node_modules", "@karpenter-interruption-bus", "pulumi", "package.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &installedPkg)
+		}
+		if _, post := installedPkg.Scripts["postinstall"]; err != nil || post || installedPkg.Version != version || installedPkg.Dependencies["typescript"] != "" {
+			t.Errorf("the installed package (%v): %s", err, b)
+		}
+		clusterExampleStack(t, e, dir, "npm", "kib-released", hub)
+		if preview := pulumi(t, e, dir, "preview", "--non-interactive", "--stack", "npm"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
+			t.Errorf("the preview with the npm package does not show the cluster's component:\n%s", preview)
+		}
+	})
+}
+
+// npmPackage is the npm package at version as the release makes it (make npm-package), its path.
+func npmPackage(t *testing.T, version string) string {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command("make", "-s", "npm-package", "PACKAGE_VERSION=v"+version, "SDK_PUBLISH="+filepath.Join(out, "sdk"), "RELEASE_SDK="+out)
+	cmd.Dir = repoRoot
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make npm-package: %v\n%s", err, b)
+	}
+	tgz, err := filepath.Glob(filepath.Join(out, "karpenter-interruption-bus-pulumi-"+version+".tgz"))
+	if err != nil || len(tgz) != 1 {
+		t.Fatalf("make npm-package made %v (%v)", tgz, err)
+	}
+	return tgz[0]
+}
+
+// dropPackages removes the packages entry of the project in dir (the examples' git form).
+func dropPackages(t *testing.T, dir string) {
+	t.Helper()
+	project := filepath.Join(dir, "Pulumi.yaml")
 	text, err := os.ReadFile(project)
 	if err != nil {
 		t.Fatal(err)
@@ -209,19 +342,33 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	if err := os.WriteFile(project, []byte(strings.Join(kept, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pulumi(t, e, tsDir, "package", "add", packageName+"@"+version)
-	if b, err := os.ReadFile(project); err != nil || !strings.Contains(string(b), packageName+": "+packageName+"@"+version) {
-		t.Errorf("Pulumi.yaml does not record the released package (%v):\n%s", err, b)
+}
+
+// cloneProject copies what a clone of the project in dir has: its files, not what pulumi install and npm make
+// (sdks/, node_modules/).
+func cloneProject(t *testing.T, dir string) string {
+	t.Helper()
+	clone := filepath.Join(t.TempDir(), filepath.Base(dir))
+	if err := os.MkdirAll(clone, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	clusterExampleStack(t, e, tsDir, "dev", "kib-released", hub)
-	if preview := pulumi(t, e, tsDir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
-		t.Errorf("the TypeScript preview does not show the cluster's component:\n%s", preview)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	pulumi(t, e, tsDir, "up", "--yes", "--non-interactive", "--skip-preview")
-	if outputs := stackOutputs(t, e, tsDir); outputs["queueName"] != "kib-released_payments" {
-		t.Errorf("the TypeScript stack's outputs = %v", outputs)
+	for _, entry := range entries {
+		if entry.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, entry.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(clone, entry.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	pulumi(t, e, tsDir, "preview", "--non-interactive", "--expect-no-changes")
+	return clone
 }
 
 // download gets url as a user's client would from e's environment: through its HTTPS proxy, trusting its
