@@ -201,6 +201,19 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		}
 	})
 
+	t.Run("the pinned CLI cannot keep checksums in Pulumi.yaml", func(t *testing.T) {
+		// pulumi/sdk v3.259.0, go/common/workspace/project.go: PackageSpec.Checksums is a map of []byte, decoded from
+		// YAML by yaml.v3, which decodes no scalar into []byte: a project with checksums no longer loads. When this
+		// fails, the CLI was fixed: record the checksums in Pulumi.yaml (docs/package.md).
+		dir := yamlProject(t, "name: with-checksums\nruntime: yaml\npackages:\n  "+packageName+":\n    source: "+packageName+
+			"\n    version: "+version+"\n    pluginDownloadURL: "+releaseServer+"\n    checksums:\n      "+runtime.GOOS+"-"+runtime.GOARCH+": "+
+			hex.EncodeToString(sum[:])+"\n")
+		out, err := pulumiErr(e.WithNewHome(t, world), dir, "install")
+		if err == nil || !strings.Contains(err.Error(), "package must be either a string or a package specification object") {
+			t.Fatalf("pulumi install of a project with checksums: %v\n%s", err, out)
+		}
+	})
+
 	// As docs/package.md says: the plugin installed with the release's checksum, then the package added with its
 	// download location, which Pulumi.yaml records for every other machine.
 	checksums := string(download(t, e, "https://github.com"+releasePath+version+"/checksums.txt"))
@@ -239,7 +252,11 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	}
 	deployBusProgram(t, e, dir, "kib-released")
 
-	t.Run("a teammate's pulumi install takes the YAML program's package", func(t *testing.T) {
+	// A teammate's machine: a clone of the project in dir (its files: the project, its stack's settings, for
+	// TypeScript package.json, its lock and the program; not the generated SDK nor node_modules, which pulumi install
+	// makes) and a PULUMI_HOME with nothing of the package.
+	teammate := func(t *testing.T, dir string) {
+		t.Helper()
 		mate := e.WithNewHome(t, world)
 		clone := cloneProject(t, dir)
 		pulumi(t, mate, clone, "install")
@@ -247,7 +264,8 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 			t.Fatal("pulumi install did not install the package's plugin from the location Pulumi.yaml records")
 		}
 		pulumi(t, mate, clone, "preview", "--stack", "dev", "--non-interactive", "--expect-no-changes")
-	})
+	}
+	t.Run("a teammate's pulumi install takes the YAML program's package", func(t *testing.T) { teammate(t, dir) })
 
 	// A TypeScript program takes the same release (examples/cluster-typescript, its packages entry the released
 	// version instead of the git tag): pulumi package add has the Node.js host generate the SDK from the installed
@@ -266,17 +284,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	}
 	pulumi(t, e, tsDir, "preview", "--non-interactive", "--expect-no-changes")
 
-	t.Run("a teammate's pulumi install takes the TypeScript program's package", func(t *testing.T) {
-		// What a clone has: the project, its stack's settings, package.json and its lock, the program; not the
-		// generated SDK (sdks/) nor node_modules, which pulumi install makes.
-		mate := e.WithNewHome(t, world)
-		clone := cloneProject(t, tsDir)
-		pulumi(t, mate, clone, "install")
-		if !installed(mate) {
-			t.Fatal("pulumi install did not install the package's plugin from the location Pulumi.yaml records")
-		}
-		pulumi(t, mate, clone, "preview", "--stack", "dev", "--non-interactive", "--expect-no-changes")
-	})
+	t.Run("a teammate's pulumi install takes the TypeScript program's package", func(t *testing.T) { teammate(t, tsDir) })
 
 	t.Run("the npm package with scripts off", func(t *testing.T) {
 		tgz := npmPackage(t, version)
