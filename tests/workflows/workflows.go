@@ -25,13 +25,11 @@ type Workflow struct {
 // Job is what the checks read of a job: what it waits for and its steps.
 type Job struct {
 	Needs Needs  `yaml:"needs"`
-	If    string `yaml:"if"`
 	Steps []Step `yaml:"steps"`
 }
 
 // Step is a step: an action it uses, with its inputs, or a script it runs.
 type Step struct {
-	Name string            `yaml:"name"`
 	Uses string            `yaml:"uses"`
 	With map[string]string `yaml:"with"`
 	Run  string            `yaml:"run"`
