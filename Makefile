@@ -239,7 +239,7 @@ npm-package: $(TYPECHECK)
 	  npm pack ./bin --pack-destination $(RELEASE_SDK)
 
 # release-python: the Python SDK of release-sdk built as PyPI takes it (a wheel, in build/release-python), by pip with
-# the build backend its pyproject.toml names, downloaded from PyPI (release.yml; no PyPI is reachable from the
+# the setuptools its generated setup.py needs, downloaded from PyPI (release.yml; no PyPI is reachable from the
 # machines the tests run on).
 release-python:
 	rm -rf build/release-python
