@@ -20,7 +20,8 @@ import (
 )
 
 // changelogRelease is one version of CHANGELOG.md: its heading, the commit it was cut from (the "Commit `…`" line under
-// the heading of a version cut before tags existed; its tag v<version> otherwise) and its "Upgrading from …" notes.
+// the heading, which every release but one just cut has: a clone without tags finds it) and its "Upgrading from …"
+// notes.
 type changelogRelease struct {
 	Version, Commit string
 	// Upgrading is the text of its "### Upgrading from <previous>" section.
