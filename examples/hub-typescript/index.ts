@@ -6,7 +6,8 @@ import * as kib from "@karpenter-interruption-bus/pulumi";
 
 const config = new pulumi.Config();
 
-// The bus's name and heartbeat rate are plain values: every cluster joins by them, here and in other stacks.
+// The bus's name and heartbeat rate: every cluster joins by them, here (or take them as the Bus's outputs,
+// bus.busName and bus.heartbeatRate) and in other stacks (through a StackReference to this one).
 const busName = "kib-prod";
 const heartbeatRate = "5m";
 

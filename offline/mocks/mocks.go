@@ -291,6 +291,8 @@ func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyM
 		id = outs["arn"].StringValue()
 	case "aws:iam/policy:Policy":
 		set("arn", fmt.Sprintf("arn:%s:iam::%s:policy/%s", partition, account, name))
+	case "aws:sns/topic:Topic":
+		set("arn", arn("sns", name))
 	case "aws:lambda/function:Function":
 		set("arn", arn("lambda", "function:"+name))
 	case "aws:cloudwatch/eventRule:EventRule":

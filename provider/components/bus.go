@@ -18,7 +18,7 @@ import (
 // as ClusterInterruption components. Every one is optional; an absent one takes the program's default.
 type BusArgs struct {
 	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
-	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty"`
+	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty" plain:"one baseline per member account, named by its ID"`
 	Organization *Organization            `pulumi:"organization,optional" json:"organization,omitempty"`
 	Router       *Router                  `pulumi:"router,optional" json:"router,omitempty"`
 	CentralQueue *CentralQueue            `pulumi:"centralQueue,optional" json:"centralQueue,omitempty"`
@@ -29,7 +29,7 @@ type BusArgs struct {
 	Dashboard    *bool                    `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
 	Tags         map[string]string        `pulumi:"tags,optional" json:"tags,omitempty"`
 	// ClusterNames are not a configuration key: the program reads them off its clusters.
-	ClusterNames []string `pulumi:"clusterNames,optional" json:"-"`
+	ClusterNames []string `pulumi:"clusterNames,optional" json:"-" plain:"one dashboard row per cluster"`
 }
 
 // Annotate documents the arguments.
@@ -98,7 +98,7 @@ type Router struct {
 	CanaryIntervalSeconds        *int     `pulumi:"canaryIntervalSeconds,optional" json:"canaryIntervalSeconds,omitempty"`
 	// ProvisionedPollers replaces MaximumConcurrency with provisioned mode.
 	ProvisionedPollers *ProvisionedPollers `pulumi:"provisionedPollers,optional" json:"provisionedPollers,omitempty"`
-	SenderCheck        *string             `pulumi:"senderCheck,optional" json:"senderCheck,omitempty"`
+	SenderCheck        *string             `pulumi:"senderCheck,optional" json:"senderCheck,omitempty" plain:"a mode of the router (enforce or observe)"`
 	// ReservedConcurrency caps the routers at once, in every mode.
 	ReservedConcurrency *int `pulumi:"reservedConcurrency,optional" json:"reservedConcurrency,omitempty"`
 }
@@ -282,15 +282,29 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 			return nil, err
 		}
 		b := &Bus{}
-		if err := ctx.RegisterComponentResource(bus.Type, name, b, ro...); err != nil { // the token of the program's bus component
+		res := resolutionOf(ctx.Context())
+		if res.secret {
+			ro = append(ro, secretChildren())
+		}
+		children := 0
+		if err := ctx.RegisterComponentResource(bus.Type, name, b, append(ro, counting(b, &children))...); err != nil { // the token of the program's bus component
 			return nil, err
 		}
-		out, err := infra.DeclareBus(ctx, b, values, args.ClusterNames, opts)
+		if len(res.deferred) > 0 {
+			return b, deferComponent(ctx, b, "Bus", name, "the bus's", res.deferred, busChecks)
+		}
+		err = checked(ctx, b, "Bus", name, "the bus's", res, &children, func() error {
+			out, err := infra.DeclareBus(ctx, b, values, args.ClusterNames, opts)
+			if err != nil {
+				return err
+			}
+			return setOutputs(b, out.Outputs)
+		})
 		if err != nil {
 			return nil, err
 		}
-		if err := setOutputs(b, out.Outputs); err != nil {
-			return nil, err
+		if res.secret {
+			secretOutputs(b)
 		}
 		return b, nil
 	}

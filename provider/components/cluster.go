@@ -93,7 +93,7 @@ func (a *Karpenter) Annotate(an infer.Annotator) {
 // NewCluster configure a new cluster (clusters[].create).
 type NewCluster struct {
 	VpcID             string       `pulumi:"vpcId" json:"vpcId"`
-	SubnetIDs         []string     `pulumi:"subnetIds" json:"subnetIds"`
+	SubnetIDs         []string     `pulumi:"subnetIds" json:"subnetIds" plain:"one discovery tag per subnet, named by it"`
 	KubernetesVersion *string      `pulumi:"kubernetesVersion,optional" json:"kubernetesVersion,omitempty"`
 	SystemNodes       *SystemNodes `pulumi:"systemNodes,optional" json:"systemNodes,omitempty"`
 }
@@ -108,7 +108,7 @@ func (a *NewCluster) Annotate(an infer.Annotator) {
 
 // SystemNodes size the system node group.
 type SystemNodes struct {
-	InstanceType *string `pulumi:"instanceType,optional" json:"instanceType,omitempty"`
+	InstanceType *string `pulumi:"instanceType,optional" json:"instanceType,omitempty" plain:"picks the node group AMI type (Graviton or x86)"`
 	Min          *int    `pulumi:"min,optional" json:"min,omitempty"`
 	Max          *int    `pulumi:"max,optional" json:"max,omitempty"`
 	Desired      *int    `pulumi:"desired,optional" json:"desired,omitempty"`
@@ -176,15 +176,29 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 			EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags,
 		}
 		c := &ClusterInterruption{}
-		if err := ctx.RegisterComponentResource(cluster.Type, name, c, ro...); err != nil { // the program's clusters' token
+		res := resolutionOf(ctx.Context())
+		if res.secret {
+			ro = append(ro, secretChildren())
+		}
+		children := 0
+		if err := ctx.RegisterComponentResource(cluster.Type, name, c, append(ro, counting(c, &children))...); err != nil { // the program's clusters' token
 			return nil, err
 		}
-		out, err := infra.DeclareJoin(ctx, c, j, opts)
+		if len(res.deferred) > 0 {
+			return c, deferComponent(ctx, c, "ClusterInterruption", name, "the cluster's", res.deferred, clusterChecks)
+		}
+		err = checked(ctx, c, "ClusterInterruption", name, "the cluster's", res, &children, func() error {
+			out, err := infra.DeclareJoin(ctx, c, j, opts)
+			if err != nil {
+				return err
+			}
+			return setOutputs(c, out.Map())
+		})
 		if err != nil {
 			return nil, err
 		}
-		if err := setOutputs(c, out.Map()); err != nil {
-			return nil, err
+		if res.secret {
+			secretOutputs(c)
 		}
 		return c, nil
 	}

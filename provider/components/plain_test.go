@@ -2,109 +2,108 @@ package components_test
 
 import (
 	"encoding/json"
-	"sort"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
-	p "github.com/pulumi/pulumi-go-provider"
-	"github.com/pulumi/pulumi-go-provider/integration"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
-	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
-
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
 )
 
-// TestEveryArgumentIsPlain: the schema marks every argument plain, every property of every input type too, and
-// the element types of arrays and maps, so that a typed SDK refuses an output at compile time.
-func TestEveryArgumentIsPlain(t *testing.T) {
+// TestOnlyDecisionsArePlain: the schema marks plain exactly the arguments docs/package.md's "Plain values" table
+// lists (an object holding one is plain too, and only such an object), and every other argument is an input.
+func TestOnlyDecisionsArePlain(t *testing.T) {
 	var spec schema.PackageSpec
 	if err := json.Unmarshal(schemaText(t), &spec); err != nil {
 		t.Fatal(err)
 	}
-	var notPlain []string
-	var check func(where string, ts *schema.TypeSpec)
-	check = func(where string, ts *schema.TypeSpec) {
-		if !ts.Plain {
-			notPlain = append(notPlain, where)
+	var plain, objects []string
+	// walk records the plain arguments under props (at prefix), and says whether any is plain.
+	var walk func(prefix string, props map[string]schema.PropertySpec) bool
+	walk = func(prefix string, props map[string]schema.PropertySpec) bool {
+		any := false
+		for name, p := range props {
+			path := prefix + name
+			ts := p.TypeSpec
+			for ts.Items != nil || ts.AdditionalProperties != nil {
+				if ts.Items != nil {
+					ts = *ts.Items
+				} else {
+					ts = *ts.AdditionalProperties
+				}
+			}
+			holds := false
+			if ty, ok := spec.Types[strings.TrimPrefix(ts.Ref, "#/types/")]; ok && ty.Type == "object" {
+				holds = walk(path+".", ty.Properties)
+			}
+			switch {
+			case p.Ref != "" && holds: // an object holding a plain argument: plain so that a typed SDK reaches it
+				if !p.Plain {
+					t.Errorf("%s holds a plain argument but is not plain", path)
+				}
+				objects = append(objects, path)
+			case p.Plain:
+				plain = append(plain, path)
+			}
+			any = any || holds || p.Plain
 		}
-		if ts.Items != nil {
-			check(where+"[]", ts.Items)
-		}
-		if ts.AdditionalProperties != nil {
-			check(where+"{}", ts.AdditionalProperties)
-		}
+		return any
 	}
-	n := 0
 	for tok, r := range spec.Resources {
-		for name, p := range r.InputProperties {
-			check(tok+"."+name, &p.TypeSpec)
-			n++
+		walk(tok[strings.LastIndex(tok, ":")+1:]+".", r.InputProperties)
+	}
+	documented := plainTable(t)
+	slices.Sort(plain)
+	if !slices.Equal(plain, documented) {
+		t.Errorf("the schema's plain arguments:\n  %s\ndocs/package.md's \"Plain values\":\n  %s", strings.Join(plain, "\n  "), strings.Join(documented, "\n  "))
+	}
+	if len(plain) < 20 || len(objects) < 5 {
+		t.Fatalf("%d plain arguments, %d objects holding one: the walk lost the schema", len(plain), len(objects))
+	}
+	for _, in := range []string{"ClusterInterruption.clusterName", "ClusterInterruption.busName", "ClusterInterruption.hubAccountId",
+		"ClusterInterruption.oidcProviderArn", "ClusterInterruption.controllerRoleName", "Bus.alarms.topicArn", "Bus.tags"} {
+		if slices.Contains(plain, in) {
+			t.Errorf("%s is plain, an input wherever a value comes from another resource or stack", in)
 		}
-	}
-	for tok, ty := range spec.Types {
-		for name, p := range ty.Properties {
-			check(tok+"."+name, &p.TypeSpec)
-			n++
-		}
-	}
-	if n < 20 {
-		t.Fatalf("%d properties checked: the schema lost its inputs", n)
-	}
-	if len(notPlain) > 0 {
-		sort.Strings(notPlain)
-		t.Errorf("not plain: %s", strings.Join(notPlain, ", "))
 	}
 }
 
-// TestAnOutputIsRefusedByItsField: an argument given as an output of another resource (a value with dependencies,
-// as the engine passes one when it is known), an unknown (as at a first preview) or a secret, at any depth, is
-// refused naming its path and the way out, before anything is declared; a plain value beside it is not named.
-func TestAnOutputIsRefusedByItsField(t *testing.T) {
-	topic := presource.URN("urn:pulumi:prod::platform::aws:sns/topic:Topic::ops")
-	tests := []struct {
-		name, typ string
-		inputs    presource.PropertyMap
-		want      []string
-	}{
-		{"a known output, nested", "Bus", presource.PropertyMap{
-			"namePrefix": presource.NewProperty("kib-prod"),
-			"alarms": presource.NewProperty(presource.PropertyMap{"topicArn": presource.NewProperty(presource.Output{
-				Element: presource.NewProperty("arn:aws:sns:us-east-1:123456789012:ops"), Known: true, Dependencies: []presource.URN{topic}})}),
-		}, []string{"alarms.topicArn is an output of ops (aws:sns/topic:Topic)"}},
-		{"an unknown in an array", "Bus", presource.PropertyMap{
-			"clusterNames": presource.NewProperty([]presource.PropertyValue{presource.NewProperty("blue"), presource.MakeComputed(presource.NewProperty(""))}),
-		}, []string{"clusterNames[1] is unknown until another resource is created"}},
-		{"a secret in a map and an output at the top", "ClusterInterruption", presource.PropertyMap{
-			"busName":     presource.NewProperty("kib-prod"),
-			"clusterName": presource.NewProperty(presource.Output{Element: presource.NewProperty("blue"), Known: true, Dependencies: []presource.URN{topic}}),
-			"tags":        presource.NewProperty(presource.PropertyMap{"team": presource.MakeSecret(presource.NewProperty("platform"))}),
-		}, []string{"clusterName is an output of ops", "tags.team is a secret"}},
+// plainTable are the arguments the "Plain values" table of docs/package.md lists, sorted: each row's first cell,
+// `Component.path` then `.sibling`s of the same object.
+func plainTable(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/package.md")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := &mocks.Mocks{}
-			m.Project, m.Stack = "platform", "prod"
-			s := server(t, integration.WithMocks(m))
-			_, err := s.Construct(p.ConstructRequest{
-				Urn:    presource.URN("urn:pulumi:prod::platform::" + components.Name + ":index:" + tt.typ + "::c"),
-				Inputs: presource.FromResourcePropertyMap(tt.inputs),
-				DryRun: true,
-			})
-			if err == nil {
-				t.Fatal("constructed; want the output refused")
-			}
-			for _, w := range append(tt.want, "takes plain values only", `docs/package.md, "Plain values"`) {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("%v\nwant it to say %q", err, w)
-				}
-			}
-			if rs := m.Resources(); len(rs) > 0 {
-				t.Errorf("declared %d resources before refusing", len(rs))
-			}
-			if strings.Contains(err.Error(), "kib-prod") || strings.Contains(err.Error(), "namePrefix") || strings.Contains(err.Error(), "busName") {
-				t.Errorf("%v: a plain value is named", err)
-			}
-		})
+	text := string(b)
+	start := strings.Index(text, "\n## Plain values\n")
+	if start < 0 {
+		t.Fatal(`docs/package.md has no "## Plain values"`)
 	}
+	text = text[start+1:]
+	if end := strings.Index(text[3:], "\n## "); end >= 0 {
+		text = text[:end+3]
+	}
+	cell := regexp.MustCompile("`([^`]+)`")
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		first := strings.SplitN(line[1:], "|", 2)[0]
+		base := ""
+		for _, m := range cell.FindAllStringSubmatch(first, -1) {
+			name := m[1]
+			if strings.HasPrefix(name, ".") {
+				name = base + name
+			} else {
+				base = name[:strings.LastIndex(name, ".")]
+			}
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -50,10 +50,12 @@ func New(opts infra.Options) (p.Provider, error) {
 	if err != nil {
 		return p.Provider{}, err
 	}
-	return withStringInputs(withPlainArguments(prov), map[string]reflect.Type{
+	args := map[string]reflect.Type{
 		Name + ":index:Bus":                 reflect.TypeFor[BusArgs](),
 		Name + ":index:ClusterInterruption": reflect.TypeFor[ClusterInterruptionArgs](),
-	}), nil
+	}
+	// Numbers become strings first (a YAML account ID), then the inputs are resolved to the arguments' values.
+	return withStringInputs(withInputs(prov, args), args), nil
 }
 
 // DefaultOptions are the program's: the router built from the source its module embeds (routerbuild.Embedded),

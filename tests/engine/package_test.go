@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -193,19 +194,75 @@ func TestYAMLProgram(t *testing.T) {
 		t.Errorf("the preview after up:\n%s", out)
 	}
 
-	// Every argument is a plain value (docs/package.md, "Plain values"): YAML checks no plainness, so the Bus's
-	// output given for the cluster's busName reaches the provider, which refuses it naming the field, not with the
-	// Go SDK's "expected destination type to implement pulumi.Input", which names none nested.
-	program := busProgram("kib-yaml", "  account: ${hub.account}\n  queueName: ${blue.queueName}\n")
+	// Outputs as arguments (docs/package.md, "Outputs as arguments"). The Bus's busName, known at the preview,
+	// given for blue's changes nothing. A second cluster, green, takes its alarm's topic from a topic the same update
+	// creates: the preview defers green's checks, naming them; the update finds green not ACTIVE and fails with the
+	// check's message before green's first resource; once it is ACTIVE, up declares it, and a preview has no change.
+	program := busProgram("kib-yaml", "  account: ${hub.account}\n  queueName: ${blue.queueName}\n  greenQueue: ${green.queueName}\n")
 	program = strings.Replace(program, "      busName: ${busName}\n      hubAccountId", "      busName: ${hub.busName}\n      hubAccountId", 1)
+	program = strings.Replace(program, "\noutputs:\n", `
+  ops:
+    type: aws:sns/topic:Topic
+    properties:
+      name: ops
+  green:
+    type: karpenter-interruption-bus:index:ClusterInterruption
+    properties:
+      busName: ${hub.busName}
+      hubAccountId: ${hub.account}
+      clusterName: green
+      heartbeatRate: 5m
+      heartbeatAlarmActions: [ "${ops.arn}" ]
+outputs:
+`, 1)
 	if err := os.WriteFile(filepath.Join(dir, "Pulumi.yaml"), []byte(program), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := pulumiErr(e, dir, "preview", "--non-interactive")
-	if err == nil || !strings.Contains(err.Error(), "ClusterInterruption takes plain values only") || !strings.Contains(err.Error(), "busName is ") ||
-		strings.Contains(err.Error(), "expected destination type") {
-		t.Errorf("the preview with busName: ${hub.busName}: %v\n%s", err, out)
+	notActive := world
+	notActive.Existing = []string{"blue", "green"}
+	notActive.Clusters = map[string]mocks.EKSCluster{"green": {Status: "CREATING"}}
+	e.SetWorld(t, notActive)
+	preview = pulumi(t, e, dir, "preview", "--non-interactive")
+	if n := strings.Count(diagnostics(preview), "checks deferred to the update"); n != 1 || !strings.Contains(preview, "ClusterInterruption green") ||
+		!strings.Contains(preview, "heartbeatAlarmActions (SNS topic ARNs)") || strings.Contains(preview, " delete") {
+		t.Errorf("the preview with green's topic unknown: %d deferrals\n%s", n, preview)
 	}
+	out, err := pulumiErr(e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
+	if err == nil || !strings.Contains(err.Error(), "the cluster is CREATING, not ACTIVE") {
+		t.Errorf("up with green CREATING: %v\n%s", err, out)
+	}
+	for _, r := range stackResources(t, e, dir) {
+		if strings.HasPrefix(r, "green-") {
+			t.Errorf("green's %s was declared though its check failed", r)
+		}
+	}
+	notActive.Clusters = nil
+	e.SetWorld(t, notActive)
+	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
+	if outputs := stackOutputs(t, e, dir); outputs["greenQueue"] != "kib-yaml_green" {
+		t.Errorf("outputs = %v", outputs)
+	}
+	pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
+}
+
+// stackResources are the logical names of the stack's resources.
+func stackResources(t *testing.T, e *env, dir string) []string {
+	t.Helper()
+	var state struct {
+		Deployment struct {
+			Resources []struct {
+				URN string `json:"urn"`
+			} `json:"resources"`
+		} `json:"deployment"`
+	}
+	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "export")), &state); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range state.Deployment.Resources {
+		out = append(out, r.URN[strings.LastIndex(r.URN, "::")+2:])
+	}
+	return out
 }
 
 // checkOneBus: one component per concept, a Bus holds no Bus.

@@ -133,10 +133,26 @@ func (p *Provider) GetPluginInfo(context.Context, *emptypb.Empty) (*pulumirpc.Pl
 	return &pulumirpc.PluginInfo{Version: p.Version}, nil
 }
 
-// GetSchema answers an empty package: nothing here reads a stand-in's schema (the Go program is typed by its
-// SDKs, the YAML programs use only the component package's resources).
+// GetSchema answers the package with only the resources the YAML programs declare beside the component package's
+// (pulumi-aws's schema has every one; the Go program is typed by its SDKs and reads none): an SNS topic and an EKS
+// cluster, with the properties those programs give and read, as pulumi-aws names them.
 func (p *Provider) GetSchema(context.Context, *pulumirpc.GetSchemaRequest) (*pulumirpc.GetSchemaResponse, error) {
-	b, _ := json.Marshal(map[string]string{"name": p.Package, "version": p.Version})
+	spec := map[string]any{"name": p.Package, "version": p.Version}
+	if p.Package == "aws" {
+		str := map[string]any{"type": "string"}
+		strs := map[string]any{"type": "array", "items": str}
+		spec["resources"] = map[string]any{
+			"aws:sns/topic:Topic": map[string]any{
+				"inputProperties": map[string]any{"name": str},
+				"properties":      map[string]any{"name": str, "arn": str},
+			},
+			"aws:eks/cluster:Cluster": map[string]any{
+				"inputProperties": map[string]any{"name": str, "version": str, "roleArn": str, "subnetIds": strs},
+				"properties":      map[string]any{"name": str, "version": str, "arn": str, "status": str, "endpoint": str},
+			},
+		}
+	}
+	b, _ := json.Marshal(spec)
 	return &pulumirpc.GetSchemaResponse{Schema: string(b)}, nil
 }
 
@@ -483,8 +499,8 @@ func (p *Provider) Invoke(_ context.Context, req *pulumirpc.InvokeRequest) (*pul
 	return &pulumirpc.InvokeResponse{Return: ret}, err
 }
 
-// world is the world as it is now: the Spot service-linked roles the stand-ins created exist too (IAM lists
-// them), besides those the world had.
+// world is the world as it is now: the Spot service-linked roles and the EKS clusters the stand-ins created exist
+// too (IAM and EKS list them), besides those the world had.
 func (p *Provider) world() World {
 	w := p.World
 	rs, err := p.Store.All()
@@ -492,11 +508,15 @@ func (p *Provider) world() World {
 		return w
 	}
 	w.SpotServiceLinkedRole = slices.Clone(w.SpotServiceLinkedRole)
+	w.Existing = slices.Clone(w.Existing)
 	w.Roles = slices.Clone(w.Roles)
 	w.Buckets = slices.Clone(w.Buckets)
 	for _, r := range rs {
 		if r.Type == spotRoleType && !slices.Contains(w.SpotServiceLinkedRole, r.Account) {
 			w.SpotServiceLinkedRole = append(w.SpotServiceLinkedRole, r.Account)
+		}
+		if r.Type == "aws:eks/cluster:Cluster" && !slices.Contains(w.Existing, r.ID) { // EKS lists the clusters the stand-ins created
+			w.Existing = append(w.Existing, r.ID)
 		}
 		if r.Type == "aws:iam/role:Role" { // IAM lists the roles the stand-ins hold, retained ones among them
 			w.Roles = append(w.Roles, r.Account+" "+r.ID)

@@ -1,0 +1,171 @@
+package components
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+)
+
+// checksOf name, by argument (map keys and array indexes dropped), the checks its value is subject to, as the
+// preview reports them when the value is unknown; an argument not listed is checked for its form.
+type checksOf map[string]string
+
+var clusterChecks = checksOf{
+	"busName":                  "the names made from it (the router's role, the cluster's queue) within AWS's limits",
+	"hubAccountId":             "an AWS account ID; with memberBaseline, not the cluster's own",
+	"clusterName":              "the EKS cluster exists and is ACTIVE, runs a Kubernetes version Karpenter runs on, has access entries (and, with pod-identity, the Pod Identity agent); the names made from it within AWS's limits",
+	"oidcProviderArn":          "the OIDC provider is the one of the cluster's issuer, and lists the audience sts.amazonaws.com",
+	"controllerRoleName":       "Karpenter's controller role exists",
+	"karpenter.version":        "within the supported range, and one that runs on the cluster's Kubernetes version",
+	"create.kubernetesVersion": "a version Karpenter runs on",
+	"heartbeatRate":            "whole minutes from 1m to 1h",
+	"heartbeatAlarmActions":    "SNS topic ARNs",
+	"karpenter.namespace":      "a Kubernetes namespace name",
+	"karpenter.serviceAccount": "a Kubernetes service account name",
+	"create.vpcId":             "a VPC ID",
+	"tags":                     "tags AWS takes",
+}
+
+var busChecks = checksOf{
+	"namePrefix":             "the names made from it within AWS's limits",
+	"accounts.deployRoleArn": "a role ARN of the stack's partition",
+	"redrive.principals":     "each of the stack's partition, exact (no root, no wildcard), and the trust policy within the account's limit",
+	"organization.id":        "an AWS Organizations ID",
+	"organization.memberOUs": "organizational unit IDs",
+	"heartbeat.rate":         "whole minutes from 1m to 1h",
+	"router.ownerTagKeys":    "tag keys AWS takes",
+	"alarms.topicArn":        "an SNS topic ARN",
+	"accounts.alarmTopicArn": "an SNS topic ARN",
+	"router.logLevel":        "a log level the router knows",
+	"tags":                   "tags AWS takes",
+}
+
+// argumentOf is path without its array indexes and its map keys (accounts.<id>.deployRoleArn: accounts.deployRoleArn).
+var index, accountKey = regexp.MustCompile(`\[\d+\]`), regexp.MustCompile(`\.\d{12}\b`)
+
+func argumentOf(path string) string {
+	return accountKey.ReplaceAllString(index.ReplaceAllString(path, ""), "")
+}
+
+// deferredMessage says which checks of the component named name (kind, what it declares: "the cluster's") wait for
+// the update, and why: each input of deferred, unknown at this preview, by the checks it is subject to.
+func deferredMessage(component, name, what string, deferred []string, checks checksOf) string {
+	var each []string
+	seen := map[string]bool{}
+	for _, path := range deferred {
+		arg := argumentOf(path)
+		if seen[arg] {
+			continue
+		}
+		seen[arg] = true
+		c, ok := checks[arg]
+		if !ok {
+			c = "its form"
+		}
+		each = append(each, fmt.Sprintf("%s (%s)", arg, c))
+	}
+	return fmt.Sprintf("%s %s: checks deferred to the update, their inputs unknown until other resources are created: %s. "+
+		"They run there before %s first resource, and fail the update naming the check; this preview shows none of %s "+
+		"resources, and its outputs are unknown (docs/package.md, \"Outputs as arguments\").",
+		component, name, strings.Join(each, "; "), what, what)
+}
+
+// deferComponent declares nothing under c, the component named name, says once why (deferredMessage), and sets its
+// outputs unknown. Only a preview may defer: an input unknown in the update is refused, never left undeclared.
+func deferComponent(ctx *pulumi.Context, c pulumi.Resource, component, name, what string, deferred []string, checks checksOf) error {
+	if !ctx.DryRun() {
+		return fmt.Errorf("%s %s: %s unknown in the update: the engine hands a component its inputs' values there",
+			component, name, strings.Join(deferred, ", "))
+	}
+	if err := ctx.Log.Info(deferredMessage(component, name, what, deferred, checks), &pulumi.LogArgs{Resource: c}); err != nil {
+		return err
+	}
+	unknownOutputs(c)
+	return nil
+}
+
+// checked runs declare, the component's checks then its resources. At a preview, a check that fails while an input
+// comes from a resource of the program (res.fromResources), before anything is declared, defers the component
+// instead: the resource may be one this update creates (a cluster pulumi-eks creates under a name the program
+// gives, known at the preview), which the checks cannot find yet; the update runs them again.
+func checked(ctx *pulumi.Context, c pulumi.Resource, component, name, what string, res resolution, children *int, declare func() error) error {
+	err := declare()
+	if err == nil || !ctx.DryRun() || len(res.fromResources) == 0 || *children > 0 {
+		return err
+	}
+	msg := fmt.Sprintf("%s %s: its checks failed at this preview, where %s: deferred to the update, which may create "+
+		"what they look for, and runs them again before %s first resource (docs/package.md, \"Outputs as arguments\"). "+
+		"What they found: %v", component, name, strings.Join(res.fromResources, ", "), what, err)
+	if err := ctx.Log.Info(msg, &pulumi.LogArgs{Resource: c}); err != nil {
+		return err
+	}
+	unknownOutputs(c)
+	return nil
+}
+
+// counting counts the children of component as they are registered, through a transformation they inherit (and
+// the component's own registration runs, uncounted).
+func counting(component pulumi.Resource, n *int) pulumi.ResourceOption {
+	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
+		if a.Resource != component {
+			*n++
+		}
+		return nil
+	}})
+}
+
+// unknownOutputs sets every output of component (a pointer to a struct of outputs, by their pulumi tags) unknown.
+func unknownOutputs(component any) {
+	v := reflect.ValueOf(component).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if v.Type().Field(i).Tag.Get("pulumi") == "" {
+			continue
+		}
+		elem := reflect.Zero(f.Type()).Interface().(pulumi.Output).ElementType()
+		zero := reflect.MakeFunc(reflect.FuncOf([]reflect.Type{reflect.TypeFor[any]()}, []reflect.Type{elem}, false),
+			func([]reflect.Value) []reflect.Value { return []reflect.Value{reflect.Zero(elem)} })
+		f.Set(reflect.ValueOf(pulumi.UnsafeUnknownOutput(nil).ApplyT(zero.Interface())))
+	}
+}
+
+// secretOutputs makes every output of component secret.
+func secretOutputs(component any) {
+	v := reflect.ValueOf(component).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if v.Type().Field(i).Tag.Get("pulumi") == "" {
+			continue
+		}
+		f.Set(reflect.ValueOf(pulumi.ToSecret(f.Interface())))
+	}
+}
+
+// secretChildren makes every input of the component's children secret, through a transformation they inherit:
+// an argument that was a secret reaches them as a plain value (the component's code takes values), so each of
+// their inputs might hold it.
+func secretChildren() pulumi.ResourceOption {
+	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
+		if a.Props == nil {
+			return nil
+		}
+		v := reflect.ValueOf(a.Props)
+		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+			return nil
+		}
+		s := v.Elem()
+		for i := range s.NumField() {
+			f := s.Field(i)
+			if f.Kind() != reflect.Interface || f.IsNil() || !f.CanSet() {
+				continue
+			}
+			if secret := reflect.ValueOf(pulumi.ToSecret(f.Interface())); secret.Type().AssignableTo(f.Type()) {
+				f.Set(secret)
+			}
+		}
+		return &pulumi.ResourceTransformationResult{Props: a.Props, Opts: a.Opts}
+	}})
+}

@@ -1,0 +1,275 @@
+package components
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+)
+
+// The components take outputs: an argument may be another resource's output (a cluster pulumi-eks creates in the
+// same program), another stack's (a StackReference to the hub), or a secret. Only the arguments that decide which
+// resources are declared, or are checked against quotas and limits before anything is (docs/package.md, "Plain
+// values"), are plain: a mode or other enum, a switch, a number, and the fields tagged `plain:"why"` (an
+// argument with one resource per element, a choice made on the value). The schema marks those plain, so a typed
+// SDK refuses an output for them at compile time; everything else is an input.
+//
+// The arguments decide names and policies, and are checked (the cluster exists and is ACTIVE, its Kubernetes
+// version is one Karpenter runs on, the quotas hold) on their values, by the same code as the program
+// (infra.DeclareJoin, infra.DeclareBus). So the provider resolves them first: a known output or secret is taken
+// as its value (the engine records the component's dependence on the resource it comes from; a secret makes the
+// component's outputs and its children's inputs secret); an input unknown at a preview (an output of a resource
+// not created yet) defers the component: it declares nothing in that preview, says which checks wait and why,
+// once, and its outputs are unknown; in the update the engine hands it the value, and the checks run before its
+// first resource, as they do at a preview today. A plain argument must be known at the preview: refused, naming it.
+
+// resolution is what resolving a component's arguments found.
+type resolution struct {
+	// deferred are the inputs unknown at this preview, by path.
+	deferred []string
+	// secret: an argument was a secret.
+	secret bool
+	// fromResources are the inputs known at this preview that come from a resource of the program (not a
+	// StackReference), "<path> (from <resource>)": the resource may be one this update creates, which the checks
+	// cannot find yet.
+	fromResources []string
+}
+
+type resolutionKey struct{}
+
+// resolutionOf is the resolution of the component being constructed in ctx (zero when none was made).
+func resolutionOf(ctx context.Context) resolution {
+	r, _ := ctx.Value(resolutionKey{}).(resolution)
+	return r
+}
+
+// withInputs marks plain in prov's schema exactly the arguments that decide resources (args, each component's
+// argument type by its token), and resolves each component's inputs before infer copies them: refused, naming
+// them, when a plain argument is unknown; the resolution handed to the constructor otherwise.
+func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
+	getSchema, construct := prov.GetSchema, prov.Construct
+	prov.GetSchema = func(ctx context.Context, req p.GetSchemaRequest) (p.GetSchemaResponse, error) {
+		resp, err := getSchema(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		resp.Schema, err = plainSchema(resp.Schema, args)
+		return resp, err
+	}
+	prov.Construct = func(ctx context.Context, req p.ConstructRequest) (p.ConstructResponse, error) {
+		t, ok := args[string(req.Urn.Type())]
+		if !ok {
+			return construct(ctx, req)
+		}
+		var r resolver
+		req.Inputs = r.object("", req.Inputs, t)
+		if len(r.refused) > 0 {
+			slices.Sort(r.refused)
+			return p.ConstructResponse{}, fmt.Errorf("%s: %s. These arguments decide which resources are declared, or are checked "+
+				"against AWS's quotas and limits before anything is: give a value known at the preview (docs/package.md, \"Plain values\")",
+				req.Urn.Type().Name(), strings.Join(r.refused, "; "))
+		}
+		slices.Sort(r.deferred)
+		slices.Sort(r.fromResources)
+		return construct(context.WithValue(ctx, resolutionKey{}, resolution{deferred: r.deferred, secret: r.secret, fromResources: r.fromResources}), req)
+	}
+	return prov
+}
+
+// isPlain says whether the argument f is plain: an enum (a named string type), a switch, a number, or tagged
+// `plain:"why"`; or an object holding one (so that a typed SDK can reach it).
+func isPlain(f reflect.StructField) bool {
+	if _, ok := f.Tag.Lookup("plain"); ok {
+		return true
+	}
+	t := elemType(f.Type)
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int64, reflect.Float64:
+		return true
+	case reflect.String:
+		return t != reflect.TypeFor[string]()
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if argName(t.Field(i)) != "" && isPlain(t.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// elemType is t without its pointers.
+func elemType(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// argName is the argument's name, its pulumi tag's ("" for a field that is none).
+func argName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("pulumi"), ",")
+	return name
+}
+
+// resolver resolves a component's inputs to plain values, recording what it found.
+type resolver struct {
+	deferred, refused, fromResources []string
+	secret                           bool
+}
+
+// object resolves m, the inputs of the struct type t, by its fields' arguments.
+func (r *resolver) object(prefix string, m property.Map, t reflect.Type) property.Map {
+	t = elemType(t)
+	if t.Kind() != reflect.Struct {
+		return m
+	}
+	out := m
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name := argName(f)
+		if v, ok := m.GetOk(name); ok && name != "" {
+			out = out.Set(name, r.value(prefix+name, v, f.Type, isPlain(f)))
+		}
+	}
+	return out
+}
+
+// value is v, the argument at path of Go type t, as a plain value: a known output or secret as its value, an
+// unknown as t's zero value (deferred, or refused when plain).
+func (r *resolver) value(path string, v property.Value, t reflect.Type, plain bool) property.Value {
+	t = elemType(t)
+	if v.IsComputed() {
+		if plain {
+			r.refused = append(r.refused, path+" is unknown at the preview (an output of a resource not created yet)")
+		} else {
+			r.deferred = append(r.deferred, path)
+		}
+		return zeroOf(t)
+	}
+	if v.Secret() {
+		r.secret = true
+	}
+	for _, d := range v.Dependencies() {
+		if d.Type() != "pulumi:pulumi:StackReference" {
+			r.fromResources = append(r.fromResources, fmt.Sprintf("%s (from %s, %s)", path, d.Name(), d.Type()))
+			break
+		}
+	}
+	v = v.WithSecret(false).WithDependencies(nil)
+	switch {
+	case v.IsArray() && t.Kind() == reflect.Slice:
+		elems := v.AsArray().AsSlice()
+		for i, e := range elems {
+			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, t.Elem(), plain)
+		}
+		return property.New(elems)
+	case v.IsMap() && t.Kind() == reflect.Map:
+		elems := v.AsMap().AsMap()
+		for k, e := range elems {
+			elems[k] = r.value(path+"."+k, e, t.Elem(), plain && elemType(t.Elem()).Kind() != reflect.Struct)
+		}
+		return property.New(elems)
+	case v.IsMap() && t.Kind() == reflect.Struct:
+		return property.New(r.object(path+".", v.AsMap(), t))
+	case v.IsArray(): // within an argument of any value (karpenter.values)
+		elems := v.AsArray().AsSlice()
+		for i, e := range elems {
+			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, t, plain)
+		}
+		return property.New(elems)
+	case v.IsMap():
+		elems := v.AsMap().AsMap()
+		for k, e := range elems {
+			elems[k] = r.value(path+"."+k, e, t, plain)
+		}
+		return property.New(elems)
+	}
+	return v
+}
+
+// zeroOf is the value standing for an unknown of type t: its zero value.
+func zeroOf(t reflect.Type) property.Value {
+	switch elemType(t).Kind() {
+	case reflect.String:
+		return property.New("")
+	case reflect.Bool:
+		return property.New(false)
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return property.New(0.0)
+	case reflect.Slice:
+		return property.New([]property.Value{})
+	case reflect.Map, reflect.Struct:
+		return property.New(map[string]property.Value{})
+	}
+	return property.Value{}
+}
+
+// plainSchema is the schema s with exactly the plain arguments (isPlain) of each component (args, by token)
+// marked plain, and the others not, through arrays and maps and the object types they hold.
+func plainSchema(s string, args map[string]reflect.Type) (string, error) {
+	var spec schema.PackageSpec
+	if err := json.Unmarshal([]byte(s), &spec); err != nil {
+		return "", fmt.Errorf("reading the schema: %w", err)
+	}
+	var mark func(props map[string]schema.PropertySpec, t reflect.Type)
+	mark = func(props map[string]schema.PropertySpec, t reflect.Type) {
+		t = elemType(t)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			prop, ok := props[argName(f)]
+			if !ok {
+				continue
+			}
+			setPlain(&prop.TypeSpec, isPlain(f))
+			props[argName(f)] = prop
+			if tok, elem := objectType(prop.TypeSpec, f.Type); tok != "" {
+				if ty, ok := spec.Types[tok]; ok {
+					mark(ty.Properties, elem)
+				}
+			}
+		}
+	}
+	for tok, t := range args {
+		if r, ok := spec.Resources[tok]; ok && r.IsComponent {
+			mark(r.InputProperties, t)
+		}
+	}
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return "", fmt.Errorf("writing the schema: %w", err)
+	}
+	return string(b), nil
+}
+
+// objectType is the token of the object type ts refers to (itself, or as the items or values it holds), and its Go
+// type, from t; "" when none.
+func objectType(ts schema.TypeSpec, t reflect.Type) (string, reflect.Type) {
+	t = elemType(t)
+	switch {
+	case ts.Ref != "" && t.Kind() == reflect.Struct:
+		return strings.TrimPrefix(ts.Ref, "#/types/"), t
+	case ts.Items != nil && t.Kind() == reflect.Slice:
+		return objectType(*ts.Items, t.Elem())
+	case ts.AdditionalProperties != nil && t.Kind() == reflect.Map:
+		return objectType(*ts.AdditionalProperties, t.Elem())
+	}
+	return "", nil
+}
+
+// setPlain marks t plain or not (infer marks every argument of a Go type other than an Input plain), and its items'
+// and additional properties' types.
+func setPlain(t *schema.TypeSpec, plain bool) {
+	t.Plain = plain
+	for _, e := range []*schema.TypeSpec{t.Items, t.AdditionalProperties} {
+		if e != nil {
+			setPlain(e, plain)
+		}
+	}
+}

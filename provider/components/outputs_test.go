@@ -1,0 +1,211 @@
+package components_test
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	p "github.com/pulumi/pulumi-go-provider"
+	"github.com/pulumi/pulumi-go-provider/integration"
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
+)
+
+// What the engine hands a component for an argument given as another resource's output: at a preview, before that
+// resource exists, an unknown; once it exists (the update, or a StackReference's output), its value with the
+// resource as a dependency; a secret, marked so.
+var (
+	eksCluster = presource.URN("urn:pulumi:prod::platform::eks:index:Cluster::blue")
+	hubStack   = presource.URN("urn:pulumi:prod::platform::pulumi:pulumi:StackReference::hub")
+)
+
+func unknown() presource.PropertyValue { return presource.MakeComputed(presource.NewProperty("")) }
+
+func outputOf(v string, of presource.URN) presource.PropertyValue {
+	return presource.NewProperty(presource.Output{Element: presource.NewProperty(v), Known: true, Dependencies: []presource.URN{of}})
+}
+
+// constructWith runs component typ named "c" with inputs in the world m (a preview unless m.Update).
+func constructWith(t *testing.T, m *mocks.Mocks, typ string, inputs presource.PropertyMap) (p.ConstructResponse, map[string]mocks.Resource, error) {
+	t.Helper()
+	m.Project, m.Stack = "platform", "prod"
+	s := server(t, integration.WithMocks(m))
+	resp, err := s.Construct(p.ConstructRequest{
+		Urn:    presource.URN("urn:pulumi:prod::platform::" + components.Name + ":index:" + typ + "::c"),
+		Inputs: presource.FromResourcePropertyMap(inputs),
+		DryRun: !m.Update,
+	})
+	return resp, declared(m.Resources()), err
+}
+
+// TestOutputsAsArguments: an input given as an output is taken: known (another stack's, or a resource's once it
+// exists), the component declares what the same plain values declare; unknown at a preview, it declares nothing,
+// its outputs unknown, its checks left to the update; a secret keeps its children's inputs and its outputs secret.
+func TestOutputsAsArguments(t *testing.T) {
+	plainIn := presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue")}
+	plainResp, plainDeclared, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", plainIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plainDeclared) < 5 {
+		t.Fatalf("the plain cluster declared %d resources", len(plainDeclared))
+	}
+
+	t.Run("known outputs: as their values", func(t *testing.T) {
+		resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", presource.PropertyMap{
+			"busName": outputOf("kib-prod", hubStack), "clusterName": outputOf("blue", eksCluster),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(plainDeclared))) {
+			t.Errorf("declared %v, the plain values %v", slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(plainDeclared)))
+		}
+		for _, k := range []string{"queueName", "queueArn", "chartValue"} {
+			if got, want := str(t, resp, k), str(t, plainResp, k); got != want {
+				t.Errorf("%s %q, with plain values %q", k, got, want)
+			}
+		}
+		if output(t, resp, "queueName").Secret() {
+			t.Error("queueName secret without a secret argument")
+		}
+	})
+
+	t.Run("unknown at the preview: deferred", func(t *testing.T) {
+		for _, world := range []*mocks.Mocks{{}, {Existing: []string{"blue"}}} {
+			resp, got, err := constructWith(t, world, "ClusterInterruption", presource.PropertyMap{
+				"busName": outputOf("kib-prod", hubStack), "clusterName": unknown(), "oidcProviderArn": unknown(),
+				"identity": presource.NewProperty("irsa"),
+			})
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			for k := range got {
+				if !strings.HasPrefix(k, "karpenter-interruption-bus:index:ClusterInterruption ") {
+					t.Errorf("declared %s in a preview that could not check it", k)
+				}
+			}
+			for _, k := range []string{"queueName", "queueArn", "controllerRoleArn", "kubeconfig"} {
+				if v := output(t, resp, k); !v.IsComputed() {
+					t.Errorf("output %s = %v, want unknown", k, v)
+				}
+			}
+		}
+	})
+
+	t.Run("a check failing on a value from a resource: deferred at the preview, failing the update", func(t *testing.T) {
+		for _, tt := range []struct {
+			name   string
+			from   presource.URN
+			update bool
+			defers bool
+		}{
+			{"from a cluster of the program, at the preview", eksCluster, false, true},
+			{"from a cluster of the program, in the update", eksCluster, true, false},
+			{"from another stack, at the preview", hubStack, false, false},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				// The cluster does not exist (yet): the update creates it, or the other stack names one that is not there.
+				resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Update: tt.update}, "ClusterInterruption", presource.PropertyMap{
+					"busName": presource.NewProperty("kib-prod"), "clusterName": outputOf("blue", tt.from),
+				})
+				if len(got) > 1 {
+					t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
+				}
+				if !tt.defers {
+					if err == nil || !strings.Contains(err.Error(), "no EKS cluster named blue exists") {
+						t.Errorf("err = %v, want the check's failure", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if v := output(t, resp, "queueName"); !v.IsComputed() {
+					t.Errorf("queueName = %v, want unknown", v)
+				}
+			})
+		}
+	})
+
+	t.Run("unknown in the update: refused", func(t *testing.T) {
+		_, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}, Update: true}, "ClusterInterruption", presource.PropertyMap{
+			"busName": presource.NewProperty("kib-prod"), "clusterName": unknown(),
+		})
+		if err == nil || !strings.Contains(err.Error(), "clusterName unknown in the update") {
+			t.Fatalf("err = %v, want clusterName refused", err)
+		}
+		if len(got) > 1 {
+			t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
+		}
+	})
+
+	t.Run("a plain argument unknown: refused, named", func(t *testing.T) {
+		_, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", presource.PropertyMap{
+			"busName": presource.NewProperty("kib-prod"), "clusterName": unknown(), "mode": unknown(),
+			"create": presource.NewProperty(presource.PropertyMap{"vpcId": unknown(), "subnetIds": presource.NewProperty([]presource.PropertyValue{presource.NewProperty("subnet-1"), unknown()})}),
+		})
+		if err == nil {
+			t.Fatal("constructed")
+		}
+		for _, w := range []string{"mode is unknown at the preview", "create.subnetIds[1] is unknown at the preview", `"Plain values"`} {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v\nwant it to say %q", err, w)
+			}
+		}
+		for _, n := range []string{"clusterName", "vpcId", "subnetIds[0]"} {
+			if strings.Contains(err.Error(), n) {
+				t.Errorf("%v: names %s, an input", err, n)
+			}
+		}
+		if len(got) > 0 {
+			t.Errorf("declared %v before refusing", slices.Sorted(maps.Keys(got)))
+		}
+	})
+
+	t.Run("a secret: its children's inputs and the outputs secret", func(t *testing.T) {
+		resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", presource.PropertyMap{
+			"busName": presource.NewProperty("kib-prod"), "clusterName": presource.MakeSecret(presource.NewProperty("blue")),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"queueName", "queueUrl", "chartValue"} {
+			if !output(t, resp, k).Secret() {
+				t.Errorf("output %s not secret", k)
+			}
+		}
+		q, ok := got["aws:sqs/queue:Queue blue-queue"]
+		if !ok {
+			t.Fatalf("no queue among %v", slices.Sorted(maps.Keys(got)))
+		}
+		if name := q.Inputs["name"]; !name.ContainsSecrets() {
+			t.Errorf("the queue's name %v is not secret", name)
+		}
+	})
+}
+
+// TestABusTakesOutputs: the Bus too, its alarm topic from another resource, its namePrefix unknown at a preview.
+func TestABusTakesOutputs(t *testing.T) {
+	topic := presource.URN("urn:pulumi:prod::platform::aws:sns/topic:Topic::ops")
+	_, got, err := constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{
+		"namePrefix": presource.NewProperty("kib-prod"),
+		"alarms":     presource.NewProperty(presource.PropertyMap{"topicArn": outputOf("arn:aws:sns:us-east-1:"+hub+":ops", topic)}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 10 {
+		t.Errorf("declared %d resources", len(got))
+	}
+	resp, got, err := constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{"namePrefix": unknown()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > 1 || !output(t, resp, "busName").IsComputed() || !output(t, resp, "ruleArns").IsComputed() {
+		t.Errorf("an unknown namePrefix: declared %v, busName %v", slices.Sorted(maps.Keys(got)), output(t, resp, "busName"))
+	}
+}
