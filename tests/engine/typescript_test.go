@@ -156,7 +156,7 @@ func TestTypeScriptExamples(t *testing.T) {
 		defer edited(t, filepath.Join(dir, "index.ts"), `clusterName: "payments",`, `clusterName: 42,`)()
 		clusterExampleStack(t, e, dir, "type-error", busName, team)
 		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
-		if err == nil || !strings.Contains(err.Error(), "error TS2322: Type 'number' is not assignable to type 'string'") {
+		if err == nil || !strings.Contains(err.Error(), "error TS2322: Type 'number' is not assignable to type 'Input<string>'") {
 			t.Errorf("the preview with clusterName 42: %v\n%s", err, out)
 		}
 		// @pulumi/pulumi exits 32 once it has told the user: the host bails, adding nothing of its own.
