@@ -1,6 +1,7 @@
 package infra
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,6 +111,9 @@ type Join struct {
 	// whose Karpenter the component installs needs the role to exist.
 	EnsureSpotServiceLinkedRole bool
 	Tags                        map[string]string
+	// Name starts the logical name of every resource declared for the cluster: the component's name ("" for the
+	// cluster's). Never an input's value, which may be unknown until the update.
+	Name string
 }
 
 // DeclareJoin declares j's cluster as children of parent: its queue, its wiring to Karpenter, its heartbeat, and,
@@ -145,9 +149,10 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	}
 	cfg, env, found := f.Config, f.Env, f.Found
 	cl := cfg.Clusters[0]
+	base := cmp.Or(j.Name, cl.Name)
 	var prerequisites []pulumi.Resource
 	if cl.Mode.InstallsKarpenter() {
-		role, err := joinSpotRole(ctx, cl, env, found.SpotServiceLinkedRole[env.Account], j.EnsureSpotServiceLinkedRole, under)
+		role, err := joinSpotRole(ctx, base, cl, env, found.SpotServiceLinkedRole[env.Account], j.EnsureSpotServiceLinkedRole, under)
 		if err != nil {
 			return fail(err)
 		}
@@ -158,7 +163,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	hubEnv := env.In(hubAccount)
 	acc := account{env: env}
 	if j.MemberBaseline {
-		if _, err := member.New(ctx, cl.Name+"-member-baseline", baselineArgs(cfg, hubEnv, env, j.HeartbeatAlarmActions), under); err != nil {
+		if _, err := member.New(ctx, base+"-member-baseline", baselineArgs(cfg, hubEnv, env, j.HeartbeatAlarmActions), under); err != nil {
 			return fail(err)
 		}
 	}
@@ -167,7 +172,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 		// by its fixed names (the hub's Bus, or the hub's StackSet in a member account).
 		acc.beat = &beat{group: pulumi.String(heartbeat.Name(cfg.NamePrefix)), role: pulumi.String(layout.HeartbeatRoleARN(cfg, env))}
 		if j.MemberBaseline {
-			h, err := heartbeat.New(ctx, cl.Name+"-heartbeat-shared", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: Tags(cfg)}, under)
+			h, err := heartbeat.New(ctx, base+"-heartbeat-shared", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: env, Tags: Tags(cfg)}, under)
 			if err != nil {
 				return fail(err)
 			}
@@ -182,13 +187,14 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if args.Heartbeat != nil {
 		args.Heartbeat.AlarmActions = j.HeartbeatAlarmActions
 	}
+	args.Name = base
 	return cluster.Declare(ctx, parent, args)
 }
 
 // joinSpotRole declares the account's EC2 Spot service-linked role when asked (adopting it where it exists), and
 // refuses a cluster whose Karpenter cannot launch Spot: the role absent, and not asked for.
-func joinSpotRole(ctx *pulumi.Context, cl config.Cluster, env awsenv.Env, exists, ensure bool, opts ...pulumi.ResourceOption) (*spotrole.Role, error) {
-	name := cl.Name + "-spot-service-linked-role"
+func joinSpotRole(ctx *pulumi.Context, base string, cl config.Cluster, env awsenv.Env, exists, ensure bool, opts ...pulumi.ResourceOption) (*spotrole.Role, error) {
+	name := base + "-spot-service-linked-role"
 	switch {
 	case ensure && exists:
 		return spotrole.Adopt(ctx, name, spotrole.ARN(env.Partition, env.Account), opts...)

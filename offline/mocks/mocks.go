@@ -52,6 +52,8 @@ type Resource struct {
 	ImportID string
 	// IgnoreChanges are the inputs whose change the engine ignores (the ignoreChanges option).
 	IgnoreChanges []string
+	// Aliases are the logical names of its aliases ("" for an alias that keeps the name and changes the parent).
+	Aliases []string
 	// Account is the account the resource is declared in: its provider's (an AWS provider's allowed account),
 	// the stack's for the default provider.
 	Account string
@@ -215,6 +217,16 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		r.DeleteBeforeReplace = rpc.GetDeleteBeforeReplace()
 		r.ImportID = rpc.GetImportId()
 		r.IgnoreChanges = rpc.GetIgnoreChanges()
+		for _, a := range rpc.GetAliases() { // as specs, or as URNs where the monitor takes no specs
+			if spec := a.GetSpec(); spec != nil {
+				r.Aliases = append(r.Aliases, spec.GetName())
+			} else if u := a.GetUrn(); u != "" {
+				r.Aliases = append(r.Aliases, nameOfURN(u))
+			}
+		}
+		for _, u := range rpc.GetAliasURNs() {
+			r.Aliases = append(r.Aliases, nameOfURN(u))
+		}
 		r.URN = string(m.urnOf(resource.URN(rpc.GetParent()), args.TypeToken, args.Name))
 		deps := map[string]bool{}
 		for _, d := range rpc.GetDependencies() {

@@ -173,7 +173,7 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 		j := infra.Join{
 			BusName: args.BusName, HubAccount: deref(args.HubAccountID), Cluster: entry, HeartbeatRate: deref(args.HeartbeatRate),
 			HeartbeatAlarmActions: args.HeartbeatAlarmActions, MemberBaseline: deref(args.MemberBaseline),
-			EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags,
+			EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags, Name: name,
 		}
 		c := &ClusterInterruption{}
 		res := resolutionOf(ctx.Context())
@@ -181,6 +181,9 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 			ro = append(ro, secretChildren())
 		}
 		children := 0
+		if args.ClusterName != "" && args.ClusterName != name {
+			ro = append(ro, formerNames(c, name, args.ClusterName))
+		}
 		if err := ctx.RegisterComponentResource(cluster.Type, name, c, append(ro, counting(c, &children))...); err != nil { // the program's clusters' token
 			return nil, err
 		}

@@ -117,6 +117,19 @@ func counting(component pulumi.Resource, n *int) pulumi.ResourceOption {
 	}})
 }
 
+// formerNames aliases each child of component, named name, to the name it had when children were named after the
+// cluster (former, its clusterName; 0.3.0 and before): a stack of then keeps its resources. Children are named after
+// the component now, whose name is known at every preview, never after an input, which may not be.
+func formerNames(component pulumi.Resource, name, former string) pulumi.ResourceOption {
+	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
+		if a.Resource == component || !strings.HasPrefix(a.Name, name+"-") {
+			return nil
+		}
+		opts := append(a.Opts, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(former + strings.TrimPrefix(a.Name, name))}}))
+		return &pulumi.ResourceTransformationResult{Props: a.Props, Opts: opts}
+	}})
+}
+
 // unknownOutputs sets every output of component (a pointer to a struct of outputs, by their pulumi tags) unknown.
 func unknownOutputs(component any) {
 	v := reflect.ValueOf(component).Elem()

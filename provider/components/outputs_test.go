@@ -178,7 +178,7 @@ func TestOutputsAsArguments(t *testing.T) {
 				t.Errorf("output %s not secret", k)
 			}
 		}
-		q, ok := got["aws:sqs/queue:Queue blue-queue"]
+		q, ok := got["aws:sqs/queue:Queue c-queue"]
 		if !ok {
 			t.Fatalf("no queue among %v", slices.Sorted(maps.Keys(got)))
 		}
@@ -186,6 +186,47 @@ func TestOutputsAsArguments(t *testing.T) {
 			t.Errorf("the queue's name %v is not secret", name)
 		}
 	})
+}
+
+// TestChildrenAreNamedAfterTheComponent: a ClusterInterruption's resources are named after the component, whatever its
+// clusterName, each aliased to the name it had after the cluster (0.3.0), so that a stack of then keeps them; none
+// when the two names are one.
+func TestChildrenAreNamedAfterTheComponent(t *testing.T) {
+	m := &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}
+	_, got, err := constructWith(t, m, "ClusterInterruption", presource.PropertyMap{
+		"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range m.Resources() {
+		if r.Type == "karpenter-interruption-bus:index:ClusterInterruption" {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(r.Name, "c-") {
+			t.Errorf("%s %s is not named after the component c", r.Type, r.Name)
+		}
+		if former := "blue" + strings.TrimPrefix(r.Name, "c"); !slices.Contains(r.Aliases, former) {
+			t.Errorf("%s %s has aliases %q, not its former name %s", r.Type, r.Name, r.Aliases, former)
+		}
+	}
+	if n < 10 || got["kubernetes:helm.sh/v3:Release c-karpenter"].Name == "" {
+		t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
+	}
+
+	same := &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}
+	if _, _, err := construct(t, same, "ClusterInterruption", "blue", map[string]any{"busName": "kib-prod", "clusterName": "blue"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range same.Resources() {
+		for _, a := range r.Aliases {
+			if a != "" && a != r.Name {
+				t.Errorf("%s %s, named after its cluster, is aliased to %s", r.Type, r.Name, a)
+			}
+		}
+	}
 }
 
 // TestABusTakesOutputs: the Bus too, its alarm topic from another resource, its namePrefix unknown at a preview.

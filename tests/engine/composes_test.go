@@ -1,8 +1,18 @@
 package engine_test
 
 import (
+	"bytes"
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pulumi/pulumi-eks/sdk/v2/go/eks"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
+	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
+	pulumisdk "github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
@@ -109,6 +119,10 @@ func TestYAMLClusterOfTheSameProgram(t *testing.T) {
 		})
 	}
 
+	t.Run("a Go program: pulumi-eks's cluster, then no change", func(t *testing.T) {
+		goClusterOfTheSameProgram(t, e)
+	})
+
 	t.Run("ACTIVE: up, then no change", func(t *testing.T) {
 		world.Clusters = nil
 		e.SetWorld(t, world)
@@ -120,4 +134,77 @@ func TestYAMLClusterOfTheSameProgram(t *testing.T) {
 		}
 		pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
 	})
+}
+
+// joined is a ClusterInterruption as a Go program registers the package's component (its outputs it reads).
+type joined struct {
+	pulumisdk.ResourceState
+	QueueName pulumisdk.StringOutput `pulumi:"queueName"`
+}
+
+// goTeam is a team's Go program: the hub's outputs through a StackReference, its EKS cluster created with
+// pulumi-eks (the stand-in eks provider, which names the EKS cluster after the component's name without "-eks"),
+// and the package's ClusterInterruption given the cluster's name as pulumi-eks outputs it.
+func goTeam(ctx *pulumisdk.Context) error {
+	hub, err := pulumisdk.NewStackReference(ctx, "hub", &pulumisdk.StackReferenceArgs{Name: pulumisdk.String("organization/kib-hub/dev")})
+	if err != nil {
+		return err
+	}
+	cluster, err := eks.NewCluster(ctx, "orders-eks", &eks.ClusterArgs{Version: pulumisdk.String("1.33")})
+	if err != nil {
+		return err
+	}
+	var j joined
+	if err := ctx.RegisterRemoteComponentResource(packageName+":index:ClusterInterruption", "orders", pulumisdk.Map{
+		"busName":      hub.GetStringOutput(pulumisdk.String("busName")),
+		"hubAccountId": hub.GetStringOutput(pulumisdk.String("account")),
+		"clusterName":  cluster.EksCluster.Name(),
+	}, &j, pulumisdk.Version("0.1.0")); err != nil {
+		return err
+	}
+	ctx.Export("queueName", j.QueueName)
+	return nil
+}
+
+// goClusterOfTheSameProgram runs goTeam through the Automation API and the real CLI: the preview defers the
+// component's checks (EKS has no cluster orders until the update creates it), up declares it, a preview after has no
+// change.
+func goClusterOfTheSameProgram(t *testing.T, e *env) {
+	ctx := context.Background()
+	root, err := filepath.Abs(filepath.Join(repoRoot, "build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := auto.UpsertStackInlineSource(ctx, "dev", "kib-go-team", goTeam,
+		auto.Pulumi(cli), auto.WorkDir(t.TempDir()), auto.PulumiHome(e.Home), auto.EnvVars(e.Vars()), auto.SecretsProvider("passphrase"),
+		auto.Project(workspace.Project{Name: "kib-go-team", Runtime: workspace.NewProjectRuntimeInfo("go", nil)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetConfig(ctx, "aws:region", auto.ConfigValue{Value: region}); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := s.Preview(ctx, optpreview.ProgressStreams(&out)); err != nil {
+		t.Fatalf("preview: %v\n%s", err, out.String())
+	}
+	if n := strings.Count(diagnostics(out.String()), "ClusterInterruption orders: its checks failed at this preview, where clusterName (from "); n != 1 {
+		t.Errorf("the preview: %d deferrals naming clusterName\n%s", n, out.String())
+	}
+	out.Reset()
+	res, err := s.Up(ctx, optup.ProgressStreams(&out))
+	if err != nil {
+		t.Fatalf("up: %v\n%s", err, out.String())
+	}
+	if q := res.Outputs["queueName"].Value; q != "kib-team_orders" {
+		t.Errorf("queueName = %v", q)
+	}
+	out.Reset()
+	if _, err := s.Preview(ctx, optpreview.ExpectNoChanges(), optpreview.ProgressStreams(&out)); err != nil {
+		t.Errorf("the preview after up: %v\n%s", err, out.String())
+	}
 }

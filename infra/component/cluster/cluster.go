@@ -3,9 +3,9 @@
 package cluster
 
 import (
-	"time"
-
+	"cmp"
 	"fmt"
+	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -28,6 +28,9 @@ const QueueRetentionSeconds = 300
 type Args struct {
 	// Cluster is the cluster's entry of the stack configuration, defaults applied.
 	Cluster config.Cluster
+	// Name starts every child's logical name: the component's name, which the package's ClusterInterruption is
+	// given; "" for the cluster's name (the program's components are named after their clusters).
+	Name string
 	// QueueName is the cluster's interruption queue, the one the router forwards to (queuename.For).
 	QueueName string
 	// PolicyName names the interruption policy attached to Karpenter's own controller role (existing-role mode).
@@ -156,7 +159,7 @@ func (o Outputs) Map() pulumi.Map {
 // or the component package's ClusterInterruption (provider/), which registers its own and runs the same code.
 func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, error) {
 	cl := args.Cluster
-	s := scope{ctx: ctx, cluster: cl.Name, self: parent, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env,
+	s := scope{ctx: ctx, cluster: cl.Name, logical: cmp.Or(args.Name, cl.Name), self: parent, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env,
 		deployRole: args.DeployRoleARN, adopt: args.Adopt, today: args.Today}
 	if s.today.IsZero() {
 		s.today = time.Now()
@@ -228,6 +231,8 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 type scope struct {
 	ctx     *pulumi.Context
 	cluster string
+	// logical starts the children's logical names (Args.Name).
+	logical string
 	self    pulumi.Resource // the component
 	today   time.Time
 	// parent makes the component its children's parent, and, for resources and lookups alike, gives them its
@@ -256,8 +261,8 @@ func (s scope) adoptingInCluster(id string) []pulumi.ResourceOption {
 	return s.adopting(id)
 }
 
-// name is a child's logical name: the cluster's, then what it is.
-func (s scope) name(what string) string { return s.cluster + "-" + what }
+// name is a child's logical name: the component's (the cluster's, in the program), then what it is.
+func (s scope) name(what string) string { return s.logical + "-" + what }
 
 // ReleaseName is the logical name of cluster's Karpenter release.
 func ReleaseName(cluster string) string { return cluster + "-karpenter" }

@@ -140,13 +140,18 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	// an existing stack sees the same provider): pulumi state move copies a moved resource's providers into the
 	// destination ahead of the resources, so a provider under the moved component would come before its parent
 	// there, which the CLI refuses as a broken snapshot (docs/deploying.md, "One stack or shards").
-	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(cl.Name), &kubernetes.ProviderArgs{
+	aliases := []pulumi.Alias{{Parent: s.self}}
+	if s.logical != s.cluster { // named after the cluster before components were named after their own name
+		aliases = append(aliases, pulumi.Alias{Name: pulumi.String(KubernetesProviderName(s.cluster))},
+			pulumi.Alias{Name: pulumi.String(KubernetesProviderName(s.cluster)), Parent: s.self})
+	}
+	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(s.logical), &kubernetes.ProviderArgs{
 		Kubeconfig: kubeconfig,
 		// Each request to the API server, client-go's discovery's included, within KubernetesRequestTimeout, not the
 		// provider's default 32 s: a cluster whose endpoint never answers costs a preview two of them.
 		KubeClientSettings: &kubernetes.KubeClientSettingsArgs{Timeout: pulumi.Int(KubernetesRequestTimeout)},
 	},
-		pulumi.Aliases([]pulumi.Alias{{Parent: s.self}}), pulumi.DependsOn(t.ready))
+		pulumi.Aliases(aliases), pulumi.DependsOn(t.ready))
 	if err != nil {
 		return wiring{}, fmt.Errorf("declaring the Kubernetes provider of %s: %w", cl.Name, err)
 	}
@@ -157,7 +162,7 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 		releaseOpts = append(releaseOpts, pulumi.DeleteBeforeReplace(true))
 	}
 	values := Values(cl, queueName, controllerRole.Arn)
-	if err := release(s.ctx, ReleaseName(cl.Name), &releaseArgs{
+	if err := release(s.ctx, ReleaseName(s.logical), &releaseArgs{
 		Name:      pulumi.String("karpenter"),
 		Chart:     pulumi.String(Chart),
 		Version:   pulumi.String(cl.Karpenter.Version),

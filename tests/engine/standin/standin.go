@@ -552,11 +552,14 @@ func (p *Provider) Construct(ctx context.Context, req *pulumirpc.ConstructReques
 		var state pulumi.Map
 		switch typ {
 		case "eks:index:Cluster":
-			// pulumi-eks names the EKS cluster <name>-eksCluster and gives it a generated physical name; here it
-			// takes the component's name, which the program gives as "<cluster>-eks".
-			cluster := strings.TrimSuffix(name, "-eks")
+			// pulumi-eks names the EKS cluster <name>-eksCluster and gives it the physical name of its argument name,
+			// a generated one without; here, without it, the component's name, "<cluster>-eks" in the programs.
+			var cluster pulumi.Input = pulumi.String(strings.TrimSuffix(name, "-eks"))
+			if n, ok := in["name"]; ok {
+				cluster = n
+			}
 			if err := pctx.RegisterResource("aws:eks/cluster:Cluster", name+"-eksCluster", pulumi.Map{
-				"name": pulumi.String(cluster), "version": in["version"], "tags": in["tags"],
+				"name": cluster, "version": in["version"], "tags": in["tags"],
 			}, &child, pulumi.Parent(comp), pulumi.Version(p.World.Versions["aws"])); err != nil {
 				return nil, err
 			}
