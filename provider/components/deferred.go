@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -125,7 +126,7 @@ func formerNames(component pulumi.Resource, name, former string) pulumi.Resource
 		if a.Resource == component || !strings.HasPrefix(a.Name, name+"-") {
 			return nil
 		}
-		opts := append(a.Opts, pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(former + strings.TrimPrefix(a.Name, name))}}))
+		opts := slices.Concat(a.Opts, []pulumi.ResourceOption{pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(former + strings.TrimPrefix(a.Name, name))}})})
 		return &pulumi.ResourceTransformationResult{Props: a.Props, Opts: opts}
 	}})
 }
