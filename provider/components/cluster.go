@@ -181,8 +181,8 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 			ro = append(ro, secretChildren())
 		}
 		children := 0
-		if args.ClusterName != "" && args.ClusterName != name {
-			ro = append(ro, formerNames(c, name, args.ClusterName))
+		if args.ClusterName != name {
+			ro = append(ro, formerNames(name, args.ClusterName))
 		}
 		if err := ctx.RegisterComponentResource(cluster.Type, name, c, append(ro, counting(c, &children))...); err != nil { // the program's clusters' token
 			return nil, err

@@ -121,14 +121,25 @@ func counting(component pulumi.Resource, n *int) pulumi.ResourceOption {
 // formerNames aliases each child of component, named name, to the name it had when children were named after the
 // cluster (former, its clusterName; 0.3.0 and before): a stack of then keeps its resources. Children are named after
 // the component now, whose name is known at every preview, never after an input, which may not be.
-func formerNames(component pulumi.Resource, name, former string) pulumi.ResourceOption {
+func formerNames(name, former string) pulumi.ResourceOption {
 	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
-		if a.Resource == component || !strings.HasPrefix(a.Name, name+"-") {
+		old, ok := formerName(name, former, a.Name)
+		if !ok {
 			return nil
 		}
-		opts := slices.Concat(a.Opts, []pulumi.ResourceOption{pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(former + strings.TrimPrefix(a.Name, name))}})})
+		opts := slices.Concat(a.Opts, []pulumi.ResourceOption{pulumi.Aliases([]pulumi.Alias{{Name: pulumi.String(old)}})})
 		return &pulumi.ResourceTransformationResult{Props: a.Props, Opts: opts}
 	}})
+}
+
+// formerName is the name child, a resource named after the component name, had when it was named after the
+// cluster former; false for a resource not named after the component (the component itself among them).
+func formerName(name, former, child string) (string, bool) {
+	rest, ok := strings.CutPrefix(child, name+"-")
+	if !ok {
+		return "", false
+	}
+	return former + "-" + rest, true
 }
 
 // unknownOutputs sets every output of component (a pointer to a struct of outputs, by their pulumi tags) unknown.
@@ -163,10 +174,7 @@ func secretOutputs(component any) {
 // their inputs might hold it.
 func secretChildren() pulumi.ResourceOption {
 	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
-		if a.Props == nil {
-			return nil
-		}
-		v := reflect.ValueOf(a.Props)
+		v := reflect.ValueOf(a.Props) // a component's are nil
 		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package components
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,48 @@ func TestDeferredMessage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestFormerName(t *testing.T) {
+	for _, tt := range []struct {
+		child, want string
+		ok          bool
+	}{
+		{"payments-queue", "blue-queue", true},
+		{"payments-karpenter", "blue-karpenter", true},
+		{"payments", "", false},        // the component itself
+		{"paymentsx-queue", "", false}, // another component's
+		{"blue-queue", "", false},
+	} {
+		got, ok := formerName("payments", "blue", tt.child)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("formerName(payments, blue, %s) = %q, %v; want %q, %v", tt.child, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestAnObjectIsPlainOnlyHoldingAPlainArgument: an object of inputs only is an input itself.
+func TestAnObjectIsPlainOnlyHoldingAPlainArgument(t *testing.T) {
+	type inputsOnly struct {
+		A string `pulumi:"a"`
+	}
+	type holdsACount struct {
+		A string `pulumi:"a"`
+		N *int   `pulumi:"n,optional"`
+	}
+	for _, tt := range []struct {
+		f    reflect.StructField
+		want bool
+	}{
+		{reflect.StructField{Name: "X", Type: reflect.TypeFor[*inputsOnly]()}, false},
+		{reflect.StructField{Name: "X", Type: reflect.TypeFor[*holdsACount]()}, true},
+		{reflect.StructField{Name: "X", Type: reflect.TypeFor[[]string](), Tag: `plain:"one resource each"`}, true},
+		{reflect.StructField{Name: "X", Type: reflect.TypeFor[*string]()}, false},
+		{reflect.StructField{Name: "X", Type: reflect.TypeFor[*Mode]()}, true},
+	} {
+		if got := isPlain(tt.f); got != tt.want {
+			t.Errorf("isPlain(%v) = %v, want %v", tt.f.Type, got, tt.want)
+		}
 	}
 }

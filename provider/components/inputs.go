@@ -164,10 +164,14 @@ func (r *resolver) value(path string, v property.Value, t reflect.Type, plain bo
 	}
 	v = v.WithSecret(false).WithDependencies(nil)
 	switch {
-	case v.IsArray() && t.Kind() == reflect.Slice:
+	case v.IsArray(): // of the slice's elements, or within an argument of any value (karpenter.values)
+		elem := t
+		if t.Kind() == reflect.Slice {
+			elem = t.Elem()
+		}
 		elems := v.AsArray().AsSlice()
 		for i, e := range elems {
-			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, t.Elem(), plain)
+			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, elem, plain)
 		}
 		return property.New(elems)
 	case v.IsMap() && t.Kind() == reflect.Map:
@@ -178,13 +182,7 @@ func (r *resolver) value(path string, v property.Value, t reflect.Type, plain bo
 		return property.New(elems)
 	case v.IsMap() && t.Kind() == reflect.Struct:
 		return property.New(r.object(path+".", v.AsMap(), t))
-	case v.IsArray(): // within an argument of any value (karpenter.values)
-		elems := v.AsArray().AsSlice()
-		for i, e := range elems {
-			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, t, plain)
-		}
-		return property.New(elems)
-	case v.IsMap():
+	case v.IsMap(): // within an argument of any value
 		elems := v.AsMap().AsMap()
 		for k, e := range elems {
 			elems[k] = r.value(path+"."+k, e, t, plain)
