@@ -249,6 +249,9 @@ func TestChildrenAreNamedAfterTheComponent(t *testing.T) {
 	n := 0
 	for _, r := range m.Resources() {
 		if r.Type == "karpenter-interruption-bus:index:ClusterInterruption" {
+			if len(r.Aliases) > 0 {
+				t.Errorf("the component is aliased to %q: it keeps its name", r.Aliases)
+			}
 			continue
 		}
 		n++
