@@ -114,6 +114,9 @@ type Join struct {
 	// Name starts the logical name of every resource declared for the cluster: the component's name ("" for the
 	// cluster's). Never an input's value, which may be unknown until the update.
 	Name string
+	// FormerName, when set, is what Name replaced (the cluster's name, before components were named after their own):
+	// the stack-level resources named after it are aliased to their former names.
+	FormerName string
 }
 
 // DeclareJoin declares j's cluster as children of parent: its queue, its wiring to Karpenter, its heartbeat, and,
@@ -187,7 +190,7 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	if args.Heartbeat != nil {
 		args.Heartbeat.AlarmActions = j.HeartbeatAlarmActions
 	}
-	args.Name = base
+	args.Name, args.FormerName = base, j.FormerName
 	return cluster.Declare(ctx, parent, args)
 }
 

@@ -17,7 +17,7 @@ import (
 // BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
 // as ClusterInterruption components. Every one is optional; an absent one takes the program's default.
 type BusArgs struct {
-	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
+	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty" names:"starts the logical names of the bus's resources"`
 	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty" plain:"one baseline per member account, named by its ID"`
 	Organization *Organization            `pulumi:"organization,optional" json:"organization,omitempty"`
 	Router       *Router                  `pulumi:"router,optional" json:"router,omitempty"`

@@ -2,6 +2,7 @@ package components
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -181,8 +182,11 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 			ro = append(ro, secretChildren())
 		}
 		children := 0
-		if args.ClusterName != name {
+		// Aliased to the names they had after the cluster, which stacks of 0.3.0 have (where no argument could be a
+		// secret): never after a secret, which an alias would write to the state in plain text.
+		if args.ClusterName != name && !slices.Contains(res.secrets, args.ClusterName) {
 			ro = append(ro, formerNames(name, args.ClusterName))
+			j.FormerName = args.ClusterName
 		}
 		if err := ctx.RegisterComponentResource(cluster.Type, name, c, append(ro, counting(c, &children))...); err != nil { // the program's clusters' token
 			return nil, err

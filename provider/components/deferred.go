@@ -1,6 +1,7 @@
 package components
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -88,23 +89,43 @@ func deferComponent(ctx *pulumi.Context, c pulumi.Resource, component, name, wha
 	return nil
 }
 
-// checked runs declare, the component's checks then its resources. At a preview, a check that fails while an input
-// comes from a resource of the program (res.fromResources), before anything is declared, defers the component
-// instead: the resource may be one this update creates (a cluster pulumi-eks creates under a name the program
-// gives, known at the preview), which the checks cannot find yet; the update runs them again.
+// checked runs declare, the component's checks then its resources. At a preview, a check that fails on a value
+// coming from a resource of the program (res.fromValues: the failure names it), before anything is declared,
+// defers the component instead: the resource may be one this update creates (a cluster pulumi-eks creates under a
+// name the program gives, known at the preview), which the checks cannot find yet; the update runs them again. A
+// failure on anything else fails the preview. No message shows a secret argument's value.
 func checked(ctx *pulumi.Context, c pulumi.Resource, component, name, what string, res resolution, children *int, declare func() error) error {
 	err := declare()
-	if err == nil || !ctx.DryRun() || len(res.fromResources) == 0 || *children > 0 {
-		return err
+	if err == nil || !ctx.DryRun() || *children > 0 || !slices.ContainsFunc(res.fromValues, func(v string) bool {
+		return v != "" && strings.Contains(err.Error(), v)
+	}) {
+		return redacted(err, res.secrets)
 	}
 	msg := fmt.Sprintf("%s %s: its checks failed at this preview, where %s: deferred to the update, which may create "+
 		"what they look for, and runs them again before %s first resource (docs/package.md, \"Outputs as arguments\"). "+
-		"What they found: %v", component, name, strings.Join(res.fromResources, ", "), what, err)
+		"What they found: %v", component, name, strings.Join(res.fromResources, ", "), what, redacted(err, res.secrets))
 	if err := ctx.Log.Info(msg, &pulumi.LogArgs{Resource: c}); err != nil {
 		return err
 	}
 	unknownOutputs(c)
 	return nil
+}
+
+// redacted is err with each of secrets in its text replaced by [secret]; nil for nil.
+func redacted(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	text := err.Error()
+	for _, s := range secrets {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "[secret]")
+		}
+	}
+	if text == err.Error() {
+		return err
+	}
+	return errors.New(text)
 }
 
 // counting counts the children of component as they are registered, through a transformation they inherit (and

@@ -37,8 +37,10 @@ type resolution struct {
 	secret bool
 	// fromResources are the inputs known at this preview that come from a resource of the program (not a
 	// StackReference), "<path> (from <resource>)": the resource may be one this update creates, which the checks
-	// cannot find yet.
-	fromResources []string
+	// cannot find yet; fromValues are their values (the text a check's failure names them by).
+	fromResources, fromValues []string
+	// secrets are the values of the secret arguments, which no message of the component shows.
+	secrets []string
 }
 
 type resolutionKey struct{}
@@ -68,7 +70,7 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 			return construct(ctx, req)
 		}
 		var r resolver
-		req.Inputs = r.object("", req.Inputs, t)
+		req.Inputs = r.object("", req.Inputs, t, within{})
 		if len(r.refused) > 0 {
 			slices.Sort(r.refused)
 			return p.ConstructResponse{}, fmt.Errorf("%s: %s. These arguments decide which resources are declared, or are checked "+
@@ -77,7 +79,8 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 		}
 		slices.Sort(r.deferred)
 		slices.Sort(r.fromResources)
-		return construct(context.WithValue(ctx, resolutionKey{}, resolution{deferred: r.deferred, secret: r.secret, fromResources: r.fromResources}), req)
+		return construct(context.WithValue(ctx, resolutionKey{}, resolution{deferred: r.deferred, secret: r.secret,
+			fromResources: r.fromResources, fromValues: r.fromValues, secrets: r.secrets}), req)
 	}
 	return prov
 }
@@ -120,12 +123,21 @@ func argName(f reflect.StructField) string {
 
 // resolver resolves a component's inputs to plain values, recording what it found.
 type resolver struct {
-	deferred, refused, fromResources []string
-	secret                           bool
+	deferred, refused, fromResources, fromValues, secrets []string
+	secret                                                bool
+}
+
+// within is what a value inherits from the arguments holding it.
+type within struct {
+	// plain: a plain argument (isPlain); names: an argument that names resources (tagged `names:"why"`): neither may
+	// be a secret, since resources' names (their URNs) are never encrypted.
+	plain, names, secret bool
+	// from is the resource of the program the value comes from ("" for none, or a StackReference).
+	from string
 }
 
 // object resolves m, the inputs of the struct type t, by its fields' arguments.
-func (r *resolver) object(prefix string, m property.Map, t reflect.Type) property.Map {
+func (r *resolver) object(prefix string, m property.Map, t reflect.Type, in within) property.Map {
 	t = elemType(t)
 	if t.Kind() != reflect.Struct {
 		return m
@@ -135,7 +147,8 @@ func (r *resolver) object(prefix string, m property.Map, t reflect.Type) propert
 		f := t.Field(i)
 		name := argName(f)
 		if v, ok := m.GetOk(name); ok && name != "" {
-			out = out.Set(name, r.value(prefix+name, v, f.Type, isPlain(f)))
+			_, names := f.Tag.Lookup("names")
+			out = out.Set(name, r.value(prefix+name, v, f.Type, within{plain: isPlain(f), names: names || in.names, secret: in.secret, from: in.from}))
 		}
 	}
 	return out
@@ -143,8 +156,9 @@ func (r *resolver) object(prefix string, m property.Map, t reflect.Type) propert
 
 // value is v, the argument at path of Go type t, as a plain value: a known output or secret as its value, an
 // unknown as t's zero value (deferred, or refused when plain).
-func (r *resolver) value(path string, v property.Value, t reflect.Type, plain bool) property.Value {
+func (r *resolver) value(path string, v property.Value, t reflect.Type, in within) property.Value {
 	t = elemType(t)
+	plain := in.plain
 	if v.IsComputed() {
 		if plain {
 			r.refused = append(r.refused, path+" is unknown at the preview (an output of a resource not created yet)")
@@ -153,16 +167,29 @@ func (r *resolver) value(path string, v property.Value, t reflect.Type, plain bo
 		}
 		return zeroOf(t)
 	}
-	if v.Secret() {
-		r.secret = true
+	if v.Secret() && !in.secret {
+		if plain || in.names {
+			r.refused = append(r.refused, path+" is a secret, and it decides or names the component's resources, whose "+
+				"names (URNs) are never encrypted")
+		}
+		r.secret, in.secret = true, true
 	}
 	for _, d := range v.Dependencies() {
-		if d.Type() != "pulumi:pulumi:StackReference" {
-			r.fromResources = append(r.fromResources, fmt.Sprintf("%s (from %s, %s)", path, d.Name(), d.Type()))
+		if d.Type() != "pulumi:pulumi:StackReference" && in.from == "" {
+			in.from = fmt.Sprintf("%s (from %s, %s)", path, d.Name(), d.Type())
+			r.fromResources = append(r.fromResources, in.from)
 			break
 		}
 	}
 	v = v.WithSecret(false).WithDependencies(nil)
+	if v.IsString() {
+		if in.secret {
+			r.secrets = append(r.secrets, v.AsString())
+		}
+		if in.from != "" {
+			r.fromValues = append(r.fromValues, v.AsString())
+		}
+	}
 	switch {
 	case v.IsArray(): // of the slice's elements, or within an argument of any value (karpenter.values)
 		elem := t
@@ -171,21 +198,22 @@ func (r *resolver) value(path string, v property.Value, t reflect.Type, plain bo
 		}
 		elems := v.AsArray().AsSlice()
 		for i, e := range elems {
-			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, elem, plain)
+			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, elem, in)
 		}
 		return property.New(elems)
 	case v.IsMap() && t.Kind() == reflect.Map:
 		elems := v.AsMap().AsMap()
 		for k, e := range elems {
-			elems[k] = r.value(path+"."+k, e, t.Elem(), plain && elemType(t.Elem()).Kind() != reflect.Struct)
+			in.plain = plain && elemType(t.Elem()).Kind() != reflect.Struct
+			elems[k] = r.value(path+"."+k, e, t.Elem(), in)
 		}
 		return property.New(elems)
 	case v.IsMap() && t.Kind() == reflect.Struct:
-		return property.New(r.object(path+".", v.AsMap(), t))
+		return property.New(r.object(path+".", v.AsMap(), t, in))
 	case v.IsMap(): // within an argument of any value
 		elems := v.AsMap().AsMap()
 		for k, e := range elems {
-			elems[k] = r.value(path+"."+k, e, t, plain)
+			elems[k] = r.value(path+"."+k, e, t, in)
 		}
 		return property.New(elems)
 	}

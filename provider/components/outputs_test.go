@@ -178,6 +178,58 @@ func TestOutputsAsArguments(t *testing.T) {
 		}
 	})
 
+	t.Run("a check failing on a value not from a resource: fails the preview", func(t *testing.T) {
+		// The topic comes from a resource of the program; the check that fails is the rate's.
+		_, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", presource.PropertyMap{
+			"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"), "heartbeatRate": presource.NewProperty("90s"),
+			"heartbeatAlarmActions": presource.NewProperty([]presource.PropertyValue{outputOf("arn:aws:sns:us-east-1:"+hub+":ops", eksCluster)}),
+		})
+		if err == nil || !strings.Contains(err.Error(), "90s") {
+			t.Errorf("err = %v, want the rate refused at the preview", err)
+		}
+		if len(got) > 1 {
+			t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
+		}
+	})
+
+	t.Run("secrets: never in a message, a name or an alias", func(t *testing.T) {
+		_, _, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", presource.PropertyMap{
+			"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"),
+			"hubAccountId": presource.MakeSecret(presource.NewProperty("98765")),
+		})
+		if err == nil || strings.Contains(err.Error(), "98765") || !strings.Contains(err.Error(), "[secret]") {
+			t.Errorf("err = %v, want the account refused, its value withheld", err)
+		}
+		for _, tt := range []struct {
+			typ    string
+			inputs presource.PropertyMap
+			want   string
+		}{
+			{"Bus", presource.PropertyMap{"namePrefix": presource.MakeSecret(presource.NewProperty("kib-prod"))}, "namePrefix is a secret"},
+			{"ClusterInterruption", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"),
+				"mode": presource.MakeSecret(presource.NewProperty("install"))}, "mode is a secret"},
+		} {
+			_, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, tt.typ, tt.inputs)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "kib-prod") || strings.Contains(err.Error(), "install") {
+				t.Errorf("%s: err = %v, want %q", tt.typ, err, tt.want)
+			}
+			if len(got) > 0 {
+				t.Errorf("%s: declared %v", tt.typ, slices.Sorted(maps.Keys(got)))
+			}
+		}
+		m := &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}
+		if _, _, err := constructWith(t, m, "ClusterInterruption", presource.PropertyMap{
+			"busName": presource.NewProperty("kib-prod"), "clusterName": presource.MakeSecret(presource.NewProperty("blue")),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range m.Resources() {
+			if strings.Contains(r.URN, "blue") || slices.ContainsFunc(r.Aliases, func(a string) bool { return strings.Contains(a, "blue") }) {
+				t.Errorf("%s (aliases %q) holds the secret cluster name", r.URN, r.Aliases)
+			}
+		}
+	})
+
 	t.Run("unknown in the update: refused", func(t *testing.T) {
 		_, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}, Update: true}, "ClusterInterruption", presource.PropertyMap{
 			"busName": presource.NewProperty("kib-prod"), "clusterName": unknown(),

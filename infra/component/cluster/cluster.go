@@ -31,6 +31,10 @@ type Args struct {
 	// Name starts every child's logical name: the component's name, which the package's ClusterInterruption is
 	// given; "" for the cluster's name (the program's components are named after their clusters).
 	Name string
+	// FormerName, when set, is the name children were named after before Name (the cluster's): the Kubernetes
+	// provider, which hangs from the stack, is aliased to its former name (the component's children are aliased by
+	// the component package).
+	FormerName string
 	// QueueName is the cluster's interruption queue, the one the router forwards to (queuename.For).
 	QueueName string
 	// PolicyName names the interruption policy attached to Karpenter's own controller role (existing-role mode).
@@ -159,7 +163,7 @@ func (o Outputs) Map() pulumi.Map {
 // or the component package's ClusterInterruption (provider/), which registers its own and runs the same code.
 func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, error) {
 	cl := args.Cluster
-	s := scope{ctx: ctx, cluster: cl.Name, logical: cmp.Or(args.Name, cl.Name), self: parent, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env,
+	s := scope{ctx: ctx, cluster: cl.Name, logical: cmp.Or(args.Name, cl.Name), former: args.FormerName, self: parent, parent: pulumi.Parent(parent), tags: withCluster(args.Tags, cl.Name), env: args.Env,
 		deployRole: args.DeployRoleARN, adopt: args.Adopt, today: args.Today}
 	if s.today.IsZero() {
 		s.today = time.Now()
@@ -231,10 +235,10 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 type scope struct {
 	ctx     *pulumi.Context
 	cluster string
-	// logical starts the children's logical names (Args.Name).
-	logical string
-	self    pulumi.Resource // the component
-	today   time.Time
+	// logical starts the children's logical names (Args.Name); former is Args.FormerName.
+	logical, former string
+	self            pulumi.Resource // the component
+	today           time.Time
 	// parent makes the component its children's parent, and, for resources and lookups alike, gives them its
 	// provider (a member account's, for a cluster there).
 	parent     pulumi.ResourceOrInvokeOption

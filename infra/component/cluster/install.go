@@ -141,9 +141,9 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	// destination ahead of the resources, so a provider under the moved component would come before its parent
 	// there, which the CLI refuses as a broken snapshot (docs/deploying.md, "One stack or shards").
 	aliases := []pulumi.Alias{{Parent: s.self}}
-	if s.logical != s.cluster { // named after the cluster before components were named after their own name
-		aliases = append(aliases, pulumi.Alias{Name: pulumi.String(KubernetesProviderName(s.cluster))},
-			pulumi.Alias{Name: pulumi.String(KubernetesProviderName(s.cluster)), Parent: s.self})
+	if s.former != "" { // named after the cluster before components were named after their own
+		aliases = append(aliases, pulumi.Alias{Name: pulumi.String(KubernetesProviderName(s.former))},
+			pulumi.Alias{Name: pulumi.String(KubernetesProviderName(s.former)), Parent: s.self})
 	}
 	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(s.logical), &kubernetes.ProviderArgs{
 		Kubeconfig: kubeconfig,
