@@ -335,22 +335,30 @@ func configValues(args any) (map[string]string, error) {
 // setOutputs sets the output fields of component (a pointer to a struct) from outputs, by their pulumi tags;
 // every field must have one.
 func setOutputs(component any, outputs map[string]pulumi.Input) error {
-	v := reflect.ValueOf(component).Elem()
-	for i := range v.NumField() {
-		tag := v.Type().Field(i).Tag.Get("pulumi")
-		if tag == "" {
-			continue
-		}
+	return eachOutput(component, func(tag string, f reflect.Value) error {
 		in, ok := outputs[tag]
 		if !ok {
 			return fmt.Errorf("output %s: not declared", tag)
 		}
-		f := v.Field(i)
 		conv := reflect.ValueOf(in).MethodByName("To" + f.Type().Name())
 		if !conv.IsValid() {
 			return fmt.Errorf("output %s: %T is not a %s", tag, in, f.Type().Name())
 		}
 		f.Set(conv.Call(nil)[0])
+		return nil
+	})
+}
+
+// eachOutput calls set with each output field of component (a pointer to a struct), by its pulumi tag, until one
+// fails.
+func eachOutput(component any, set func(tag string, f reflect.Value) error) error {
+	v := reflect.ValueOf(component).Elem()
+	for i := range v.NumField() {
+		if tag := v.Type().Field(i).Tag.Get("pulumi"); tag != "" {
+			if err := set(tag, v.Field(i)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

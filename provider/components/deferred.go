@@ -165,29 +165,21 @@ func formerName(name, former, child string) (string, bool) {
 
 // unknownOutputs sets every output of component (a pointer to a struct of outputs, by their pulumi tags) unknown.
 func unknownOutputs(component any) {
-	v := reflect.ValueOf(component).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		if v.Type().Field(i).Tag.Get("pulumi") == "" {
-			continue
-		}
+	_ = eachOutput(component, func(_ string, f reflect.Value) error {
 		elem := reflect.Zero(f.Type()).Interface().(pulumi.Output).ElementType()
 		zero := reflect.MakeFunc(reflect.FuncOf([]reflect.Type{reflect.TypeFor[any]()}, []reflect.Type{elem}, false),
 			func([]reflect.Value) []reflect.Value { return []reflect.Value{reflect.Zero(elem)} })
 		f.Set(reflect.ValueOf(pulumi.UnsafeUnknownOutput(nil).ApplyT(zero.Interface())))
-	}
+		return nil
+	})
 }
 
 // secretOutputs makes every output of component secret.
 func secretOutputs(component any) {
-	v := reflect.ValueOf(component).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		if v.Type().Field(i).Tag.Get("pulumi") == "" {
-			continue
-		}
+	_ = eachOutput(component, func(_ string, f reflect.Value) error {
 		f.Set(reflect.ValueOf(pulumi.ToSecret(f.Interface())))
-	}
+		return nil
+	})
 }
 
 // secretChildren makes every input of the component's children secret, through a transformation they inherit:

@@ -3,7 +3,6 @@ package engine_test
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/auto"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optpreview"
 	"github.com/pulumi/pulumi/sdk/v3/go/auto/optup"
-	"github.com/pulumi/pulumi/sdk/v3/go/common/workspace"
 	pulumisdk "github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
@@ -171,20 +169,7 @@ func goTeam(ctx *pulumisdk.Context) error {
 // change.
 func goClusterOfTheSameProgram(t *testing.T, e *env) {
 	ctx := context.Background()
-	root, err := filepath.Abs(filepath.Join(repoRoot, "build"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cli, err := auto.NewPulumiCommand(&auto.PulumiCommandOptions{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := auto.UpsertStackInlineSource(ctx, "dev", "kib-go-team", goTeam,
-		auto.Pulumi(cli), auto.WorkDir(t.TempDir()), auto.PulumiHome(e.Home), auto.EnvVars(e.Vars()), auto.SecretsProvider("passphrase"),
-		auto.Project(workspace.Project{Name: "kib-go-team", Runtime: workspace.NewProjectRuntimeInfo("go", nil)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := inlineStack(t, e, "dev", "kib-go-team", goTeam)
 	if err := s.SetConfig(ctx, "aws:region", auto.ConfigValue{Value: region}); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
+	pulumisdk "github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 )
 
 const (
@@ -69,7 +70,13 @@ func newStack(t *testing.T, e *env, name string) *stack {
 // newStackWith is newStack with the program's options opts.
 func newStackWith(t *testing.T, e *env, name string, opts infra.Options) *stack {
 	t.Helper()
-	ctx := context.Background()
+	return &stack{t: t, env: e, stack: inlineStack(t, e, name, project, infra.Program(opts))}
+}
+
+// inlineStack is the stack name of project, program run in this process through the Automation API and the real
+// CLI (build/), in e's environment.
+func inlineStack(t *testing.T, e *env, name, project string, program pulumisdk.RunFunc) auto.Stack {
+	t.Helper()
 	root, err := filepath.Abs(filepath.Join(repoRoot, "build"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,14 +85,13 @@ func newStackWith(t *testing.T, e *env, name string, opts infra.Options) *stack 
 	if err != nil {
 		t.Fatal(err)
 	}
-	work := t.TempDir()
-	s, err := auto.UpsertStackInlineSource(ctx, name, project, infra.Program(opts),
-		auto.Pulumi(cli), auto.WorkDir(work), auto.PulumiHome(e.Home), auto.EnvVars(e.Vars()), auto.SecretsProvider("passphrase"),
+	s, err := auto.UpsertStackInlineSource(context.Background(), name, project, program,
+		auto.Pulumi(cli), auto.WorkDir(t.TempDir()), auto.PulumiHome(e.Home), auto.EnvVars(e.Vars()), auto.SecretsProvider("passphrase"),
 		auto.Project(workspace.Project{Name: tokens.PackageName(project), Runtime: workspace.NewProjectRuntimeInfo("go", nil)}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{t: t, env: e, stack: s}
+	return s
 }
 
 // configure sets the stack's whole configuration: aws:region and the program's keys (JSON values).
