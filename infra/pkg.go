@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -131,14 +134,9 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 		Kind:  preflight.Join,
 		Under: []pulumi.InvokeOption{under},
 		Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
-			if hubAccount == "" {
-				hubAccount = env.Account
-			}
-			if !contract.IsAccount(hubAccount) {
-				return config.Config{}, fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hubAccount)
-			}
-			if j.MemberBaseline && hubAccount == env.Account {
-				return config.Config{}, fmt.Errorf("memberBaseline: the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", env.Account)
+			hubAccount = cmp.Or(hubAccount, env.Account)
+			if err := hubProblem(j, hubAccount, env.Account); err != nil {
+				return config.Config{}, err
 			}
 			return joinConfig(ctx.Stack(), env.Account, j)
 		},
@@ -211,6 +209,102 @@ func joinSpotRole(ctx *pulumi.Context, base string, cl config.Cluster, env awsen
 	return nil, nil
 }
 
+// hubProblem is what is wrong with hub, j's hub account, for a cluster of account.
+func hubProblem(j Join, hub, account string) error {
+	if !contract.IsAccount(hub) {
+		return fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hub)
+	}
+	if j.MemberBaseline && hub == account {
+		return fmt.Errorf("memberBaseline: the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", account)
+	}
+	return nil
+}
+
+// joinStandIn stands for a bus name unknown at a preview in JoinForm: the shortest the configuration takes, so that
+// no name made from it fails a limit that the real one would not.
+const joinStandIn = "kib"
+
+// JoinForm runs, at a preview where some of j's arguments are unknown (unknown, their paths; their values zero),
+// the checks of DeclareJoin that need neither those nor AWS: the known arguments' forms and the names made from
+// them within AWS's limits, the configuration step of its preflight. A problem it finds fails the preview, as
+// DeclareJoin's would; the checks of the unknown arguments wait for the update, where DeclareJoin runs them all.
+func JoinForm(ctx *pulumi.Context, parent pulumi.Resource, j Join, unknown []string) error {
+	env, err := awsenv.Lookup(ctx, pulumi.Parent(parent))
+	if err != nil {
+		return err
+	}
+	of := func(arg string) bool {
+		return slices.ContainsFunc(unknown, func(u string) bool { return about(arg, u) })
+	}
+	var problems []string
+	if !of("hubAccountId") {
+		if err := hubProblem(j, cmp.Or(j.HubAccount, env.Account), env.Account); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if of("busName") {
+		j.BusName = joinStandIn
+	}
+	_, err = joinConfig(ctx.Stack(), env.Account, j)
+	var cerr *config.Error
+	switch {
+	case errors.As(err, &cerr):
+		problems = append(problems, cerr.Problems...)
+	case err != nil:
+		problems = append(problems, err.Error())
+	}
+	return known(problems, unknown)
+}
+
+// BusForm is JoinForm for a Bus (DeclareBus's arguments: values, clusterNames): the checks of its configuration
+// step on the known arguments, at a preview where those at the paths unknown are not known yet.
+func BusForm(ctx *pulumi.Context, parent pulumi.Resource, values map[string]string, clusterNames, unknown []string) error {
+	env, err := awsenv.Lookup(ctx, pulumi.Parent(parent))
+	if err != nil {
+		return err
+	}
+	values = maps.Clone(values)
+	if slices.ContainsFunc(unknown, func(u string) bool { return about("namePrefix", u) }) {
+		values["namePrefix"] = joinStandIn
+	}
+	var problems []string
+	_, err = config.LoadBus(ctx.Stack(), env.Account, values)
+	var cerr *config.Error
+	switch {
+	case errors.As(err, &cerr):
+		problems = append(problems, cerr.Problems...)
+	case err != nil:
+		problems = append(problems, err.Error())
+	}
+	for i, n := range clusterNames {
+		if err := queuename.ValidateCluster(n); err != nil {
+			problems = append(problems, fmt.Sprintf("clusterNames[%d]: %v", i, err))
+		}
+	}
+	return known(problems, unknown)
+}
+
+// known is a config.Error of problems but those about the arguments at the paths unknown; nil when none is left.
+func known(problems, unknown []string) error {
+	problems = slices.DeleteFunc(problems, func(p string) bool {
+		return slices.ContainsFunc(unknown, func(u string) bool { return about(p, u) })
+	})
+	if len(problems) == 0 {
+		return nil
+	}
+	return &config.Error{Problems: problems}
+}
+
+// about says whether problem p is about the argument at path (or within it, or holding it): its text before the
+// first colon names an argument; indexes are dropped from both ("heartbeatAlarmActions[0]: ...").
+func about(p, path string) bool {
+	lead, _, _ := strings.Cut(p, ":")
+	lead, path = indexes.ReplaceAllString(lead, ""), indexes.ReplaceAllString(path, "")
+	return lead == path || strings.HasPrefix(lead, path+".") || strings.HasPrefix(path, lead+".")
+}
+
+var indexes = regexp.MustCompile(`\[[^\]]*\]`)
+
 // joinConfig reads j through config.Load, as a configuration with the one cluster, and names its problems as the
 // component's arguments.
 func joinConfig(stack, account string, j Join) (config.Config, error) {
@@ -240,8 +334,10 @@ func joinConfig(stack, account string, j Join) (config.Config, error) {
 // Where a configuration of the one cluster (joinConfig) names its keys, a joining cluster has the component's
 // arguments: argumentPaths at the start of a configuration problem, argumentText anywhere in a preflight problem.
 var (
-	argumentPaths = map[string]string{"clusters[0].": "", "clusters[0]:": "cluster:", "namePrefix:": "busName:", "heartbeat.rate:": "heartbeatRate:"}
-	argumentText  = strings.NewReplacer(
+	argumentPaths = [][2]string{ // the first that matches
+		{"clusters[0].name:", "clusterName:"}, {"clusters[0].", ""}, {"clusters[0]:", "cluster:"}, {"namePrefix:", "busName:"}, {"heartbeat.rate:", "heartbeatRate:"},
+	}
+	argumentText = strings.NewReplacer(
 		"its account (clusters[0].account)", "the account of the AWS provider the component is given",
 		"clusters[0] (", "cluster (",
 		"clusters[0].", "",
@@ -253,9 +349,9 @@ var (
 func asArguments(problems []string) []string {
 	out := make([]string, len(problems))
 	for i, p := range problems {
-		for from, to := range argumentPaths {
-			if rest, ok := strings.CutPrefix(p, from); ok {
-				p = to + rest
+		for _, path := range argumentPaths {
+			if rest, ok := strings.CutPrefix(p, path[0]); ok {
+				p = path[1] + rest
 				break
 			}
 		}

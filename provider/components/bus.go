@@ -291,6 +291,12 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 			return nil, err
 		}
 		if len(res.deferred) > 0 {
+			// The checks of the known arguments run at the preview, as with no unknown: a mistake in one fails it.
+			if ctx.DryRun() {
+				if err := infra.BusForm(ctx, b, values, args.ClusterNames, res.deferred); err != nil {
+					return nil, redacted(err, res.secrets)
+				}
+			}
 			return b, deferComponent(ctx, b, "Bus", name, "the bus's", res.deferred, busChecks)
 		}
 		err = checked(ctx, b, "Bus", name, "the bus's", res, &children, func() error {

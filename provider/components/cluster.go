@@ -192,6 +192,12 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 			return nil, err
 		}
 		if len(res.deferred) > 0 {
+			// The checks of the known arguments run at the preview, as with no unknown: a mistake in one fails it.
+			if ctx.DryRun() {
+				if err := infra.JoinForm(ctx, c, j, res.deferred); err != nil {
+					return nil, redacted(err, res.secrets)
+				}
+			}
 			return c, deferComponent(ctx, c, "ClusterInterruption", name, "the cluster's", res.deferred, clusterChecks)
 		}
 		err = checked(ctx, c, "ClusterInterruption", name, "the cluster's", res, &children, func() error {

@@ -96,6 +96,57 @@ func TestOutputsAsArguments(t *testing.T) {
 		}
 	})
 
+	// The checks of the known arguments run at the preview all the same: a mistake in one fails it, naming it, and
+	// the unknown arguments' checks wait (their zero values are no mistake).
+	t.Run("unknown at the preview: the known arguments' checks run", func(t *testing.T) {
+		topic := presource.NewProperty([]presource.PropertyValue{unknown()})
+		for _, tt := range []struct {
+			name  string
+			in    presource.PropertyMap
+			fails []string
+		}{
+			{"all known good", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": unknown(), "heartbeatRate": presource.NewProperty("5m"),
+				"hubAccountId": presource.NewProperty("012345678901"), "heartbeatAlarmActions": topic}, nil},
+			{"a tag's value unknown", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"),
+				"tags": presource.NewProperty(presource.PropertyMap{"team": unknown()})}, nil},
+			{"karpenter's version unknown", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"),
+				"mode": presource.NewProperty("install"), "karpenter": presource.NewProperty(presource.PropertyMap{"version": unknown()})}, nil},
+			{"a rate", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"), "heartbeatRate": presource.NewProperty("7s"),
+				"heartbeatAlarmActions": topic}, []string{"heartbeatRate"}},
+			{"a hub account", presource.PropertyMap{"busName": unknown(), "clusterName": unknown(), "hubAccountId": presource.NewProperty("1.5")},
+				[]string{`hubAccountId: "1.5" is not an AWS account ID`}},
+			{"a member baseline in the hub's account", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": unknown(),
+				"memberBaseline": presource.NewProperty(true)}, []string{"memberBaseline: the cluster is in the hub's own account"}},
+			{"a tag and a namespace", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": unknown(),
+				"tags": presource.NewProperty(presource.PropertyMap{"aws:team": presource.NewProperty("x")}),
+				"karpenter": presource.NewProperty(presource.PropertyMap{"namespace": presource.NewProperty("Not_A_Namespace")})},
+				[]string{"tags", "karpenter.namespace"}},
+			{"a bus name too long for the names made from it", presource.PropertyMap{"busName": presource.NewProperty(strings.Repeat("k", 70)), "clusterName": unknown()},
+				[]string{"busName"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}}, "ClusterInterruption", tt.in)
+				if len(got) > 1 {
+					t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
+				}
+				if tt.fails == nil {
+					if err != nil {
+						t.Fatalf("refused: %v", err)
+					}
+					if v := output(t, resp, "queueName"); !v.IsComputed() {
+						t.Errorf("queueName = %v, want unknown", v)
+					}
+					return
+				}
+				for _, want := range tt.fails {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Errorf("err = %v, want it to name %s", err, want)
+					}
+				}
+			})
+		}
+	})
+
 	t.Run("a check failing on a value from a resource: deferred at the preview, failing the update", func(t *testing.T) {
 		for _, tt := range []struct {
 			name   string
@@ -366,5 +417,27 @@ func TestABusTakesOutputs(t *testing.T) {
 	}
 	if len(got) > 1 || !output(t, resp, "busName").IsComputed() || !output(t, resp, "ruleArns").IsComputed() {
 		t.Errorf("an unknown namePrefix: declared %v, busName %v", slices.Sorted(maps.Keys(got)), output(t, resp, "busName"))
+	}
+	// The known arguments' checks run at the preview all the same: a mistake fails it, naming the argument.
+	for _, tt := range []struct {
+		in    presource.PropertyMap
+		fails string
+	}{
+		{presource.PropertyMap{"namePrefix": unknown(), "heartbeat": presource.NewProperty(presource.PropertyMap{
+			"enabled": presource.NewProperty(true), "rate": presource.NewProperty("7s")})}, "heartbeat.rate"},
+		{presource.PropertyMap{"namePrefix": presource.NewProperty("kib-prod"), "clusterNames": presource.NewProperty([]presource.PropertyValue{presource.NewProperty("Not A Cluster")}),
+			"alarms": presource.NewProperty(presource.PropertyMap{"topicArn": unknown()})}, "clusterNames[0]"},
+		{presource.PropertyMap{"namePrefix": presource.NewProperty("kib-prod"), "alarms": presource.NewProperty(presource.PropertyMap{"topicArn": unknown()}),
+			"organization": presource.NewProperty(presource.PropertyMap{"id": presource.NewProperty("not-an-org")})}, "organization.id"},
+	} {
+		_, got, err := constructWith(t, &mocks.Mocks{}, "Bus", tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.fails) || len(got) > 1 {
+			t.Errorf("%v: err %v, declared %d, want %s refused", tt.in, err, len(got), tt.fails)
+		}
+	}
+	_, _, err = constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{"namePrefix": presource.NewProperty("kib-prod"),
+		"alarms": presource.NewProperty(presource.PropertyMap{"topicArn": unknown()})})
+	if err != nil {
+		t.Errorf("an unknown topic, the rest known and good: %v", err)
 	}
 }
