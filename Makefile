@@ -101,7 +101,8 @@ engine-tools:
 	cd sdkgen && $(GO) build -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$(PULUMI_CLI_VERSION)" \
 	  -o ../build/bin/ github.com/pulumi/pulumi/pkg/v3/cmd/pulumi github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml
 
-# The TypeScript examples' packages (@pulumi/pulumi 3.270.0, TypeScript, Node's types), pinned by each example's own
+# The TypeScript examples' packages (@pulumi/pulumi 3.270.0, TypeScript, Node's types; pulumi-eks 3.9.1 with pulumi-aws
+# 6.83.2 and pulumi-kubernetes 4.23.0, the stand-ins' versions, for the cluster), pinned by each example's own
 # package-lock.json: npm ci puts them in npm's cache, from which the engine tests install each copy offline.
 TS_EXAMPLES := examples/hub-typescript/node_modules/.package-lock.json examples/cluster-typescript/node_modules/.package-lock.json
 
@@ -145,14 +146,15 @@ kubernetes-provider:
 engine-modules:
 	cd provider && $(GO) mod tidy -compat=1.18 -diff && $(GO) mod download
 
-# TypeScript 7's tsc and @pulumi/pulumi, pinned by examples/typecheck/package-lock.json; needs Node.js.
+# TypeScript 7's tsc and @pulumi/pulumi, pinned by examples/typecheck/package-lock.json; needs Node.js. The check
+# takes pulumi-eks and pulumi-aws's declarations from examples/cluster-typescript's packages (its lock).
 TYPECHECK := examples/typecheck/node_modules/.package-lock.json
 PACKAGE_VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
 
 ## package: the component package's TypeScript and Python SDKs generated from provider/schema.json by Pulumi's own
 ## generators (build/sdk), and the examples checked against them: TypeScript by tsc, Python compiled and its calls
 ## matched to the SDK's signatures (part of make test)
-package: $(TYPECHECK)
+package: $(TYPECHECK) examples/cluster-typescript/node_modules/.package-lock.json
 	cd sdkgen && $(TEST) ./... && \
 	  $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
 	cd examples/typecheck && ./node_modules/.bin/tsc -p .
@@ -230,7 +232,7 @@ release-sdk: package
 # installs it with --ignore-scripts).
 SDK_PUBLISH ?= $(CURDIR)/build/sdk-publish
 RELEASE_SDK ?= $(CURDIR)/build/release-sdk
-npm-package: $(TYPECHECK)
+npm-package: $(TYPECHECK) examples/cluster-typescript/node_modules/.package-lock.json
 	rm -rf $(SDK_PUBLISH) && mkdir -p $(RELEASE_SDK)
 	cd sdkgen && $(GO) run . -schema ../provider/schema.json -out $(SDK_PUBLISH) -publish -version $(PACKAGE_VERSION) \
 	  -schema-out $(RELEASE_SDK)/schema.json

@@ -11,15 +11,19 @@ import karpenter_interruption_bus as kib
 
 config = pulumi.Config()
 
+# The hub's stack, deployed first (<organization>/<project>/<stack>): its outputs are this program's inputs, never
+# copied by hand.
+hub = pulumi.StackReference(config.require("hubStack"))
+
 payments = kib.ClusterInterruption(
     "payments",
-    bus_name=config.require("busName"),
-    hub_account_id=config.require("hubAccountId"),
+    bus_name=hub.require_output("busName"),
+    hub_account_id=hub.require_output("account"),
     cluster_name="payments",
     mode=kib.Mode.INSTALL,
     identity=kib.Identity.POD_IDENTITY,
     karpenter=kib.KarpenterArgs(version="1.15.1", namespace="karpenter"),
-    heartbeat_rate=config.get("heartbeatRate") or "5m",
+    heartbeat_rate=hub.require_output("heartbeatRate"),
     heartbeat_alarm_actions=[config.require("alarmTopicArn")],
     # The account is outside the hub's StackSet's units: declare its member baseline here, once per account.
     member_baseline=config.get_bool("memberBaseline") or False,

@@ -8,8 +8,8 @@ const config = new pulumi.Config();
 
 // The bus's name and heartbeat rate: every cluster joins by them, here (or take them as the Bus's outputs,
 // bus.busName and bus.heartbeatRate) and in other stacks (through a StackReference to this one).
-const busName = "kib-prod";
-const heartbeatRate = "5m";
+export const busName = "kib-prod";
+export const heartbeatRate = "5m";
 
 const bus = new kib.Bus("hub", {
     namePrefix: busName,
@@ -50,8 +50,10 @@ const green = new kib.ClusterInterruption("green", {
     heartbeatRate,
 }, { dependsOn: [bus] });
 
-// What cluster teams in other accounts join with (examples/cluster-python, examples/cluster-yaml).
-export const hub = { busName: bus.busName, account: bus.account, heartbeatRate: bus.heartbeatRate, region: bus.region };
+// What cluster teams in other accounts join with, read through a StackReference to this stack
+// (examples/cluster-typescript, examples/cluster-python, examples/cluster-yaml).
+export const account = bus.account;
+export const region = bus.region;
 export const routerRoleArn = bus.routerRoleArn;
 export const blueQueue = blue.queueName;
 export const blueNodeRole = blue.nodeRoleName;

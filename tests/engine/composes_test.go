@@ -17,9 +17,10 @@ import (
 )
 
 // A hub of the component package in Pulumi YAML, deployed first; a team's program that reads its outputs through a
-// StackReference and creates its EKS cluster in the same program (pulumi-aws's aws:eks:Cluster, as a YAML user
-// writes it), its name given by configuration: known at the preview, though the cluster does not exist until the
-// update creates it.
+// StackReference (both of YAML's ways: fn::stackReference, which pulumi-yaml 1.38 still runs, warning that it is
+// deprecated, and the pulumi:pulumi:StackReference resource it recommends) and creates its EKS cluster in the same
+// program (pulumi-aws's aws:eks:Cluster, as a YAML user writes it), its name given by configuration: known at the
+// preview, though the cluster does not exist until the update creates it.
 const (
 	composedHub = `name: kib-hub
 runtime: yaml
@@ -56,8 +57,10 @@ resources:
   payments:
     type: karpenter-interruption-bus:index:ClusterInterruption
     properties:
-      busName: ${hub.outputs["busName"]}
-      hubAccountId: ${hub.outputs["account"]}
+      busName:
+        fn::stackReference: [organization/kib-hub/dev, busName]
+      hubAccountId:
+        fn::stackReference: [organization/kib-hub/dev, account]
       heartbeatRate: ${hub.outputs["heartbeatRate"]}
       clusterName: ${cluster.name}
 outputs:

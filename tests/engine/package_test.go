@@ -308,19 +308,22 @@ func TestYAMLExampleAsWritten(t *testing.T) {
 		t.Fatalf("examples/cluster-yaml names no %s.git/provider@v<version> package", packageName)
 	}
 	// The team's cluster, in its own account, joins a hub whose account ID starts with a zero, which YAML's
-	// number drops.
+	// number drops: read, as the example does, from the hub's stack through a StackReference (a stack with the
+	// outputs a hub's has, deployed first).
 	const team, zeroHub = "444444444444", "012345678901"
 	world := standin.World{Region: region, Account: team, Existing: []string{"payments"}, SpotServiceLinkedRole: []string{team}, Versions: versions(t)}
 	e := newEnv(t, world)
 	e.Path, e.Extra = []string{goLanguageHost(t)}, gitHub(t, "v"+version)
+	hubDir := yamlProject(t, "name: kib-hub\nruntime: yaml\noutputs:\n  busName: kib-prod\n  account: \""+zeroHub+"\"\n  heartbeatRate: 5m\n")
+	pulumi(t, e, hubDir, "stack", "init", "dev", "--non-interactive")
+	pulumi(t, e, hubDir, "up", "--yes", "--non-interactive")
 	dir := yamlProject(t, string(text))
 	// What a user types in a copy of the example: pulumi install installs its packages entry (a pulumi up with
 	// automatic plugin acquisition, which the tests turn off, would too).
 	pulumi(t, e, dir, "install")
 	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
 	for k, v := range map[string]string{
-		"aws:region": region, "busName": "kib-prod", "hubAccountId": zeroHub,
-		"alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops",
+		"aws:region": region, "hubStack": "organization/kib-hub/dev", "alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops",
 	} {
 		pulumi(t, e, dir, "config", "set", k, v)
 	}

@@ -131,7 +131,8 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	sum := sha256.Sum256(archive)
 	handler := releaseDownloads(version, asset, archive)
 
-	world := standin.World{Region: region, Account: hub, Existing: []string{"blue", "payments"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
+	world := standin.World{Region: region, Account: hub, Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}, Versions: versions(t)}
+	world.Versions["eks"] = lockedVersion(t, "cluster-typescript", "@pulumi/eks") // examples/cluster-typescript creates its cluster with pulumi-eks
 	e := newEnv(t, world)
 	e.Extra = asGitHubOverHTTP2(t, t.TempDir(), handler)
 	for k, v := range npmOffline {
@@ -223,7 +224,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 			want = f[0]
 		}
 	}
-	dir := yamlProject(t, busProgram("kib-released", "  queueName: ${blue.queueName}\n"))
+	dir := yamlProject(t, busProgram("kib-released", "  queueName: ${blue.queueName}\n  busName: ${hub.busName}\n  account: ${hub.account}\n  heartbeatRate: ${hub.heartbeatRate}\n"))
 	pulumi(t, e, dir, "plugin", "install", "resource", packageName, version, "--server", releaseServer, "--checksum", want)
 	pulumi(t, e, dir, "package", "add", packageName+"@"+version, "--server", releaseServer)
 	recorded := func(dir string) {
@@ -274,7 +275,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	dropPackages(t, tsDir)
 	pulumi(t, e, tsDir, "package", "add", packageName+"@"+version, "--server", releaseServer)
 	recorded(tsDir)
-	clusterExampleStack(t, e, tsDir, "dev", "kib-released", hub)
+	clusterExampleStack(t, e, tsDir, "dev", "organization/kib-released/dev")
 	if preview := pulumi(t, e, tsDir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
 		t.Errorf("the TypeScript preview does not show the cluster's component:\n%s", preview)
 	}
@@ -310,7 +311,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		if _, post := installedPkg.Scripts["postinstall"]; err != nil || post || installedPkg.Version != version || installedPkg.Dependencies["typescript"] != "" {
 			t.Errorf("the installed package (%v): %s", err, b)
 		}
-		clusterExampleStack(t, e, dir, "npm", "kib-released", hub)
+		clusterExampleStack(t, e, dir, "npm", "organization/kib-released/dev")
 		if preview := pulumi(t, e, dir, "preview", "--non-interactive", "--stack", "npm"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
 			t.Errorf("the preview with the npm package does not show the cluster's component:\n%s", preview)
 		}

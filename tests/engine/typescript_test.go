@@ -3,12 +3,15 @@ package engine_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/release"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
@@ -29,8 +32,8 @@ var npmOffline = map[string]string{
 	"npm_config_offline": "true", "npm_config_audit": "false", "npm_config_fund": "false", "npm_config_update_notifier": "false",
 }
 
-// tsExample copies the TypeScript example examples/<name> (what a user copies: Pulumi.yaml, package.json, its lock
-// and index.ts) into a directory outside the repository, and installs its packages with npm ci, as pinned by its
+// tsExample copies the TypeScript example examples/<name> (what a user copies: Pulumi.yaml, package.json, its lock,
+// index.ts and its tsconfig.json if it has one) into a directory outside the repository, and installs its packages with npm ci, as pinned by its
 // lockfile.
 func tsExample(t *testing.T, e *env, name string) string {
 	t.Helper()
@@ -38,8 +41,11 @@ func tsExample(t *testing.T, e *env, name string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"Pulumi.yaml", "package.json", "package-lock.json", "index.ts"} {
+	for _, f := range []string{"Pulumi.yaml", "package.json", "package-lock.json", "index.ts", "tsconfig.json"} {
 		b, err := os.ReadFile(filepath.Join(repoRoot, "examples", name, f))
+		if f == "tsconfig.json" && errors.Is(err, fs.ErrNotExist) {
+			continue // ts-node's defaults, which @pulumi/pulumi runs the program with
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,8 +77,10 @@ func TestTypeScriptExamples(t *testing.T) {
 	const team, busName = "444444444444", "kib-prod"
 	principal := "arn:aws:iam::" + hub + ":role/platform-oncall"
 	world := func(account string) standin.World {
-		return standin.World{Region: region, Account: account, Existing: []string{"blue", "green", "payments"},
+		w := standin.World{Region: region, Account: account, Existing: []string{"blue", "green"},
 			SpotServiceLinkedRole: []string{account}, Roles: []string{hub + " KarpenterController-green"}, Versions: versions(t)}
+		w.Versions["eks"] = lockedVersion(t, "cluster-typescript", "@pulumi/eks") // the eks plugin the team's SDK asks for
+		return w
 	}
 	e := newEnv(t, world(hub))
 	e.Path = []string{nodeLanguageHost(t), goLanguageHost(t)}
@@ -137,15 +145,22 @@ func TestTypeScriptExamples(t *testing.T) {
 		restore()
 	})
 
-	// The team's stack runs in its own account, from one copy of examples/cluster-typescript installed once: the
-	// wrong input and the type error are each its index.ts edited for one stack's preview, then restored.
-	e.SetWorld(t, world(team))
+	// The team's stack runs in its own account, from one copy of examples/cluster-typescript installed once: it
+	// creates its EKS cluster with pulumi-eks (@pulumi/eks from its lock, against the stand-in eks provider at that
+	// version) and its alarm topic, and reads the hub's outputs through a StackReference to the hub's stack. The wrong
+	// input and the type error are each its index.ts edited for one stack's preview, then restored.
+	const hubStack = "organization/kib-hub-typescript/dev"
+	teamWorld := world(team)
+	teamWorld.Existing = nil // the program creates its cluster
+	teamWorld.Clusters = map[string]mocks.EKSCluster{"payments": {Status: "CREATING"}}
+	e.SetWorld(t, teamWorld)
 	dir := tsExample(t, e, "cluster-typescript")
 	pulumi(t, e, dir, "install")
 
 	t.Run("a wrong input fails the preview with the provider's message", func(t *testing.T) {
-		defer edited(t, filepath.Join(dir, "index.ts"), `hubAccountId: config.require("hubAccountId"),`, `hubAccountId: 1.5 as any,`)()
-		clusterExampleStack(t, e, dir, "wrong-input", busName, team)
+		defer edited(t, filepath.Join(dir, "index.ts"), `hubAccountId: hub.requireOutput("account"),`, `hubAccountId: 1.5 as any,`)()
+		clusterExampleStack(t, e, dir, "wrong-input", hubStack)
+		// The alarm topic is created by the update: the component's other checks wait for it; this one does not.
 		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
 		if err == nil || !strings.Contains(err.Error(), `hubAccountId: "1.5" is not an AWS account ID (12 digits)`) {
 			t.Errorf("the preview with hubAccountId 1.5: %v\n%s", err, out)
@@ -153,11 +168,11 @@ func TestTypeScriptExamples(t *testing.T) {
 	})
 
 	t.Run("a type error fails the preview with TypeScript's message", func(t *testing.T) {
-		defer edited(t, filepath.Join(dir, "index.ts"), `clusterName: "payments",`, `clusterName: 42,`)()
-		clusterExampleStack(t, e, dir, "type-error", busName, team)
+		defer edited(t, filepath.Join(dir, "index.ts"), `clusterName: cluster.eksCluster.name,`, `clusterName: cluster.eksCluster,`)()
+		clusterExampleStack(t, e, dir, "type-error", hubStack)
 		out, err := pulumiErr(e, dir, "preview", "--non-interactive")
-		if err == nil || !strings.Contains(err.Error(), "error TS2322: Type 'number' is not assignable to type 'Input<string>'") {
-			t.Errorf("the preview with clusterName 42: %v\n%s", err, out)
+		if err == nil || !strings.Contains(err.Error(), "error TS2322: Type 'Output<Cluster>' is not assignable to type 'Input<string>'") {
+			t.Errorf("the preview with clusterName: cluster.eksCluster: %v\n%s", err, out)
 		}
 		// @pulumi/pulumi exits 32 once it has told the user: the host bails, adding nothing of its own.
 		if err != nil && strings.Contains(err.Error(), "Program exited with non-zero exit code") {
@@ -165,14 +180,29 @@ func TestTypeScriptExamples(t *testing.T) {
 		}
 	})
 
-	t.Run("a team's cluster joins the hub: preview, up, no change, destroy", func(t *testing.T) {
-		clusterExampleStack(t, e, dir, "dev", busName, team)
-		if preview := pulumi(t, e, dir, "preview", "--non-interactive"); !strings.Contains(preview, packageName+":index:ClusterInterruption") {
-			t.Errorf("the preview does not show the cluster's component:\n%s", preview)
+	t.Run("a team's cluster created and joined in one up: preview, not ACTIVE, up, no change, destroy", func(t *testing.T) {
+		clusterExampleStack(t, e, dir, "dev", hubStack)
+		preview := pulumi(t, e, dir, "preview", "--non-interactive")
+		if n := strings.Count(diagnostics(preview), "ClusterInterruption payments: checks deferred to the update"); n != 1 ||
+			!strings.Contains(preview, "heartbeatAlarmActions (SNS topic ARNs)") || !strings.Contains(preview, "eks:index:Cluster") {
+			t.Errorf("the preview: %d deferrals of the component's checks\n%s", n, preview)
 		}
+		// EKS has the cluster CREATING when the update reaches the component: its check fails it, nothing of the
+		// cluster's declared.
+		out, err := pulumiErr(e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
+		if err == nil || !strings.Contains(err.Error(), "the cluster is CREATING, not ACTIVE") {
+			t.Errorf("up with the cluster CREATING: %v\n%s", err, out)
+		}
+		for _, r := range stackResources(t, e, dir) {
+			if strings.HasPrefix(r, "payments-") && !strings.HasPrefix(r, "payments-eks") {
+				t.Errorf("%s was declared though the cluster's check failed", r)
+			}
+		}
+		teamWorld.Clusters = nil
+		e.SetWorld(t, teamWorld)
 		pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--skip-preview")
 		outputs := stackOutputs(t, e, dir)
-		if outputs["queueName"] != busName+"_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments-"+region {
+		if outputs["queueName"] != busName+"_payments" || outputs["nodeRoleName"] != "KarpenterNode-payments-"+region || outputs["clusterName"] != "payments" {
 			t.Errorf("outputs = %v", outputs)
 		}
 		var admitted bool
@@ -194,14 +224,31 @@ func TestTypeScriptExamples(t *testing.T) {
 	})
 }
 
-// clusterExampleStack creates the stack of examples/cluster-typescript in dir, configured to join the bus busName of
-// the hub from the account team's alarm topic.
-func clusterExampleStack(t *testing.T, e *env, dir, stack, busName, team string) {
+// clusterExampleStack creates the stack of examples/cluster-typescript in dir, joining the bus of the hub's stack
+// hubStack (<organization>/<project>/<stack>, deployed first; its outputs busName, account, heartbeatRate) through a
+// StackReference.
+func clusterExampleStack(t *testing.T, e *env, dir, stack, hubStack string) {
 	t.Helper()
 	pulumi(t, e, dir, "stack", "init", stack, "--non-interactive")
-	for k, v := range map[string]string{"aws:region": region, "busName": busName, "hubAccountId": hub, "alarmTopicArn": "arn:aws:sns:" + region + ":" + team + ":ops"} {
-		pulumi(t, e, dir, "config", "set", k, v)
+	for _, kv := range [][]string{
+		{"aws:region", region}, {"hubStack", hubStack}, {"vpcId", "vpc-0a1b2c3d"},
+		{"--path", "privateSubnetIds[0]", "subnet-0a1b2c3d"}, {"--path", "privateSubnetIds[1]", "subnet-4e5f6a7b"},
+	} {
+		pulumi(t, e, dir, append([]string{"config", "set"}, kv...)...)
 	}
+}
+
+// lockedVersion is the version of the package pkg that examples/<example>'s package-lock.json installs.
+func lockedVersion(t *testing.T, example, pkg string) string {
+	t.Helper()
+	var lock struct {
+		Packages map[string]struct{ Version string } `json:"packages"`
+	}
+	b, err := os.ReadFile(filepath.Join(repoRoot, "examples", example, "package-lock.json"))
+	if err != nil || json.Unmarshal(b, &lock) != nil || lock.Packages["node_modules/"+pkg].Version == "" {
+		t.Fatalf("examples/%s/package-lock.json locks no %s: %v", example, pkg, err)
+	}
+	return lock.Packages["node_modules/"+pkg].Version
 }
 
 // edited replaces the first old in file by new, and returns what restores the file. A test fails when file no
