@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -234,7 +232,7 @@ func JoinForm(ctx *pulumi.Context, parent pulumi.Resource, j Join, unknown []str
 		return err
 	}
 	of := func(arg string) bool {
-		return slices.ContainsFunc(unknown, func(u string) bool { return about(arg, u) })
+		return slices.ContainsFunc(unknown, func(u string) bool { return about(u, arg) }) // u is at arg, or within it
 	}
 	var problems []string
 	if !of("hubAccountId") {
@@ -246,14 +244,7 @@ func JoinForm(ctx *pulumi.Context, parent pulumi.Resource, j Join, unknown []str
 		j.BusName = joinStandIn
 	}
 	_, err = joinConfig(ctx.Stack(), env.Account, j)
-	var cerr *config.Error
-	switch {
-	case errors.As(err, &cerr):
-		problems = append(problems, cerr.Problems...)
-	case err != nil:
-		problems = append(problems, err.Error())
-	}
-	return known(problems, unknown)
+	return known(append(problems, problemsOf(err)...), unknown)
 }
 
 // BusForm is JoinForm for a Bus (DeclareBus's arguments: values, clusterNames): the checks of its configuration
@@ -263,19 +254,9 @@ func BusForm(ctx *pulumi.Context, parent pulumi.Resource, values map[string]stri
 	if err != nil {
 		return err
 	}
-	values = maps.Clone(values)
-	if slices.ContainsFunc(unknown, func(u string) bool { return about("namePrefix", u) }) {
-		values["namePrefix"] = joinStandIn
-	}
-	var problems []string
+	// An unknown value is its zero, which the configuration reads as absent: no problem of the others hides behind it.
 	_, err = config.LoadBus(ctx.Stack(), env.Account, values)
-	var cerr *config.Error
-	switch {
-	case errors.As(err, &cerr):
-		problems = append(problems, cerr.Problems...)
-	case err != nil:
-		problems = append(problems, err.Error())
-	}
+	problems := problemsOf(err)
 	for i, n := range clusterNames {
 		if err := queuename.ValidateCluster(n); err != nil {
 			problems = append(problems, fmt.Sprintf("clusterNames[%d]: %v", i, err))
@@ -295,15 +276,26 @@ func known(problems, unknown []string) error {
 	return &config.Error{Problems: problems}
 }
 
-// about says whether problem p is about the argument at path (or within it, or holding it): its text before the
-// first colon names an argument; indexes are dropped from both ("heartbeatAlarmActions[0]: ...").
+// about says whether problem p is about the argument at path, or within it: its text before the first colon names
+// an argument ("heartbeatAlarmActions[0]: ...", "tags.team: ..."; an unknown list is empty, with no element to
+// name). A problem of the argument holding path is not (a tag key too long, beside a tag whose value is unknown, is
+// known to be wrong).
 func about(p, path string) bool {
 	lead, _, _ := strings.Cut(p, ":")
-	lead, path = indexes.ReplaceAllString(lead, ""), indexes.ReplaceAllString(path, "")
-	return lead == path || strings.HasPrefix(lead, path+".") || strings.HasPrefix(path, lead+".")
+	return lead == path || strings.HasPrefix(lead, path+".")
 }
 
-var indexes = regexp.MustCompile(`\[[^\]]*\]`)
+// problemsOf are the problems err reports: a configuration's each, another error's text.
+func problemsOf(err error) []string {
+	var cerr *config.Error
+	if errors.As(err, &cerr) {
+		return cerr.Problems
+	}
+	if err != nil {
+		return []string{err.Error()}
+	}
+	return nil
+}
 
 // joinConfig reads j through config.Load, as a configuration with the one cluster, and names its problems as the
 // component's arguments.
@@ -324,11 +316,16 @@ func joinConfig(stack, account string, j Join) (config.Config, error) {
 		values[k] = string(text)
 	}
 	cfg, err := config.Load(stack, account, values)
-	var cerr *config.Error
-	if errors.As(err, &cerr) {
-		return config.Config{}, &config.Error{Problems: asArguments(cerr.Problems)}
+	problems := asArguments(problemsOf(err))
+	for i, arn := range j.HeartbeatAlarmActions {
+		if problem := config.AlarmTopicProblem(arn, account); problem != "" {
+			problems = append(problems, fmt.Sprintf("heartbeatAlarmActions[%d]: %s", i, problem))
+		}
 	}
-	return cfg, err
+	if len(problems) > 0 {
+		return config.Config{}, &config.Error{Problems: problems}
+	}
+	return cfg, nil
 }
 
 // Where a configuration of the one cluster (joinConfig) names its keys, a joining cluster has the component's

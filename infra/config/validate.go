@@ -135,13 +135,22 @@ func validateAccounts(c Config, clustersJoin bool, p *problems) {
 			p.addf(at(".deployRoleArn"), "%q is a role of account %s, not of %s", a.DeployRoleARN, m[2], id)
 		}
 		if a.AlarmTopicARN != "" {
-			if !snsARNRE.MatchString(a.AlarmTopicARN) {
-				p.addf(at(".alarmTopicArn"), "%q is not an SNS topic ARN", a.AlarmTopicARN)
-			} else if strings.Split(a.AlarmTopicARN, ":")[4] != id {
-				p.addf(at(".alarmTopicArn"), "%q is a topic of another account: CloudWatch alarms notify topics of their own account", a.AlarmTopicARN)
+			if problem := AlarmTopicProblem(a.AlarmTopicARN, id); problem != "" {
+				p.addf(at(".alarmTopicArn"), "%s", problem)
 			}
 		}
 	}
+}
+
+// AlarmTopicProblem is what is wrong with arn as the topic an alarm of account notifies ("" nothing).
+func AlarmTopicProblem(arn, account string) string {
+	if !snsARNRE.MatchString(arn) {
+		return fmt.Sprintf("%q is not an SNS topic ARN", arn)
+	}
+	if strings.Split(arn, ":")[4] != account {
+		return fmt.Sprintf("%q is a topic of another account: CloudWatch alarms notify topics of their own account", arn)
+	}
+	return ""
 }
 
 func validateHeartbeat(h Heartbeat, r Router, p *problems) {

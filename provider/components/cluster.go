@@ -67,7 +67,7 @@ func (a *ClusterInterruptionArgs) Annotate(an infer.Annotator) {
 	an.Describe(&a.Create, "The EKS cluster to create (create mode).")
 	an.Describe(&a.FIS, "An AWS FIS experiment template that sends a Spot interruption to one of the cluster's nodes.")
 	an.Describe(&a.HeartbeatRate, `Gives the cluster a heartbeat at this rate and an alarm when its Karpenter stops reading it: the Bus's output heartbeatRate ("" or absent, none). The heartbeat's shared part must exist in the account: the hub's Bus, the hub's StackSet, or memberBaseline.`)
-	an.Describe(&a.HeartbeatAlarmActions, "Topics of the cluster's account notified by its heartbeat alarm, on alarm and on recovery.")
+	an.Describe(&a.HeartbeatAlarmActions, "Topics of the cluster's account notified by its heartbeat alarm, on alarm and on recovery (each checked: an SNS topic ARN of the cluster's account).")
 	an.Describe(&a.MemberBaseline, "Declares the member baseline in the cluster's account: the rules forwarding its EC2 events to the hub, the role the router reads its instances with, the heartbeat's shared part. For a member account that neither the hub's StackSet (organization.memberOUs) nor its accounts cover; the hub must admit it (organization). One cluster of an account at most.")
 	an.Describe(&a.EnsureSpotServiceLinkedRole, "Declares the account's EC2 Spot service-linked role, created where absent, adopted where present, retained on delete. One cluster of an account at most; without it, installing Karpenter needs the role to exist.")
 	an.Describe(&a.Tags, "Tags for every resource that takes them.")

@@ -326,6 +326,16 @@ func TestClusterInterruptionRefuses(t *testing.T) {
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "memberBaseline": true}, want: "memberBaseline:",
 		},
 		{
+			name: "an alarm action not a topic", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
+			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "heartbeatRate": "5m", "heartbeatAlarmActions": []any{"arn:aws:sns:us-east-1:" + hub + ":ops", "ops"}},
+			want:   `heartbeatAlarmActions[1]: "ops" is not an SNS topic ARN`,
+		},
+		{
+			name: "an alarm action a topic of another account", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
+			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "heartbeatRate": "5m", "heartbeatAlarmActions": []any{"arn:aws:sns:us-east-1:999999999999:ops"}},
+			want:   `heartbeatAlarmActions[0]: "arn:aws:sns:us-east-1:999999999999:ops" is a topic of another account`,
+		},
+		{
 			name: "a hub account that is not one", world: &mocks.Mocks{Existing: []string{"blue"}},
 			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "hubAccountId": "12345"}, want: "hubAccountId:",
 		},
