@@ -83,7 +83,7 @@ func diagnostics(preview string) string {
 func TestYAMLClusterOfTheSameProgram(t *testing.T) {
 	t.Parallel()
 	world := standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub}, Versions: versions(t),
-		Clusters: map[string]mocks.EKSCluster{"payments": {Status: "CREATING"}, "legacy": {Version: "1.20"}}}
+		Clusters: map[string]mocks.EKSCluster{"payments": {Status: "CREATING"}, "legacy": {Version: "1.20"}, "orders": {Status: "CREATING"}}}
 	e := newEnv(t, world)
 	installProvider(t, e, "0.1.0")
 	hubDir := yamlProject(t, composedHub)
@@ -120,8 +120,11 @@ func TestYAMLClusterOfTheSameProgram(t *testing.T) {
 		})
 	}
 
-	t.Run("a Go program: pulumi-eks's cluster, then no change", func(t *testing.T) {
-		goClusterOfTheSameProgram(t, e)
+	t.Run("a Go program: pulumi-eks's cluster, not ACTIVE, then up and no change", func(t *testing.T) {
+		goClusterOfTheSameProgram(t, e, func() {
+			delete(world.Clusters, "orders")
+			e.SetWorld(t, world)
+		})
 	})
 
 	t.Run("ACTIVE: up, then no change", func(t *testing.T) {
@@ -168,9 +171,10 @@ func goTeam(ctx *pulumisdk.Context) error {
 }
 
 // goClusterOfTheSameProgram runs goTeam through the Automation API and the real CLI: the preview defers the
-// component's checks (EKS has no cluster orders until the update creates it), up declares it, a preview after has no
-// change.
-func goClusterOfTheSameProgram(t *testing.T, e *env) {
+// component's checks (EKS has no cluster orders until the update creates it); up fails with the check's message while
+// EKS has the cluster CREATING, declaring nothing of it; once active (active makes it so), up declares it, and a
+// preview after has no change.
+func goClusterOfTheSameProgram(t *testing.T, e *env, active func()) {
 	ctx := context.Background()
 	s := inlineStack(t, e, "dev", "kib-go-team", goTeam)
 	if err := s.SetConfig(ctx, "aws:region", auto.ConfigValue{Value: region}); err != nil {
@@ -183,6 +187,15 @@ func goClusterOfTheSameProgram(t *testing.T, e *env) {
 	if n := strings.Count(diagnostics(out.String()), "ClusterInterruption orders: its checks failed at this preview, where clusterName (from "); n != 1 {
 		t.Errorf("the preview: %d deferrals naming clusterName\n%s", n, out.String())
 	}
+	out.Reset()
+	if _, err := s.Up(ctx, optup.ProgressStreams(&out)); err == nil || !strings.Contains(out.String(), "the cluster is CREATING, not ACTIVE") {
+		t.Errorf("up with the cluster CREATING: %v, want the check's failure\n%s", err, out.String())
+	}
+	// The component's children are typed under it (…ClusterInterruption$aws:sqs/queue:Queue::…): none.
+	if state, err := s.Export(ctx); err != nil || bytes.Contains(state.Deployment, []byte(packageName+":index:ClusterInterruption$")) {
+		t.Errorf("a resource of the cluster declared though its check failed (%v)", err)
+	}
+	active()
 	out.Reset()
 	res, err := s.Up(ctx, optup.ProgressStreams(&out))
 	if err != nil {
