@@ -375,7 +375,10 @@ func TestAClusterOutOfReach(t *testing.T) {
 	t.Run("leaving the releases out of reach out (--exclude) completes, and still deletes nothing they were made to wait for", func(t *testing.T) {
 		// Pulumi keeps what a resource it leaves as it is depends on (excludes take their dependencies along): the
 		// releases out of reach were made to wait for the dashboard too.
-		steps, warnings, err := s.upWith(optup.Exclude([]string{"**::bravo-karpenter", "**::charlie-karpenter"}))
+		// One step at a time, as docs/deploying.md advises with --exclude: the CLI (v3.259.0) has once recorded a
+		// left-out release before the dashboard it depends on here, under load, and failed writing the state
+		// ("snapshot integrity failure … comes after it"; pulumi/pulumi#22694, open, intermittent).
+		steps, warnings, err := s.upWith(optup.Exclude([]string{"**::bravo-karpenter", "**::charlie-karpenter"}), optup.Parallel(1))
 		if err != nil {
 			t.Fatal(err)
 		}
