@@ -60,6 +60,12 @@ const (
 	LogReaderRefused = "reader role refused: the account's events are dropped as unknown_account"
 	// LogQuarantined, true on a "message dropped" line, says the message was kept in the quarantine queue.
 	LogQuarantined = "quarantined"
+	// LogArchivedOnly, true on a "message dropped" line, says the message was kept in the archive only: too large for
+	// the quarantine queue with its attributes (MaxMessageBytes), listed by make requeue FROM=archive.
+	LogArchivedOnly = "archivedOnly"
+	// LogKeptInArchiveOnly is the line of each dead-lettered message the intake kept in the archive only (LogEventID: its
+	// event's ID, its message ID when it is no event), LogArchivedOnly true.
+	LogKeptInArchiveOnly = "dead-lettered message kept in the archive only: too large for the quarantine with its attributes"
 	// LogDeadLettersTaken is the message of the line for each request of the redrive role to take the dead-letter
 	// queue in (AttrIntake) the router carried out, with "kept" (how many) and "more" (whether some were left).
 	LogDeadLettersTaken = "dead-letter queue taken into the quarantine, sealed"

@@ -122,11 +122,17 @@ const (
 	ArchiveDeliveredPrefix = "delivered/"
 )
 
-// MaxMessageBytes is the largest message every queue of the bus takes, body and attributes counted together, as each
-// is declared (MaximumMessageSize, 1 MiB, SQS's most since August 2025: "CreateQueue",
-// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html; "Amazon SQS message
-// quotas": "the message size includes the message body and the message attributes").
-const MaxMessageBytes = 1 << 20
+// MaxMessageBytes is the largest message every queue of the bus takes, body and attributes counted together ("Amazon
+// SQS message quotas": "the message size includes the message body and the message attributes"): 256 KiB, the
+// default of the AWS provider the stack is deployed with. SQS takes up to 1 MiB since August 2025 ("CreateQueue",
+// MaximumMessageSize, https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html), but
+// pulumi-aws v6.83.2 bundles terraform-provider-aws v5.100.0, which refuses a maxMessageSize over 262,144 at every
+// preview (internal/service/sqs/queue.go, max_message_size: validation.IntBetween(1024, 262_144); raised in v6.8.0,
+// hashicorp/terraform-provider-aws#43710, and never in the v5 line). Moving to pulumi-aws v7 (terraform-provider-aws
+// v6) would allow 1 MiB: this constant, the queues' maxMessageSize and the stand-ins' rules would move together.
+// Every live event fits: EventBridge delivers events of 256 KB at most. What does not fit is a refused event near that
+// limit with the attributes the quarantine adds: the router keeps it in the archive only, and says so.
+const MaxMessageBytes = 256 << 10
 
 // AttributeBytes is what SQS counts of one message attribute against the message's size: its name, its data type and
 // its value ("Amazon SQS message attributes": "each message attribute ... counts toward the total message size").

@@ -37,9 +37,10 @@ func atTheLimit(t *testing.T, event string) string {
 // TestASealedRecordReachesKarpenterOnce, with the archive in the S3 stand-in and in moto's S3: A's events reach the
 // dead-letter queue (one at EventBridge's 256 KB limit), an operator of the bus's account (a principal of
 // redrive.principals) runs make requeue, which opens the redrive role's session with its name as the source identity
-// the role requires, and asks the router to take the DLQ in: both are kept, sealed and archived. Sent back, their first
-// delivery fails (beta's queue answers 500 once) and the same messages, received again, are delivered: once each, the
-// large one byte for byte. Whoever holds the redrive role then sends the record again three ways, from the quarantine's
+// the role requires, and asks the router to take the DLQ in: both are sealed and archived; the small one is kept in
+// the quarantine, the large one, which does not fit a queue's 256 KiB with the quarantine's attributes, in the archive
+// only, its line saying so. Sent back, the small one's first delivery fails (beta's queue answers 500 once) and the
+// same message, received again, is delivered once. The large one, sent live, reaches beta byte for byte. Whoever holds the redrive role then sends the record again three ways, from the quarantine's
 // copy read before make requeue deleted it, from the archive's copy, and with those attributes by hand once more: none
 // reaches beta; each is refused as replayed, kept, counted. The router logged every message the redrive role sent
 // with its SenderId, role ID and session, and STS recorded the session's source identity.
@@ -57,8 +58,20 @@ func TestASealedRecordReachesKarpenterOnce(t *testing.T) {
 			redrive := b.As(sqsemu.Account, harness.RedriveRoleName)
 			held, err := redrive.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.Quarantine), MaxNumberOfMessages: 10,
 				MessageAttributeNames: []string{"All"}})
-			if err != nil || len(held.Messages) != 2 {
-				t.Fatalf("the quarantine holds %d messages (%v), want both kept", len(held.Messages), err)
+			if err != nil || len(held.Messages) != 1 || !strings.Contains(aws.ToString(held.Messages[0].Body), `"once"`) {
+				t.Fatalf("the quarantine holds %d messages (%v), want the small one kept", len(held.Messages), err)
+			}
+			archivedOnly := 0
+			for _, l := range b.Out.Lines() {
+				if l["msg"] == contract.LogKeptInArchiveOnly && l[contract.LogEventID] == "large" && l[contract.LogArchivedOnly] == true {
+					archivedOnly++
+				}
+			}
+			if archivedOnly != 1 {
+				t.Errorf("%d lines say the large event was kept in the archive only, want 1", archivedOnly)
+			}
+			if n := len(archived(t, b)); n != 2 {
+				t.Errorf("the archive holds %d records, want both events'", n)
 			}
 			for _, m := range held.Messages { // read, then left to make requeue
 				if _, err := redrive.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(b.Quarantine),
@@ -83,13 +96,17 @@ func TestASealedRecordReachesKarpenterOnce(t *testing.T) {
 			}
 
 			b.SQS.SetFault(harness.QueueOf("beta"), &sqsemu.Fault{Status: 500, Code: "InternalError", Times: 1})
-			if out := b.requeueAs(t, "", "-reason", string(contract.ReasonDeadLettered), "-send"); !strings.Contains(out, "sent back to the central queue: 2") {
+			if out := b.requeueAs(t, "", "-reason", string(contract.ReasonDeadLettered), "-send"); !strings.Contains(out, "sent back to the central queue: 1") {
 				t.Fatalf("requeue said:\n%s", out)
 			}
 			b.drain()
-			got := b.received("beta")
-			if len(got) != 2 || !slicesHave(got, once) || !slicesHave(got, large) {
-				t.Fatalf("beta received %d messages, want the two records once each, the large one whole", len(got))
+			if got := b.received("beta"); len(got) != 1 || !slicesHave(got, once) {
+				t.Fatalf("beta received %d messages, want the record once", len(got))
+			}
+			sendTo(t, b.As(memberA, harness.ForwarderRoleName), b.Central, large)
+			b.drain()
+			if got := b.received("beta"); len(got) != 1 || !slicesHave(got, large) {
+				t.Fatalf("beta received %d messages, want the event at EventBridge's limit, whole", len(got))
 			}
 
 			// Whoever holds the redrive role replays the record three ways.
@@ -121,8 +138,8 @@ func TestASealedRecordReachesKarpenterOnce(t *testing.T) {
 			if replayed != 3 {
 				t.Errorf("the archive holds %d records kept as replayed, want 3", replayed)
 			}
-			if keys, err := b.ArchiveKeys(ctx); err != nil || countPrefix(keys, archive.DeliveredPrefix) != 2 {
-				t.Errorf("the ledger holds %d deliveries (%v), want the two records delivered", countPrefix(keys, archive.DeliveredPrefix), err)
+			if keys, err := b.ArchiveKeys(ctx); err != nil || countPrefix(keys, archive.DeliveredPrefix) != 1 {
+				t.Errorf("the ledger holds %d deliveries (%v), want the record delivered", countPrefix(keys, archive.DeliveredPrefix), err)
 			}
 
 			sessions := map[string]int{}
@@ -132,9 +149,9 @@ func TestASealedRecordReachesKarpenterOnce(t *testing.T) {
 					sessions[fmt.Sprint(l[contract.LogSession])]++
 				}
 			}
-			// The operator's two records (each received twice: its first delivery failed), and the three replays.
-			if fmt.Sprint(sessions) != "map[stub:4 stub-session:3]" {
-				t.Errorf("sent-back lines by session %v, want the operator's session (4) and the replays' (3)", sessions)
+			// The operator's record (received twice: its first delivery failed), and the three replays.
+			if fmt.Sprint(sessions) != "map[stub:2 stub-session:3]" {
+				t.Errorf("sent-back lines by session %v, want the operator's session (2) and the replays' (3)", sessions)
 			}
 			if si := b.STS.SourceIdentity(caller.SessionKey(sqsemu.Account, redriveID, "stub")); si != "stub" {
 				t.Errorf("the operator's session of the redrive role has source identity %q, want its name", si)

@@ -91,11 +91,13 @@ func New(client SQS, url string, keep Keeper, opts Options) *Intake {
 	return &Intake{sqs: client, url: url, keep: keep, opts: opts}
 }
 
-// Result is what one request took: Kept messages (deleted from the dead-letter queue), and whether some were left
-// (Max reached, or the invocation's time).
+// Result is what one request took: Kept messages (deleted from the dead-letter queue), whether some were left (Max
+// reached, or the invocation's time), and the event IDs (the message IDs of what is no event) of those of Kept that
+// went to the archive only (quarantine.ErrArchivedOnly: too large for the quarantine with its attributes).
 type Result struct {
-	Kept int
-	More bool
+	Kept         int
+	More         bool
+	ArchivedOnly []string
 }
 
 // Take reads the dead-letter queue until it answers empty, Max messages were kept, or the invocation's deadline is
@@ -128,25 +130,30 @@ func (in *Intake) Take(ctx context.Context) (Result, error) {
 			continue
 		}
 		wait = 0
-		kept, err := in.takeBatch(ctx, got.Messages)
+		kept, archivedOnly, err := in.takeBatch(ctx, got.Messages)
 		res.Kept += kept
+		res.ArchivedOnly = append(res.ArchivedOnly, archivedOnly...)
 		if err != nil {
 			return res, err
 		}
 	}
 }
 
-// takeBatch keeps msgs, deletes what was kept and releases the rest; it returns how many were kept and deleted.
-func (in *Intake) takeBatch(ctx context.Context, msgs []types.Message) (int, error) {
+// takeBatch keeps msgs, deletes what was kept (in the quarantine, or in the archive only) and releases the rest; it
+// returns how many were kept and deleted, and which of those the archive only holds.
+func (in *Intake) takeBatch(ctx context.Context, msgs []types.Message) (int, []string, error) {
 	keep := make([]quarantine.Message, len(msgs))
 	for i, m := range msgs {
 		keep[i] = in.record(ctx, m)
 	}
 	errs := in.keep.Keep(ctx, keep)
 	var kept []types.DeleteMessageBatchRequestEntry
+	var archivedOnly []string
 	var failed error
 	for i, m := range msgs {
-		if errs[i] != nil {
+		if errors.Is(errs[i], quarantine.ErrArchivedOnly) {
+			archivedOnly = append(archivedOnly, cmp.Or(keep[i].EventID, aws.ToString(m.MessageId)))
+		} else if errs[i] != nil {
 			failed = cmp.Or(failed, errs[i])
 			_, _ = in.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(in.url), ReceiptHandle: m.ReceiptHandle})
 			continue
@@ -157,14 +164,14 @@ func (in *Intake) takeBatch(ctx context.Context, msgs []types.Message) (int, err
 	if len(kept) > 0 {
 		out, err := in.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(in.url), Entries: kept})
 		if err != nil {
-			return 0, fmt.Errorf("deleting from the dead-letter queue what the quarantine kept (kept again next time, archived once): %w", err)
+			return 0, nil, fmt.Errorf("deleting from the dead-letter queue what the quarantine kept (kept again next time, archived once): %w", err)
 		}
 		n = len(out.Successful)
 	}
 	if failed != nil {
-		return n, fmt.Errorf("keeping dead-lettered messages: %w", failed)
+		return n, archivedOnly, fmt.Errorf("keeping dead-lettered messages: %w", failed)
 	}
-	return n, nil
+	return n, archivedOnly, nil
 }
 
 // record is what the quarantine keeps of m: its sender as the dead-letter queue holds it, or, when the redrive role

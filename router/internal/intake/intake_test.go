@@ -60,7 +60,8 @@ func (f *fakeDLQ) ChangeMessageVisibility(_ context.Context, in *sqs.ChangeMessa
 	return &sqs.ChangeMessageVisibilityOutput{}, nil
 }
 
-// keeper keeps what it is given, failing the messages whose body is "fail".
+// keeper keeps what it is given, failing the messages whose body is "fail", keeping in the archive only those whose
+// body starts with "large".
 type keeper struct{ kept []quarantine.Message }
 
 func (k *keeper) Keep(_ context.Context, msgs []quarantine.Message) []error {
@@ -68,6 +69,10 @@ func (k *keeper) Keep(_ context.Context, msgs []quarantine.Message) []error {
 	for i, m := range msgs {
 		if aws.ToString(m.Body) == "fail" {
 			errs[i] = errors.New("the quarantine refused it")
+			continue
+		}
+		if strings.HasPrefix(aws.ToString(m.Body), "large") {
+			errs[i] = fmt.Errorf("keeping: %w", quarantine.ErrArchivedOnly)
 			continue
 		}
 		k.kept = append(k.kept, m)
@@ -201,5 +206,26 @@ func TestDefaults(t *testing.T) {
 	set := Options{Max: 1, Reserve: time.Nanosecond, Visibility: time.Nanosecond}
 	if got := New(nil, "", nil, set).opts; got.Max != 1 || got.Reserve != time.Nanosecond || got.Visibility != time.Nanosecond {
 		t.Errorf("New(%+v).opts = %+v: a value set was replaced", set, got)
+	}
+}
+
+// TestWhatOnlyTheArchiveHoldsIsTaken: a message the quarantine keeps in the archive only (too large with its
+// attributes) is kept all the same: deleted from the dead-letter queue, never released to be taken again, and named
+// (its event's ID, its message ID when it is no event) for the router's line.
+func TestWhatOnlyTheArchiveHoldsIsTaken(t *testing.T) {
+	f := &fakeDLQ{msgs: []types.Message{
+		dlqMessage("d1", `large{"id":"e-big"}`, "AROAFWD:s", nil),
+		dlqMessage("d2", `{"id":"e-1","account":"222222222222"}`, "AROAFWD:s", nil),
+		dlqMessage("d3", "large, no event", "AROAFWD:s", nil),
+	}}
+	res, err := New(f, "https://sqs/dlq", &keeper{}, Options{}).Take(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Kept != 3 || fmt.Sprint(f.deleted) != "[rh-d1 rh-d2 rh-d3]" || len(f.released) != 0 {
+		t.Errorf("kept %d, deleted %v, released %v; want all three kept and deleted", res.Kept, f.deleted, f.released)
+	}
+	if fmt.Sprint(res.ArchivedOnly) != "[d1 d3]" {
+		t.Errorf("archived only: %v, want the two large ones by message ID (neither parses as an event)", res.ArchivedOnly)
 	}
 }

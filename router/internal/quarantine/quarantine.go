@@ -131,7 +131,8 @@ var entryIDs = [maxEntries]string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "
 
 // ErrArchivedOnly: the message was sealed and archived, but is too large for the quarantine with the attributes it
 // needs there (contract.MaxMessageBytes, its body and attributes counted together): kept, in the archive only, where
-// make requeue FROM=archive lists it. Only a body of nearly 1 MiB is, which no EventBridge event is (256 KB at most).
+// make requeue FROM=archive lists it. An event near EventBridge's limit (256 KB) is: it fits the queues alone, not
+// with the quarantine's attributes (the seal, the first sender, why it was refused).
 var ErrArchivedOnly = errors.New("kept in the archive only: the body and the attributes the quarantine needs are over SQS's message size")
 
 // Keep seals each message, archives it and sends it to the quarantine, and returns one error per message: nil when

@@ -91,14 +91,15 @@ func TestKeep(t *testing.T) {
 		t.Errorf("the error attribute is %d bytes, want %d", n, contract.MaxAttrError)
 	}
 
-	// Bodies of 400 KiB: two to a call, within SendMessageBatch's 1 MiB.
+	// Bodies of 250 KiB (each within a queue's 256 KiB): four to a call, within SendMessageBatch's 1 MiB.
 	f.calls = nil
-	big := strings.Repeat("b", 400<<10)
-	if errs := q.Keep(context.Background(), []Message{msg(big), msg(big), msg(big)}); errs[0] != nil || errs[2] != nil {
+	big := strings.Repeat("b", 250<<10)
+	bigs := []Message{msg(big), msg(big), msg(big), msg(big), msg(big)}
+	if errs := q.Keep(context.Background(), bigs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
 		t.Fatalf("big bodies: %v", errs)
 	}
-	if len(f.calls) != 2 || len(f.calls[0]) != 2 {
-		t.Errorf("%d calls for three bodies of 400 KiB, want 2 (two, then one)", len(f.calls))
+	if len(f.calls) != 2 || len(f.calls[0]) != 4 {
+		t.Errorf("%d calls for five bodies of 250 KiB, want 2 (four, then one)", len(f.calls))
 	}
 
 	f.err = errors.New("ServiceUnavailable")
@@ -150,23 +151,41 @@ func TestTheErrorIsCutOnACharacterAtItsLimit(t *testing.T) {
 func entrySize(m Message, seal string) int { return size(aws.ToString(m.Body), attributes(m, seal)) }
 
 // TestTheBatchCountsAttributes: SendMessageBatch's 1 MiB counts attributes as well as bodies, every byte of them:
-// two entries that make exactly 1 MiB together go in one call; one byte more, in two.
+// entries (each within a queue's MaxMessageBytes) that make exactly 1 MiB together go in one call; one byte more, in
+// two.
 func TestTheBatchCountsAttributes(t *testing.T) {
 	attrs := entrySize(msg(""), "")
 	for _, tt := range []struct {
 		over  int
 		calls int
 	}{{0, 1}, {1, 2}} {
-		a, b := strings.Repeat("a", maxBytes/2-attrs), strings.Repeat("b", maxBytes-maxBytes/2-attrs+tt.over)
-		if got := entrySize(msg(a), "") + entrySize(msg(b), ""); got != maxBytes+tt.over {
-			t.Fatalf("the two entries make %d bytes, want %d", got, maxBytes+tt.over)
+		// Five entries: a small one, and four sharing the rest of the batch's bytes.
+		small := msg("s")
+		rest := maxBytes + tt.over - entrySize(small, "")
+		msgs := []Message{small}
+		for i := range 4 {
+			n := rest / 4
+			if i == 3 {
+				n = rest - 3*(rest/4)
+			}
+			msgs = append(msgs, msg(strings.Repeat("a", n-attrs)))
+		}
+		total := 0
+		for _, m := range msgs {
+			if n := entrySize(m, ""); n > contract.MaxMessageBytes {
+				t.Fatalf("an entry of %d bytes, over a queue's %d", n, contract.MaxMessageBytes)
+			}
+			total += entrySize(m, "")
+		}
+		if total != maxBytes+tt.over {
+			t.Fatalf("the entries make %d bytes, want %d", total, maxBytes+tt.over)
 		}
 		f := &fakeSQS{}
-		if errs := New(f, "https://sqs/q", Options{}).Keep(context.Background(), []Message{msg(a), msg(b)}); errs[0] != nil || errs[1] != nil {
+		if errs := New(f, "https://sqs/q", Options{}).Keep(context.Background(), msgs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
 			t.Fatal(errs)
 		}
 		if len(f.calls) != tt.calls {
-			t.Errorf("two entries of %d bytes in all: %d calls, want %d", maxBytes+tt.over, len(f.calls), tt.calls)
+			t.Errorf("entries of %d bytes in all: %d calls, want %d", maxBytes+tt.over, len(f.calls), tt.calls)
 		}
 	}
 	// Every attribute counts: its name, its type and its value.

@@ -163,6 +163,10 @@ func (r *Router) applyIntake(ctx context.Context, asks []ask, f intakeFacts, sta
 		for i, a := range asks {
 			if f.redrive[i] {
 				r.log.InfoContext(ctx, contract.LogDeadLettersTaken, "kept", f.took.Kept, "more", f.took.More, contract.LogSender, a.from)
+				for _, id := range f.took.ArchivedOnly {
+					r.log.WarnContext(ctx, contract.LogKeptInArchiveOnly, contract.LogEventID, id, contract.LogReason, contract.ReasonDeadLettered,
+						contract.LogArchivedOnly, true)
+				}
 				break
 			}
 		}

@@ -2,12 +2,14 @@ package route
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/quarantine"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 )
 
@@ -77,7 +79,10 @@ func (r *Router) redeliver(ctx context.Context, msgs []message) {
 
 func (r *Router) logDrop(ctx context.Context, m *message) {
 	attrs := []any{"messageId", m.rec.MessageId, contract.LogReason, m.out.reason, "error", m.out.err.Error()}
-	if m.out.verdict == quarantined {
+	switch {
+	case m.out.verdict == quarantined && errors.Is(m.out.err, quarantine.ErrArchivedOnly):
+		attrs = append(attrs, contract.LogArchivedOnly, true)
+	case m.out.verdict == quarantined:
 		attrs = append(attrs, contract.LogQuarantined, true)
 	}
 	switch m.out.reason {
