@@ -29,6 +29,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/providerrules"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stackconfig"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
@@ -411,18 +412,23 @@ func TestCentralQueue(t *testing.T) {
 	}
 }
 
-// TestEveryQueueTakesSQSsLargestMessage: every queue of the bus, the shared ones, each cluster's and each member's, takes
-// a message of 1 MiB, body and attributes together (contract.MaxMessageBytes, which the router counts by): pulumi-aws
-// makes a queue of 256 KiB unless told.
-func TestEveryQueueTakesSQSsLargestMessage(t *testing.T) {
+// TestEveryQueueTakesTheRoutersLargestMessage: every queue of the bus, the shared ones, each cluster's and each
+// member's, takes a message of contract.MaxMessageBytes, body and attributes together (which the router counts by):
+// none sets its size, so each takes the pinned provider's default, which is that (providerrules.Defaults, from the
+// provider's schema); a size set would have to be that too.
+func TestEveryQueueTakesTheRoutersLargestMessage(t *testing.T) {
+	def, ok := providerrules.Defaults["aws:sqs/queue:Queue"]["maxMessageSize"]
+	if !ok || fmt.Sprint(def) != fmt.Sprint(contract.MaxMessageBytes) {
+		t.Fatalf("the provider's default maxMessageSize is %v, want contract.MaxMessageBytes (%d)", def, contract.MaxMessageBytes)
+	}
 	r := mustRun(t, "dev", hubStack(accountA, accountB))
 	queues := r.resources.OfType("aws:sqs/queue:Queue")
 	if len(queues) < 5 {
 		t.Fatalf("%d queues", len(queues))
 	}
 	for _, q := range queues {
-		if got := stacktest.Num(t, q, "maxMessageSize"); got != contract.MaxMessageBytes {
-			t.Errorf("queue %s in %s takes %v bytes, want %d", q.Name, q.Account, got, contract.MaxMessageBytes)
+		if v, set := q.Inputs["maxMessageSize"]; set && v.NumberValue() != contract.MaxMessageBytes {
+			t.Errorf("queue %s in %s takes %v bytes, want %d", q.Name, q.Account, v.NumberValue(), contract.MaxMessageBytes)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/providerrules"
 )
 
 // The environment the mocks pretend to be unless told otherwise.
@@ -240,6 +241,10 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		r.Dependencies = slices.Sorted(maps.Keys(deps))
 	}
 	r.Account = m.accountOf(args.Provider)
+	// What the real provider's Check refuses, at a preview as at an update, the mocks refuse too.
+	if err := providerrules.Refuse(args.TypeToken, args.Name, args.Inputs); err != nil {
+		return "", nil, err
+	}
 
 	if args.TypeToken == "pulumi:providers:aws" {
 		if ids := args.Inputs["allowedAccountIds"]; ids.IsArray() && len(ids.ArrayValue()) == 1 {
@@ -279,6 +284,12 @@ func (m *Mocks) Outputs(typ, name string, custom bool, inputs resource.PropertyM
 		return fmt.Sprintf("arn:%s:%s:%s:%s:%s", partition, svc, region, account, res)
 	}
 	outs := inputs.Copy()
+	// What the provider's schema defaults, it answers for a property the inputs leave unset (a queue's size, say).
+	for k, v := range providerrules.Defaults[typ] {
+		if _, ok := outs[resource.PropertyKey(k)]; !ok {
+			outs[resource.PropertyKey(k)] = resource.NewPropertyValue(v)
+		}
+	}
 	if v, ok := inputs["name"]; ok && v.IsString() {
 		name = v.StringValue()
 	} else {

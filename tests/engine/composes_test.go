@@ -53,7 +53,8 @@ resources:
       name: ${clusterName}
       version: "1.33"
       roleArn: arn:aws:iam::` + hub + `:role/eks-cluster
-      subnetIds: [subnet-1, subnet-2]
+      vpcConfig:
+        subnetIds: [subnet-1, subnet-2]
   payments:
     type: karpenter-interruption-bus:index:ClusterInterruption
     properties:

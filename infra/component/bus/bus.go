@@ -202,13 +202,13 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	env := args.Env
 	np := args.NamePrefix
 
-	// The names are known before creation, so policies can name ARNs without waiting on outputs.
+	// The names are known before creation, so policies can name ARNs without waiting on outputs. No queue sets its
+	// maxMessageSize: the provider's default, 256 KiB, is the most it takes (contract.MaxMessageBytes says why).
 	centralName, dlqName := CentralQueueName(np), DLQName(np)
 	centralARN, dlqARN := env.ARN("sqs", centralName), env.ARN("sqs", dlqName)
 
 	dlq, err := sqs.NewQueue(ctx, name+"-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(dlqName),
-		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		// The router reads it when the redrive role asks (its intake), as long as it reads the central queue.
 		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
@@ -223,7 +223,6 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	redrivePolicy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, dlqARN, args.MaxReceiveCount)
 	central, err := sqs.NewQueue(ctx, name+"-central", &sqs.QueueArgs{
 		Name:                     pulumi.String(centralName),
-		MaxMessageSize:           pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds:  pulumi.Int(args.CentralRetentionSeconds),
 		VisibilityTimeoutSeconds: pulumi.Int(args.VisibilityTimeoutSeconds),
 		SqsManagedSseEnabled:     pulumi.Bool(true),
@@ -240,7 +239,6 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	quarantineARN := env.ARN("sqs", quarantineName)
 	quarantine, err := sqs.NewQueue(ctx, name+"-quarantine", &sqs.QueueArgs{
 		Name:                    pulumi.String(quarantineName),
-		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(RetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		// No queue may make the quarantine its dead-letter queue: what is there, the router wrote.

@@ -15,7 +15,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
@@ -277,9 +276,9 @@ func KubernetesProviderName(cluster string) string { return cluster + "-k8s" }
 
 // queue declares the cluster's interruption queue and its policy: only the router may send, only over TLS.
 func (s scope) queue(name, arn string, routerRoleARN pulumi.StringInput, hubAccount string) (*sqs.Queue, error) {
+	// maxMessageSize left to the provider's default, 256 KiB (router/contract.MaxMessageBytes says why).
 	q, err := sqs.NewQueue(s.ctx, s.name("queue"), &sqs.QueueArgs{
 		Name:                    pulumi.String(name),
-		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(QueueRetentionSeconds),
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		Tags:                    s.tags,

@@ -23,7 +23,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // Type is the component's type token.
@@ -147,9 +146,9 @@ func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOp
 	b := NewBaseline(args)
 	tags := pulumi.ToStringMap(args.Tags)
 
+	// maxMessageSize left to the provider's default, 256 KiB (router/contract.MaxMessageBytes says why).
 	dlq, err := sqs.NewQueue(ctx, name+"-forward-dlq", &sqs.QueueArgs{
 		Name:                    pulumi.String(b.DLQName),
-		MaxMessageSize:          pulumi.Int(contract.MaxMessageBytes),
 		MessageRetentionSeconds: pulumi.Int(b.DLQRetentionDays * 24 * 3600), // to inspect and redrive
 		SqsManagedSseEnabled:    pulumi.Bool(true),
 		Tags:                    tags,

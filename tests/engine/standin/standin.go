@@ -14,8 +14,9 @@
 // store, as it stays in AWS), and an SQS queue's name deleted less than 60 seconds ago.
 //
 // What the real providers do that these do not:
-//   - validate inputs against AWS's rules (name lengths and characters, policy grammar and size, quotas): Check
-//     returns its inputs unchanged, and the program's own checks (config, quota) are the only ones here;
+//   - validate inputs against AWS's own rules (policy grammar and size, quotas, what only the API refuses): Check
+//     applies the providers' own validations (offline/providerrules: pulumi-aws's, transcribed from the Terraform
+//     provider it bundles, and pulumi-eks's), and the program's own checks (config, quota) do the rest;
 //   - call AWS, with its eventual consistency (IAM's above all), throttling, retries and API errors: every
 //     operation succeeds at once, but for Read of a resource that is not there;
 //   - compute a diff from each property's schema (ForceNew, defaults, normalised JSON): Diff compares inputs, and
@@ -55,6 +56,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/providerrules"
 )
 
 // The environment a stand-in reads: the world's file (a JSON World) and the state directory.
@@ -141,14 +143,19 @@ func (p *Provider) GetSchema(context.Context, *pulumirpc.GetSchemaRequest) (*pul
 	if p.Package == "aws" {
 		str := map[string]any{"type": "string"}
 		strs := map[string]any{"type": "array", "items": str}
+		spec["types"] = map[string]any{
+			"aws:eks/ClusterVpcConfig:ClusterVpcConfig": map[string]any{"type": "object", "properties": map[string]any{"subnetIds": strs}},
+		}
 		spec["resources"] = map[string]any{
 			"aws:sns/topic:Topic": map[string]any{
 				"inputProperties": map[string]any{"name": str},
 				"properties":      map[string]any{"name": str, "arn": str},
 			},
 			"aws:eks/cluster:Cluster": map[string]any{
-				"inputProperties": map[string]any{"name": str, "version": str, "roleArn": str, "subnetIds": strs},
-				"properties":      map[string]any{"name": str, "version": str, "arn": str, "status": str, "endpoint": str},
+				"inputProperties": map[string]any{"name": str, "version": str, "roleArn": str, "vpcConfig": map[string]any{
+					"$ref": "#/types/aws:eks/ClusterVpcConfig:ClusterVpcConfig",
+				}},
+				"properties": map[string]any{"name": str, "version": str, "arn": str, "status": str, "endpoint": str},
 			},
 		}
 	}
@@ -201,9 +208,30 @@ func (p *Provider) Configure(_ context.Context, req *pulumirpc.ConfigureRequest)
 	return &pulumirpc.ConfigureResponse{AcceptSecrets: true, AcceptResources: true, SupportsPreview: true}, nil
 }
 
-// Check accepts the inputs as they are.
+// Check refuses what the real provider's Check refuses (offline/providerrules: pulumi-aws's rules, transcribed from
+// the Terraform provider it bundles), with its message, as pulumi-terraform-bridge reports it: the property named in
+// the reason, none in the failure's property. A property set that no rule covers is refused too, so that a property
+// the program comes to set is read against its provider's source before it is previewed. The inputs are returned as
+// they are.
 func (p *Provider) Check(_ context.Context, req *pulumirpc.CheckRequest) (*pulumirpc.CheckResponse, error) {
-	return &pulumirpc.CheckResponse{Inputs: req.GetNews()}, nil
+	resp := &pulumirpc.CheckResponse{Inputs: req.GetNews()}
+	urn := resource.URN(req.GetUrn())
+	typ := string(urn.Type())
+	if !providerrules.Checked(typ) {
+		return resp, nil
+	}
+	inputs, err := unmarshal(req.GetNews())
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range providerrules.Check(typ, inputs) {
+		resp.Failures = append(resp.Failures, &pulumirpc.CheckFailure{Reason: providerrules.Reason(urn.Name(), f)})
+	}
+	for _, path := range providerrules.Uncovered(typ, inputs) {
+		resp.Failures = append(resp.Failures, &pulumirpc.CheckFailure{Property: path,
+			Reason: "the stand-in has no rule of offline/providerrules for this property: read what the provider checks of it and add one"})
+	}
+	return resp, nil
 }
 
 // Diff compares the old inputs with the new ones.
@@ -546,6 +574,15 @@ func (p *Provider) Construct(ctx context.Context, req *pulumirpc.ConstructReques
 		}
 		in, err := inputs.Map()
 		if err != nil {
+			return nil, err
+		}
+		// What pulumi-eks refuses of its arguments (it throws from its constructor, failing the program), and what no
+		// rule covers.
+		args, err := unmarshal(req.GetInputs())
+		if err != nil {
+			return nil, err
+		}
+		if err := providerrules.Refuse(typ, name, args); err != nil {
 			return nil, err
 		}
 		var child pulumi.CustomResourceState
