@@ -18,14 +18,14 @@
 //
 // Keys: refused/<yyyy>/<mm>/<dd>/<message ID>.<reason>.json, the day the refused message was sent (one key whatever
 // day it is retried on); keys/<key id>.pem, the seal key's public key, which verifies every record after the key
-// itself is gone (each record carries it too, so that it is locked as long as the record it verifies); and
-// delivered/<record digest>.json, the ledger: one entry per sealed record the router delivered (Claim).
+// itself is gone (each record carries it too, so that it is locked as long as the record it verifies); and the ledger
+// of the sealed records sent back (ledger.go): claims/<record digest>/<n>.json, who is delivering a record, and
+// delivered/<record digest>.json, one entry per sealed record a cluster queue received.
 package archive
 
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,22 +102,34 @@ func PublicKeyKey(keyARN string) string {
 	return KeysPrefix + safe(keyARN[strings.LastIndex(keyARN, "/")+1:]) + ".pem"
 }
 
-// S3 is what the archive calls: it writes records, and reads an entry of the ledger another wrote.
+// S3 is what the archive calls: it writes records, reads an entry of the ledger another wrote, and lists the claims
+// of a record and the versions of an entry (a delete marker over one is refused).
 type S3 interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, optFns ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	ListObjectVersions(ctx context.Context, in *s3.ListObjectVersionsInput, optFns ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
 }
 
 var _ S3 = (*s3.Client)(nil)
 
-// Archive writes to one bucket.
+// Archive writes to one bucket, of one account.
 type Archive struct {
 	s3     S3
 	bucket string
+	owner  *string
 }
 
-// New returns the archive in bucket.
-func New(client S3, bucket string) *Archive { return &Archive{s3: client, bucket: bucket} }
+// New returns the archive in bucket, which account owns: every call names it (ExpectedBucketOwner), so that S3 refuses
+// it (403) should the bucket's name be another account's, a name anyone may hold in S3's global namespace ("Verifying
+// bucket ownership with bucket owner condition",
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucket-owner-condition.html). An empty account names none.
+func New(client S3, bucket, account string) *Archive {
+	a := &Archive{s3: client, bucket: bucket}
+	if account != "" {
+		a.owner = aws.String(account)
+	}
+	return a
+}
 
 // Bucket is the archive's bucket.
 func (a *Archive) Bucket() string { return a.bucket }
@@ -149,7 +161,7 @@ func (a *Archive) put(ctx context.Context, key string, body []byte, contentType 
 func (a *Archive) putOnce(ctx context.Context, key string, body []byte, contentType string) (written bool, err error) {
 	for attempt := 0; ; attempt++ {
 		_, err := a.s3.PutObject(ctx, &s3.PutObjectInput{
-			Bucket: aws.String(a.bucket), Key: aws.String(key), Body: bytes.NewReader(body),
+			Bucket: aws.String(a.bucket), Key: aws.String(key), Body: bytes.NewReader(body), ExpectedBucketOwner: a.owner,
 			ContentType: aws.String(contentType), IfNoneMatch: aws.String("*"), ChecksumAlgorithm: types.ChecksumAlgorithmSha256,
 		})
 		switch status := statusOf(err); {
@@ -163,56 +175,6 @@ func (a *Archive) putOnce(ctx context.Context, key string, body []byte, contentT
 			return false, fmt.Errorf("archiving s3://%s/%s: %w", a.bucket, key, err)
 		}
 	}
-}
-
-// DeliveryFormat names the ledger's entries' shape.
-const DeliveryFormat = "karpenter-interruption-bus/delivered/v1"
-
-// Delivery is an entry of the ledger: a sealed record the redrive role sent back, delivered by one message of the
-// central queue.
-type Delivery struct {
-	Format string `json:"format"`
-	Bus    string `json:"bus"`
-	// Record is the record delivered, MessageID the ID of the central queue's message that delivered it, Sender that
-	// message's SenderId (the redrive role's session), At when the router first took it.
-	Record    sealing.Record `json:"record"`
-	MessageID string         `json:"messageId"`
-	Sender    string         `json:"senderId"`
-	At        time.Time      `json:"at"`
-}
-
-// DeliveredKey is where the ledger keeps the delivery of rec: the hex of its digest, which its seal covers.
-func DeliveredKey(rec sealing.Record) string {
-	return DeliveredPrefix + hex.EncodeToString(rec.Digest()) + ".json"
-}
-
-// Claim writes d to the ledger unless its record was delivered before, and returns the delivery written before, if
-// one was (nil when d is the first): the same message of the central queue received again (a retry of its
-// delivery) finds its own, a replay finds another's.
-func (a *Archive) Claim(ctx context.Context, d Delivery) (*Delivery, error) {
-	d.Format = DeliveryFormat
-	b, err := json.Marshal(d)
-	if err != nil {
-		return nil, fmt.Errorf("recording a delivery: %w", err)
-	}
-	key := DeliveredKey(d.Record)
-	written, err := a.putOnce(ctx, key, b, "application/json")
-	if err != nil || written {
-		return nil, err
-	}
-	out, err := a.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(a.bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, fmt.Errorf("reading s3://%s/%s: %w", a.bucket, key, err)
-	}
-	defer out.Body.Close()
-	var before Delivery
-	if err := json.NewDecoder(out.Body).Decode(&before); err != nil {
-		return nil, fmt.Errorf("s3://%s/%s is no delivery of this ledger (%s): %w", a.bucket, key, DeliveryFormat, err)
-	}
-	if before.Format != DeliveryFormat {
-		return nil, fmt.Errorf("s3://%s/%s is no delivery of this ledger (%s): its format is %q", a.bucket, key, DeliveryFormat, before.Format)
-	}
-	return &before, nil
 }
 
 // statusOf is the HTTP status of an S3 error, 0 when there is none.

@@ -76,6 +76,9 @@ const (
 	LogSession  = "session"
 	// LogReplayed is the line of a sealed record refused as replayed, naming the message that delivered it first.
 	LogReplayed = "a sealed record delivered before, sent back again: refused as replayed"
+	// LogReplayedAtOnce is the line of a sealed record delivered by two messages at once, the other's delivery
+	// recorded first: a replay that got through, counted as one.
+	LogReplayedAtOnce = "a sealed record delivered by two messages at once: the second counted as replayed"
 )
 
 // CanaryDetail is a canary's detail: the bus it is for (its Bus dimension, the stack's name prefix), the account

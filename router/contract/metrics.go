@@ -90,13 +90,17 @@ const (
 	// delivered it (the ledger, ArchiveDeliveredPrefix): a sealed record is delivered at most once (docs/security.md,
 	// "Delivered once").
 	ReasonReplayed Reason = "replayed"
+	// ReasonLedgerHidden: a sealed record sent back whose entry in the archive's ledger (its delivery, or a claim) a
+	// delete marker hides: only someone who lifted the archive's policy can place one, and a ledger that may lie
+	// cannot say whether a cluster queue received it. Kept, counted (Dropped, Reason=ledger_hidden) and alarmed on.
+	ReasonLedgerHidden Reason = "ledger_hidden"
 )
 
 // Reasons lists every Reason.
 var Reasons = []Reason{
 	ReasonUnparseable, ReasonNotInterruption, ReasonNoOwner, ReasonNoQueue, ReasonUnknownAccount,
 	ReasonCanaryForbidden, ReasonCanaryRateLimited, ReasonForgedSender, ReasonUnattributable, ReasonUnsealed, ReasonDeadLettered,
-	ReasonReplayed,
+	ReasonReplayed, ReasonLedgerHidden,
 }
 
 // KindUnknown is the Kind dimension of a message that is not an interruption event.

@@ -10,9 +10,10 @@ import (
 // below, instead of deleting it; an operator reads it there and sends it back as the redrive role (cmd/requeue).
 // The attributes' names keep clear of the prefixes SQS reserves ("AWS.", "Amazon.": "Amazon SQS message
 // attributes", https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-message-metadata.html),
-// and a kept message carries at most 9 of the 10 a message may have (AttrReason, AttrError, AttrAccount, AttrSender,
-// AttrSent, AttrMessageID, AttrEventID, AttrOrigin, AttrSeal), one sent back at most 9 too (AttrRequeuedFrom, AttrSeal,
-// AttrReason, AttrMessageID, AttrFirstSender, AttrFirstSent, AttrOrigin, AttrVouched, AttrVouchedBy).
+// and a kept message carries at most the 10 a message may have (AttrReason, AttrError, AttrAccount, AttrSender,
+// AttrSent, AttrMessageID, AttrRefused, AttrEventID, AttrOrigin, AttrSeal), one sent back at most 10 too
+// (AttrRequeuedFrom, AttrSeal, AttrReason, AttrMessageID, AttrRefused, AttrFirstSender, AttrFirstSent, AttrOrigin,
+// AttrVouched, AttrVouchedBy).
 const (
 	// AttrReason is the Reason the router refused the message for.
 	AttrReason = "kib-reason"
@@ -26,6 +27,9 @@ const (
 	// AttrMessageID is the message's ID in the queue it was refused from, and AttrEventID its event's id.
 	AttrMessageID = "kib-message-id"
 	AttrEventID   = "kib-event-id"
+	// AttrRefused is, on a record kept again (sent back, then refused again), the ID of the message whose refusal it
+	// keeps now (sealing.Record.Refused): a new record, whose seal covers it.
+	AttrRefused = "kib-refused"
 	// AttrRequeuedFrom marks a message the requeue command sent back: the queue it came from, RequeuedFromQuarantine
 	// or RequeuedFromDLQ.
 	AttrRequeuedFrom = "kib-requeued-from"
@@ -95,7 +99,7 @@ func TruncateUTF8(s string, n int) string {
 // Not kept: not_interruption (events Karpenter ignores), no_owner (every instance of no cluster), no_queue (clusters
 // not on the bus), canary_rate_limited (by design): each is routine, comes in volume, and has nothing to send back.
 var QuarantineReasons = []Reason{ReasonForgedSender, ReasonUnattributable, ReasonUnknownAccount, ReasonCanaryForbidden, ReasonUnsealed,
-	ReasonDeadLettered, ReasonUnparseable, ReasonReplayed}
+	ReasonDeadLettered, ReasonUnparseable, ReasonReplayed, ReasonLedgerHidden}
 
 // Evidence are the reasons whose messages are proof of misuse, never sent back: a proven forgery, a canary put in one
 // account naming another's clusters (refused again on its content, whoever sends it), what the redrive role sent
@@ -109,6 +113,13 @@ var Vouchable = []Reason{ReasonUnattributable, ReasonUnknownAccount}
 // Quarantined reports whether a message refused for r is kept in the quarantine.
 func Quarantined(r Reason) bool { return slices.Contains(QuarantineReasons, r) }
 
+// KeptAgain are the reasons beside QuarantineReasons a sealed record sent back is kept again for: its owner or its
+// owner's queue may come, and it is then sent back and delivered (a new record: sealing.Record.Refused).
+var KeptAgain = []Reason{ReasonNoOwner, ReasonNoQueue}
+
+// QuarantinedWhenSentBack reports whether a record sent back and refused for r is kept in the quarantine.
+func QuarantinedWhenSentBack(r Reason) bool { return Quarantined(r) || slices.Contains(KeptAgain, r) }
+
 // What the router and the infrastructure agree on of the seal key (router/sealing) and the archive (router/archive):
 // the key's spec and usage as KMS names them ("CreateKey", https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateKey.html),
 // the signing algorithm, and the archive's prefixes, which the router's policy lets it write under.
@@ -120,6 +131,7 @@ const (
 	ArchiveRefusedPrefix   = "refused/"
 	ArchiveKeysPrefix      = "keys/"
 	ArchiveDeliveredPrefix = "delivered/"
+	ArchiveClaimsPrefix    = "claims/"
 )
 
 // MaxMessageBytes is the largest message every queue of the bus takes, body and attributes counted together ("Amazon

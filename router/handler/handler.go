@@ -8,9 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
@@ -35,6 +37,11 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sdkbody"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
+
+// EvidenceCallTimeout bounds each attempt of a call to KMS or S3 (the seal, the archive, the ledger): the AWS SDK's
+// standard retryer tries three times, so a stalled service costs a record at most about three of them and the backoff
+// between, well within the invocation, after which the record is retried alone.
+const EvidenceCallTimeout = 5 * time.Second
 
 // Func handles one batch from the central queue; failed messages are listed in BatchItemFailures.
 type Func func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error)
@@ -86,14 +93,19 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 	if cfg.CentralQueueURL != "" {
 		opts.Redeliverer = redeliver.New(sqsClient, cfg.CentralQueueURL, cfg.RetryDelay, cfg.RetryMaxDelay)
 	}
+	// Every call of the evidence path within its own short deadline: a stalled KMS or S3 fails the call, and its
+	// record is retried alone, while the invocation's live events are delivered beside it (route.Router.Handle).
+	evidenceHTTP := awshttp.NewBuildableClient().WithTimeout(EvidenceCallTimeout)
 	var sealer *sealing.Sealer
 	if cfg.SealKey != "" {
-		sealer = sealing.New(kms.NewFromConfig(awsCfg), cfg.SealKey)
+		sealer = sealing.New(kms.NewFromConfig(awsCfg, func(o *kms.Options) { o.HTTPClient = evidenceHTTP }), cfg.SealKey)
 		opts.Seals = sealer
 	}
 	var arch *archive.Archive
 	if cfg.ArchiveBucket != "" {
-		arch = archive.New(s3.NewFromConfig(awsCfg), cfg.ArchiveBucket)
+		// Every call names the bus's account as the bucket's owner: a bucket of the archive's name in another account
+		// is never written to nor read.
+		arch = archive.New(s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.HTTPClient = evidenceHTTP }), cfg.ArchiveBucket, cfg.Account)
 		opts.Ledger = arch // what the router delivers of what is sent back, recorded once
 	}
 	if cfg.QuarantineQueueURL != "" {

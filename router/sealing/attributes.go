@@ -44,6 +44,7 @@ func (r Record) Kept(attrs map[string]types.MessageAttributeValue, seal string) 
 	put(attrs, contract.AttrSent, number(r.FirstSent))
 	put(attrs, contract.AttrOrigin, str(r.Origin))
 	put(attrs, contract.AttrMessageID, str(r.MessageID))
+	put(attrs, contract.AttrRefused, str(r.Refused))
 	put(attrs, contract.AttrSeal, str(seal))
 }
 
@@ -52,7 +53,7 @@ func ReadKept(body string, attr func(string) string) (Record, string) {
 	return Record{
 		BodySHA256: BodyDigest(body), Account: attr(contract.AttrAccount), Reason: attr(contract.AttrReason),
 		FirstSender: attr(contract.AttrSender), FirstSent: attr(contract.AttrSent), Origin: attr(contract.AttrOrigin),
-		MessageID: attr(contract.AttrMessageID),
+		MessageID: attr(contract.AttrMessageID), Refused: attr(contract.AttrRefused),
 	}, attr(contract.AttrSeal)
 }
 
@@ -64,6 +65,7 @@ func (r Record) SentBack(attrs map[string]types.MessageAttributeValue, seal stri
 	put(attrs, contract.AttrFirstSent, number(r.FirstSent))
 	put(attrs, contract.AttrOrigin, str(r.Origin))
 	put(attrs, contract.AttrMessageID, str(r.MessageID))
+	put(attrs, contract.AttrRefused, str(r.Refused))
 	put(attrs, contract.AttrSeal, str(seal))
 }
 
@@ -73,5 +75,6 @@ func ReadSentBack(body, account string, attr func(string) string) (Record, strin
 	return Record{
 		BodySHA256: BodyDigest(body), Account: account, Reason: attr(contract.AttrReason), FirstSender: attr(contract.AttrFirstSender),
 		FirstSent: attr(contract.AttrFirstSent), Origin: attr(contract.AttrOrigin), MessageID: attr(contract.AttrMessageID),
+		Refused: attr(contract.AttrRefused),
 	}, attr(contract.AttrSeal)
 }

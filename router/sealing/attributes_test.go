@@ -22,6 +22,7 @@ func TestEachWayReadsWhatItsWriterWrote(t *testing.T) {
 		"whole":                    {Account: "222222222222", Reason: "unattributable_sender", FirstSender: "AROAOLD:s", FirstSent: "1763726400000", Origin: "dlq", MessageID: "m-1"},
 		"no time, no origin":       {Account: "222222222222", Reason: "unknown_account", FirstSender: "AROAFWD:s", MessageID: "m-2"},
 		"a time that is no number": {Account: "222222222222", Reason: "unknown_account", FirstSender: "AROAFWD:s", FirstSent: "yesterday", MessageID: "m-3"},
+		"kept again":               {Account: "222222222222", Reason: "no_owner", FirstSender: "AROAFWD:s", MessageID: "m-4", Refused: "c-9"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rec.BodySHA256 = BodyDigest(body)

@@ -55,6 +55,11 @@ type Record struct {
 	Origin string `json:"origin"`
 	// MessageID is the message's ID in the queue it was first refused from.
 	MessageID string `json:"messageId"`
+	// Refused is the ID of the message whose refusal this record keeps, when that is not the first (MessageID): a
+	// record sent back and refused again (dropped, or dead-lettered and taken in) is kept as a new record, so that
+	// what refused it once never makes it a replay. Left out of the record's JSON when empty, so that a record of a
+	// release before it digests, and verifies, as it did.
+	Refused string `json:"refused,omitempty"`
 }
 
 // BodyDigest is the hex SHA-256 of body, as Record.BodySHA256 holds it.

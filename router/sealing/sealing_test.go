@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -228,3 +229,29 @@ func mustJSON(r Record) []byte {
 }
 
 func hexOf(b []byte) string { return hex.EncodeToString(b) }
+
+// TestARecordKeptAgainIsANewRecord: a record kept again (Refused set) digests differently from the first, so that its
+// delivery is its own; a record without it digests as the records of releases before it did (no "refused" member in
+// its JSON), so that their seals still verify.
+func TestARecordKeptAgainIsANewRecord(t *testing.T) {
+	r := record()
+	again := r
+	again.Refused = "c-9"
+	if hexOf(again.Digest()) == hexOf(r.Digest()) {
+		t.Error("a record kept again digests as the first")
+	}
+	before := struct {
+		BodySHA256  string `json:"bodySha256"`
+		Account     string `json:"account"`
+		Reason      string `json:"reason"`
+		FirstSender string `json:"firstSender"`
+		FirstSent   string `json:"firstSent"`
+		Origin      string `json:"origin"`
+		MessageID   string `json:"messageId"`
+	}{r.BodySHA256, r.Account, r.Reason, r.FirstSender, r.FirstSent, r.Origin, r.MessageID}
+	b, _ := json.Marshal(before)
+	sum := sha256.Sum256(append([]byte(domain), b...))
+	if hexOf(r.Digest()) != hexOf(sum[:]) {
+		t.Error("a record without Refused digests otherwise than before it: the seals of earlier releases would not verify")
+	}
+}

@@ -45,6 +45,21 @@ type Server struct {
 	signers map[string]string // key ID -> the ARN of the one role whose sessions may sign with it
 	calls   map[string]int    // action -> calls
 	name    func(account, roleID string) string
+	stall   chan struct{}     // when set, every call waits for it (or for its client to give up)
+}
+
+// Stall holds every call from now until the returned function is called: KMS answering nothing for a while.
+func (s *Server) Stall() (resume func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.stall = gate
+	s.mu.Unlock()
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		s.stall = nil
+		s.mu.Unlock()
+		close(gate)
+	})
 }
 
 // SetRoleNames makes the stand-in name a session's role as name answers it (the IAM stub's Name): the key's policy
@@ -116,7 +131,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	s.mu.Lock()
 	s.calls[action]++
+	gate := s.stall
 	s.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if action == "Sign" {
 		var in struct{ KeyId string }
 		_ = json.Unmarshal(body, &in)

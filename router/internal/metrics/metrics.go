@@ -75,6 +75,31 @@ func (b *Batch) DeadLettered(n int) { b.taken += n }
 // Replayed counts a sealed record sent back once more after it was delivered.
 func (b *Batch) Replayed() { b.replayed++ }
 
+// Add adds o's figures to b's (a batch's waves counted apart, then together).
+func (b *Batch) Add(o *Batch) {
+	for _, p := range []struct {
+		to   *map[string]int
+		from map[string]int
+	}{
+		{&b.received, o.received}, {&b.forwarded, o.forwarded}, {&b.canaries, o.canaries}, {&b.dropped, o.dropped},
+	} {
+		for k, n := range p.from {
+			if *p.to == nil {
+				*p.to = map[string]int{}
+			}
+			(*p.to)[k] += n
+		}
+	}
+	b.retried += o.retried
+	b.forged += o.forged
+	b.service += o.service
+	b.kept += o.kept
+	b.unsealed += o.unsealed
+	b.taken += o.taken
+	b.replayed += o.replayed
+	b.lagMillis = append(b.lagMillis, o.lagMillis...)
+}
+
 func total(m map[string]int) int {
 	n := 0
 	for _, v := range m {

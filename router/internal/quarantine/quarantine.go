@@ -77,8 +77,16 @@ type Message struct {
 func (m Message) Record() sealing.Record {
 	return sealing.Record{
 		BodySHA256: sealing.BodyDigest(aws.ToString(m.Body)), Account: m.Account, Reason: string(m.Reason),
-		FirstSender: m.Sender, FirstSent: m.Sent, Origin: origin(m.FromDLQ), MessageID: m.MessageID,
+		FirstSender: m.Sender, FirstSent: m.Sent, Origin: origin(m.FromDLQ), MessageID: m.MessageID, Refused: again(m),
 	}
+}
+
+// again is the ID of the message m refuses, when m keeps a record again (its first refusal was another message's).
+func again(m Message) string {
+	if m.Refused == m.MessageID {
+		return ""
+	}
+	return m.Refused
 }
 
 func origin(fromDLQ bool) string {

@@ -343,7 +343,8 @@ func ecKey(t *testing.T) *ecdsa.PublicKey {
 	return &k.PublicKey
 }
 
-// TestKeptIsSealedAndArchived: each message is sealed over what the way back relies on, carries its seal, and is
+// TestKeptIsSealedAndArchived: each message is sealed over what the way back relies on (a record kept again, refused
+// now under another ID than its first, with that ID: a new record), carries its seal, and is
 // archived once under its refused message's ID and reason, with the seal, the key and the body; the seal key's public
 // key is archived once per process. A message whose seal or archive write failed is not sent, and only it fails.
 func TestKeptIsSealedAndArchived(t *testing.T) {
@@ -364,7 +365,7 @@ func TestKeptIsSealedAndArchived(t *testing.T) {
 		t.Errorf("kib-seal = %q", got)
 	}
 	want := sealing.Record{BodySHA256: sealing.BodyDigest("body"), Account: "222222222222", Reason: "forged_sender", FirstSender: "AROAX:s",
-		FirstSent: "1763726400000", Origin: contract.OriginDLQ, MessageID: "m-first"}
+		FirstSent: "1763726400000", Origin: contract.OriginDLQ, MessageID: "m-first", Refused: "r-now"} // first refused as m-first: kept again
 	if !slices.Contains(s.sealed, want) {
 		t.Errorf("sealed %+v, want %+v among them", s.sealed, want)
 	}

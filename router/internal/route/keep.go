@@ -24,7 +24,7 @@ func (r *Router) refusals(msgs []message) ([]*message, []quarantine.Message) {
 	var kept []quarantine.Message
 	for i := range msgs {
 		m := &msgs[i]
-		if m.out.verdict != dropped || !contract.Quarantined(m.out.reason) {
+		if m.out.verdict != dropped || !m.keptFor(m.out.reason) {
 			continue
 		}
 		refused = append(refused, m)

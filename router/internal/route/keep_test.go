@@ -30,10 +30,18 @@ type fakeQuarantine struct {
 	startOne sync.Once
 }
 
-func (f *fakeQuarantine) Keep(_ context.Context, msgs []quarantine.Message) []error {
+func (f *fakeQuarantine) Keep(ctx context.Context, msgs []quarantine.Message) []error {
 	if f.started != nil {
 		f.startOne.Do(func() { close(f.started) })
-		<-f.release
+		select {
+		case <-f.release:
+		case <-ctx.Done(): // a stalled KMS or S3: every call fails at the deadline
+			errs := make([]error, len(msgs))
+			for i := range errs {
+				errs[i] = ctx.Err()
+			}
+			return errs
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -31,6 +31,9 @@ func TestClaimOutcome(t *testing.T) {
 		{"recorded by another message: a replay", &archive.Delivery{MessageID: "c0", Sender: "AROAREDRIVE:bob", At: mine.At}, nil, dropped,
 			contract.ReasonReplayed, "by message c0 of the central queue sent by AROAREDRIVE:bob at 2026-11-28T10:00:00Z"},
 		{"the ledger failed", nil, errors.New("SlowDown"), retried, "", "SlowDown"},
+		{"another message delivers it now", nil, fmt.Errorf("%w: message c0", archive.ErrClaimed), retried, "", "delivering this sealed record now"},
+		{"a delete marker hides the ledger", nil, fmt.Errorf("s3://a/delivered/x.json: %w", archive.ErrHidden), dropped, contract.ReasonLedgerHidden,
+			"delete marker"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if o := claimOutcome("c1", c.before, c.err); !is(o, c.v, c.reason, c.why) {

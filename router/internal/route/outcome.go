@@ -59,14 +59,19 @@ func retry(err error) outcome { return outcome{verdict: retried, err: err} }
 // errTransition: a stage tried to change an outcome in a way no rule allows (a bug, never a message's fault).
 var errTransition = errors.New("an outcome no rule allows")
 
-// allowed reports whether a message of kind k may go from outcome o to n:
+// allowed reports whether a message of kind k (sentBack: a sealed record the redrive role sent back) may go from
+// outcome o to n:
 //   - a pending event may be forwarded, dropped or retried;
 //   - a pending intake request may be taken, dropped or retried;
-//   - a dropped message may be quarantined (kept, for a reason the quarantine keeps) or retried (the quarantine could
-//     not keep it: a refusal never deletes what was not kept);
+//   - a dropped message may be quarantined (kept, for a reason the quarantine keeps, or keeps of a record sent back)
+//     or retried (the quarantine could not keep it: a refusal never deletes what was not kept);
 //
 // every other outcome is final.
-func allowed(k kind, o, n outcome) bool {
+func allowed(k kind, sentBack bool, o, n outcome) bool {
+	kept := contract.Quarantined
+	if sentBack {
+		kept = contract.QuarantinedWhenSentBack
+	}
 	switch o.verdict {
 	case pending:
 		switch n.verdict {
@@ -80,9 +85,9 @@ func allowed(k kind, o, n outcome) bool {
 	case dropped:
 		switch n.verdict {
 		case quarantined:
-			return n.reason == o.reason && contract.Quarantined(o.reason)
+			return n.reason == o.reason && kept(o.reason)
 		case retried:
-			return contract.Quarantined(o.reason)
+			return kept(o.reason)
 		}
 	}
 	return false
@@ -106,10 +111,21 @@ type message struct {
 	limited []string // clusters a canary was not delivered to: they had one less than an interval ago
 }
 
+// sentBack reports whether m is a sealed record the redrive role sent back, its seal verified.
+func (m *message) sentBack() bool { return m.judged.Requeued && m.back != nil && m.back.req.Sealed }
+
+// keptFor reports whether m, refused for reason, is kept in the quarantine.
+func (m *message) keptFor(reason contract.Reason) bool {
+	if m.sentBack() {
+		return contract.QuarantinedWhenSentBack(reason)
+	}
+	return contract.Quarantined(reason)
+}
+
 // set is the one way a message's outcome changes: to n, when allowed says it may; otherwise the outcome stays, and
 // the error names the transition refused.
 func (m *message) set(n outcome) error {
-	if !allowed(m.kind, m.out, n) {
+	if !allowed(m.kind, m.sentBack(), m.out, n) {
 		return fmt.Errorf("%w: message %s from %s (%s) to %s (%s)", errTransition, m.rec.MessageId, m.out.verdict, m.out.reason,
 			n.verdict, n.reason)
 	}

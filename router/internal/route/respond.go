@@ -13,16 +13,13 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/sender"
 )
 
-// respond settles every pending event from its deliveries' tally (delivered), logs each drop and retry once, counts
-// them, and lists the retried messages.
+// respond logs each drop and retry of the batch once (every message was decided by its wave), counts them, and lists
+// the retried messages.
 func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats *metrics.Batch) events.SQSEventResponse {
 	var resp events.SQSEventResponse
 	var nForwarded, nDropped int
 	for i := range msgs {
 		m := &msgs[i]
-		if m.out.verdict == pending { // an event: every intake request was decided when the intake joined
-			r.decide(ctx, m, delivered(m.sent, m.noQueue, m.failed, m.limited))
-		}
 		switch m.out.verdict {
 		case dropped, quarantined:
 			nDropped++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
@@ -158,18 +159,61 @@ func New(owners Resolver, sender Sender, opts Options) *Router {
 // redelivery; one bad message never fails the others. The error is non-nil only when the batch could not be
 // started at all, so Lambda retries it whole.
 //
-// The stages run in order, each deciding what it can of the messages still pending: classify, judge the senders,
-// admit, record the delivery of the sealed records sent back (claim), look the owners up and plan the deliveries. Then three run side by side, none holding up the others: keep
-// what was refused, take the dead-letter queue in when asked, send the deliveries. They read what they need before
-// they start and return their results in their input's order, which are applied once all three joined: no stage
-// writes a message another reads.
+// Live events never wait on the evidence path (S3, KMS): the batch is split in two waves that run side by side. The
+// live wave is every event the bus's rules delivered; the evidence wave, every message the redrive role sent back
+// (it carries a seal) and every request to take the dead-letter queue in. Each wave runs the same stages on its own
+// messages: classify, judge the senders, admit, record the delivery of the sealed records sent back (claim: the
+// evidence wave's only), look the owners up and plan the deliveries; then three side by side, none holding up the
+// others: keep what was refused, take the dead-letter queue in when asked, send the deliveries; then the deliveries
+// of the sealed records are recorded. Every call to S3 or KMS (the seal's checks, the ledger, the quarantine's seals
+// and archive) runs within the evidence deadline, ahead of the invocation's own, so that what it could not finish is
+// retried alone and the live events' results are returned in time. No stage writes a message another reads.
 func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEventResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return events.SQSEventResponse{}, fmt.Errorf("batch of %d messages not started: %w", len(in.Records), err)
 	}
-	var stats metrics.Batch
-	msgs := r.classifyAll(in.Records, &stats)
-	r.judgeSenders(ctx, msgs, &stats)
+	var stats, evStats metrics.Batch
+	live, evidence := split(r.classifyAll(in.Records, &stats))
+	evCtx, cancel := r.evidenceContext(ctx)
+	defer cancel()
+	queues := make([]int, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() { queues[1] = r.route(evCtx, evCtx, evidence, &evStats) })
+	queues[0] = r.route(ctx, evCtx, live, &stats)
+	wg.Wait()
+	stats.Add(&evStats)
+	msgs := append(live, evidence...)
+	now := r.now()
+	resp := r.respond(ctx, msgs, queues[0]+queues[1], &stats)
+	if r.metrics != nil {
+		if err := r.metrics.Flush(&stats, now); err != nil {
+			r.log.ErrorContext(ctx, "writing metrics", "error", err)
+		}
+	}
+	return resp, nil
+}
+
+// split divides the batch into its live wave (the events as the bus's rules delivered them) and its evidence wave
+// (what the redrive role sent: the messages carrying a seal, sent back, and the requests to take the dead-letter queue
+// in), each a slice of its own, so that the waves write none of the other's messages.
+func split(msgs []message) (live, evidence []message) {
+	for _, m := range msgs {
+		if m.kind == anIntake || attr(m.rec, contract.AttrSeal) != "" {
+			evidence = append(evidence, m)
+		} else {
+			live = append(live, m)
+		}
+	}
+	return live, evidence
+}
+
+// route runs one wave's stages on msgs: its AWS calls within ctx, its calls to S3 and KMS within evCtx. It returns
+// how many queues it delivered to.
+func (r *Router) route(ctx, evCtx context.Context, msgs []message, stats *metrics.Batch) int {
+	if len(msgs) == 0 {
+		return 0
+	}
+	r.judgeSenders(ctx, evCtx, msgs, stats)
 	for i := range msgs {
 		if m := &msgs[i]; m.kind == anEvent && m.out.verdict == pending {
 			if o := r.gate.admit(m.ev); o.verdict != pending {
@@ -178,28 +222,64 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 		}
 	}
 	now := r.now()
-	r.claim(ctx, msgs, &stats, now)
+	r.claim(evCtx, msgs, stats, now, r.until(evCtx))
 	deliveries := r.plan(ctx, msgs, r.resolve(ctx, lookups(msgs)))
 	refused, kept := r.refusals(msgs)
 	asks := asksOf(msgs)
 	var keptErrs []error
 	var took intakeFacts
 	var wg sync.WaitGroup
-	wg.Go(func() { keptErrs = r.keep(ctx, kept) })
-	wg.Go(func() { took = r.takeIn(ctx, asks) })
+	wg.Go(func() { keptErrs = r.keep(evCtx, kept) })
+	wg.Go(func() { took = r.takeIn(evCtx, asks) })
 	sent := r.send(ctx, deliveries)
 	wg.Wait()
-	r.applyKept(ctx, refused, keptErrs, &stats)
-	r.applyIntake(ctx, asks, took, &stats)
+	r.applyKept(ctx, refused, keptErrs, stats)
+	r.applyIntake(ctx, asks, took, stats)
 	now = r.now()
-	r.tally(ctx, deliveries, sent, &stats, now)
-	resp := r.respond(ctx, msgs, len(deliveries), &stats)
-	if r.metrics != nil {
-		if err := r.metrics.Flush(&stats, now); err != nil {
-			r.log.ErrorContext(ctx, "writing metrics", "error", err)
+	r.tally(ctx, deliveries, sent, stats, now)
+	if r.ledger != nil {
+		r.record(evCtx, msgs, stats, now)
+	}
+	// A sealed record sent back that went nowhere now (its owner's queue is not there) is kept again, for when it is.
+	r.settle(ctx, msgs)
+	refused, kept = r.refusals(msgs)
+	r.applyKept(ctx, refused, r.keep(evCtx, kept), stats)
+	return len(deliveries)
+}
+
+// settle decides every pending event from its deliveries' tally (delivered).
+func (r *Router) settle(ctx context.Context, msgs []message) {
+	for i := range msgs {
+		if m := &msgs[i]; m.kind == anEvent && m.out.verdict == pending {
+			r.decide(ctx, m, delivered(m.sent, m.noQueue, m.failed, m.limited))
 		}
 	}
-	return resp, nil
+}
+
+// evidenceReserve is what the evidence deadline leaves of the invocation: the time to return the batch's results,
+// schedule its retries and write its metrics.
+const evidenceReserve = 2 * time.Second
+
+// maxInvocation is Lambda's longest invocation: the claims' horizon when ctx has no deadline.
+const maxInvocation = 15 * time.Minute
+
+// evidenceContext is ctx with the evidence deadline: the invocation's, less evidenceReserve (or a tenth of what is
+// left, when that is less).
+func (r *Router) evidenceContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	left := time.Until(deadline)
+	return context.WithDeadline(ctx, deadline.Add(-min(evidenceReserve, left/10)))
+}
+
+// until is when a claim made within ctx lapses: its deadline, after which the invocation that made it has ended.
+func (r *Router) until(ctx context.Context) time.Time {
+	if deadline, ok := ctx.Deadline(); ok {
+		return deadline
+	}
+	return r.now().Add(maxInvocation)
 }
 
 // decide changes m's outcome to o (message.set); a change no rule allows is a bug, logged, and leaves the outcome as

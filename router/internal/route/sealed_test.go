@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -89,7 +90,7 @@ func (s *seals) sentBack(body string, reason contract.Reason, first string, firs
 	}
 	sealedMore := map[string]string{}
 	for i := 0; i+1 < len(more); i += 2 {
-		if more[i] == contract.AttrOrigin {
+		if more[i] == contract.AttrOrigin || more[i] == contract.AttrRefused {
 			attrs[more[i]] = more[i+1] // sealed with the rest
 			continue
 		}
@@ -98,6 +99,7 @@ func (s *seals) sentBack(body string, reason contract.Reason, first string, firs
 	attrs[contract.AttrSeal] = s.seal(sealing.Record{
 		BodySHA256: sealing.BodyDigest(body), Account: ev.Account, Reason: string(reason), FirstSender: first,
 		FirstSent: attrs[contract.AttrFirstSent], Origin: attrs[contract.AttrOrigin], MessageID: attrs[contract.AttrMessageID],
+		Refused: attrs[contract.AttrRefused],
 	})
 	for k, v := range sealedMore {
 		if v == "" {
@@ -142,29 +144,75 @@ func judgedHarness(t *testing.T, born, bBorn time.Time) (*harness, *fakeQuaranti
 	return h, q
 }
 
-// fakeLedger records the first delivery of each record, as the archive's conditional write does; err, when set, is
-// what every claim answers instead.
+// fakeLedger is the archive's ledger (archive.Archive's Claim and Delivered): a record's claim holds until its Until,
+// its delivery is recorded once; err, when set, is what every claim answers instead, recordErr what every recording
+// answers; stall, when set, is waited on by every call, until ctx ends.
 type fakeLedger struct {
-	mu     sync.Mutex
-	claims map[sealing.Record]archive.Delivery
-	calls  int
-	err    error
+	mu        sync.Mutex
+	claims    map[sealing.Record]archive.Claim
+	delivered map[sealing.Record]archive.Delivery
+	calls     int
+	records   int
+	err       error
+	recordErr error
+	stall     chan struct{}
 }
 
-func (f *fakeLedger) Claim(_ context.Context, d archive.Delivery) (*archive.Delivery, error) {
+func (f *fakeLedger) wait(ctx context.Context) error {
+	if f.stall == nil {
+		return nil
+	}
+	select {
+	case <-f.stall:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fakeLedger) Claim(ctx context.Context, c archive.Claim) (*archive.Delivery, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
 	if f.err != nil {
 		return nil, f.err
 	}
-	if before, ok := f.claims[d.Record]; ok {
+	if before, ok := f.delivered[c.Record]; ok {
 		return &before, nil
 	}
-	if f.claims == nil {
-		f.claims = map[sealing.Record]archive.Delivery{}
+	if held, ok := f.claims[c.Record]; ok && held.MessageID != c.MessageID && c.At.Before(held.Until) {
+		return nil, fmt.Errorf("%w: message %s", archive.ErrClaimed, held.MessageID)
 	}
-	f.claims[d.Record] = d
+	if f.claims == nil {
+		f.claims = map[sealing.Record]archive.Claim{}
+	}
+	f.claims[c.Record] = c
+	return nil, nil
+}
+
+func (f *fakeLedger) Delivered(ctx context.Context, d archive.Delivery) (*archive.Delivery, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.records++
+	if f.recordErr != nil {
+		return nil, f.recordErr
+	}
+	if before, ok := f.delivered[d.Record]; ok {
+		if before.MessageID == d.MessageID {
+			return nil, nil
+		}
+		return &before, nil
+	}
+	if f.delivered == nil {
+		f.delivered = map[sealing.Record]archive.Delivery{}
+	}
+	f.delivered[d.Record] = d
 	return nil, nil
 }
 

@@ -135,7 +135,7 @@ func New(ctx context.Context, opts Options) (*Bus, error) {
 		}
 	} else {
 		b.S3 = s3stub.Start()
-		b.S3.CreateBucket(ArchiveBucket, &s3stub.Retention{Mode: "GOVERNANCE", Days: ArchiveDays}, s3stub.Policy{Writer: router, Conditional: true, NoDeletes: true})
+		b.S3.CreateBucket(ArchiveBucket, sqsemu.Account, &s3stub.Retention{Mode: "GOVERNANCE", Days: ArchiveDays}, s3stub.Policy{Writer: router, Conditional: true, NoDeletes: true})
 	}
 	b.IAM.Create(sqsemu.Account, RedriveRoleName)
 	b.IAM.Create(sqsemu.Account, ForwarderRoleName) // the hub's rules deliver as it

@@ -1,12 +1,16 @@
 // Package s3stub stands in for what the bus asks of S3, on loopback, where no emulator of its Object Lock exists to
 // use: PutObject (conditional, with Object Lock's default retention and its checksum requirement), GetObject,
-// ListObjectsV2, DeleteObject (a version, or a delete marker) and ListBuckets (by prefix), path-style, as the AWS SDK for Go sends them to an
+// ListObjectsV2, ListObjectVersions, DeleteObject (a version, or a delete marker) and ListBuckets (by prefix), path-style, as the AWS SDK for Go sends them to an
 // endpoint that is an IP address. Each is shaped as the Amazon S3 API reference documents it; the bucket's policy is
 // the archive's (infra/component/bus.ArchivePolicy), enforced as S3 would evaluate it for these calls.
 //
 // What S3 does that the stub does not: it evaluates policies in general (the IAM matrix judges the archive's), checks
-// signatures, keeps ACLs, storage classes, encryption and legal holds, lists versions, and runs lifecycle rules. What
+// signatures, keeps ACLs, storage classes, encryption and legal holds, pages versions, and runs lifecycle rules. What
 // it refuses that the stub refuses too:
+//   - any call naming another owner than the bucket's (x-amz-expected-bucket-owner): 403 AccessDenied ("Verifying bucket
+//     ownership with bucket owner condition");
+//   - GetObject of a key whose current version is a delete marker: 404 NoSuchKey with x-amz-delete-marker: true
+//     ("Working with delete markers");
 //   - PutObject with If-None-Match: * over an existing object: 412 PreconditionFailed ("PutObject", If-None-Match;
 //     "How to prevent object overwrites with conditional writes"); any other If-None-Match value: 501 NotImplemented;
 //   - PutObject to a bucket with Object Lock without Content-MD5 or an x-amz-checksum-* header: 400 InvalidRequest
@@ -67,9 +71,26 @@ type Server struct {
 	now     func() time.Time
 	seq     int
 	calls   map[string]int
+	// stall, when set, holds every call until it is closed (or the client gives up): S3 in a brownout.
+	stall chan struct{}
+}
+
+// Stall holds every call from now until the returned function is called: S3 answering nothing for a while.
+func (s *Server) Stall() (resume func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.stall = gate
+	s.mu.Unlock()
+	return sync.OnceFunc(func() {
+		s.mu.Lock()
+		s.stall = nil
+		s.mu.Unlock()
+		close(gate)
+	})
 }
 
 type bucket struct {
+	owner   string
 	lock    *Retention
 	policy  Policy
 	objects map[string][]*version // key -> its versions, oldest first
@@ -101,12 +122,23 @@ func (s *Server) SetClock(now func() time.Time) {
 	s.now = now
 }
 
-// CreateBucket creates a versioned bucket, with Object Lock's default retention lock when it is not nil, under
-// policy.
-func (s *Server) CreateBucket(name string, lock *Retention, policy Policy) {
+// CreateBucket creates a versioned bucket of account owner, with Object Lock's default retention lock when it is not
+// nil, under policy.
+func (s *Server) CreateBucket(name, owner string, lock *Retention, policy Policy) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.buckets[name] = &bucket{lock: lock, policy: policy, objects: map[string][]*version{}}
+	s.buckets[name] = &bucket{owner: owner, lock: lock, policy: policy, objects: map[string][]*version{}}
+}
+
+// Hide puts a delete marker over key in bucket, as a DeleteObject without a version does, whatever the policy says:
+// what someone who lifted the bucket's policy can do.
+func (s *Server) Hide(name, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b := s.buckets[name]; b != nil {
+		s.seq++
+		b.objects[key] = append(b.objects[key], &version{id: "v" + strconv.Itoa(s.seq), deleteMarker: true})
+	}
 }
 
 // Keys are the keys of bucket's objects whose latest version is no delete marker, sorted.
@@ -182,6 +214,15 @@ func fail(w http.ResponseWriter, status int, code, msg string) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	name, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	s.mu.Lock()
+	if gate := s.stall; gate != nil {
+		s.mu.Unlock()
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+		s.mu.Lock()
+	}
 	defer s.mu.Unlock()
 	if name == "" && r.Method == http.MethodGet {
 		s.calls["ListBuckets"]++
@@ -193,6 +234,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "NoSuchBucket", "The specified bucket does not exist")
 		return
 	}
+	if expected := r.Header.Get("x-amz-expected-bucket-owner"); expected != "" && expected != b.owner {
+		fail(w, http.StatusForbidden, "AccessDenied", "Access Denied")
+		return
+	}
 	switch {
 	case r.Method == http.MethodPut && key != "":
 		s.calls["PutObject"]++
@@ -200,6 +245,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && key != "":
 		s.calls["GetObject"]++
 		vs := b.objects[key]
+		if len(vs) > 0 && vs[len(vs)-1].deleteMarker {
+			w.Header().Set("x-amz-delete-marker", "true")
+			w.Header().Set("x-amz-version-id", vs[len(vs)-1].id)
+		}
 		if len(vs) == 0 || vs[len(vs)-1].deleteMarker {
 			fail(w, http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")
 			return
@@ -209,6 +258,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && r.URL.Query().Get("list-type") == "2":
 		s.calls["ListObjectsV2"]++
 		s.list(w, r, b, name)
+	case r.Method == http.MethodGet && r.URL.Query().Has("versions"):
+		s.calls["ListObjectVersions"]++
+		s.listVersions(w, r, b, name)
 	case r.Method == http.MethodDelete && key != "":
 		s.calls["DeleteObject"]++
 		s.delete(w, r, b, key)
@@ -386,6 +438,46 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, b *bucket, name st
 		res.Contents = append(res.Contents, content{Key: k, Size: len(vs[len(vs)-1].body)})
 	}
 	res.KeyCount = len(res.Contents)
+	w.Header().Set("Content-Type", "application/xml")
+	_, _ = fmt.Fprint(w, xml.Header)
+	_ = xml.NewEncoder(w).Encode(res)
+}
+
+type versionsResult struct {
+	XMLName       xml.Name     `xml:"ListVersionsResult"`
+	Name          string       `xml:"Name"`
+	Prefix        string       `xml:"Prefix"`
+	IsTruncated   bool         `xml:"IsTruncated"`
+	Versions      []versionXML `xml:"Version"`
+	DeleteMarkers []versionXML `xml:"DeleteMarker"`
+}
+
+type versionXML struct {
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId"`
+	IsLatest  bool   `xml:"IsLatest"`
+	Size      int    `xml:"Size,omitempty"`
+}
+
+// listVersions answers ListObjectVersions: every version and delete marker under prefix, in one page (the bus lists
+// the few claims of one record).
+func (s *Server) listVersions(w http.ResponseWriter, r *http.Request, b *bucket, name string) {
+	prefix := r.URL.Query().Get("prefix")
+	res := versionsResult{Name: name, Prefix: prefix}
+	for _, k := range slices.Sorted(maps.Keys(b.objects)) {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		vs := b.objects[k]
+		for i := len(vs) - 1; i >= 0; i-- {
+			v := versionXML{Key: k, VersionID: vs[i].id, IsLatest: i == len(vs)-1, Size: len(vs[i].body)}
+			if vs[i].deleteMarker {
+				res.DeleteMarkers = append(res.DeleteMarkers, v)
+			} else {
+				res.Versions = append(res.Versions, v)
+			}
+		}
+	}
 	w.Header().Set("Content-Type", "application/xml")
 	_, _ = fmt.Fprint(w, xml.Header)
 	_ = xml.NewEncoder(w).Encode(res)

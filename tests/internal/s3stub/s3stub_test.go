@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func put(c *s3.Client, bucket, key, body string, ifNoneMatch string) error {
 func TestConditionalWrites(t *testing.T) {
 	s := Start()
 	defer s.Close()
-	s.CreateBucket("b", nil, Policy{})
+	s.CreateBucket("b", "111111111111", nil, Policy{})
 	c := client(s, "", true)
 	if err := put(c, "b", "k", "first", "*"); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestObjectLock(t *testing.T) {
 			defer s.Close()
 			now := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 			s.SetClock(func() time.Time { return now })
-			s.CreateBucket("locked", &Retention{Mode: mode, Days: 1}, Policy{})
+			s.CreateBucket("locked", "111111111111", &Retention{Mode: mode, Days: 1}, Policy{})
 			if err := put(client(s, "", false), "locked", "k", "x", "*"); code(err) != "InvalidRequest" {
 				t.Errorf("no checksum: %v, want InvalidRequest", err)
 			}
@@ -144,7 +145,7 @@ func TestObjectLock(t *testing.T) {
 func TestTheArchivesPolicy(t *testing.T) {
 	s := Start()
 	defer s.Close()
-	s.CreateBucket("archive", &Retention{Mode: "GOVERNANCE", Days: 365}, Policy{Writer: "AROAROUTER", Conditional: true, NoDeletes: true})
+	s.CreateBucket("archive", "111111111111", &Retention{Mode: "GOVERNANCE", Days: 365}, Policy{Writer: "AROAROUTER", Conditional: true, NoDeletes: true})
 	router, admin := client(s, "AROAROUTER", true), client(s, "AROAADMIN", true)
 	if err := put(admin, "archive", "k", "forged", "*"); code(err) != "AccessDenied" {
 		t.Errorf("another role's put: %v, want AccessDenied", err)
@@ -175,7 +176,7 @@ func TestTheArchivesPolicy(t *testing.T) {
 func TestListObjectsV2(t *testing.T) {
 	s := Start()
 	defer s.Close()
-	s.CreateBucket("b", nil, Policy{})
+	s.CreateBucket("b", "111111111111", nil, Policy{})
 	c := client(s, "", true)
 	for _, k := range []string{"refused/3", "refused/1", "keys/k", "refused/2", "refused/gone"} {
 		if err := put(c, "b", k, "x", ""); err != nil {
@@ -208,9 +209,9 @@ func TestListObjectsV2(t *testing.T) {
 func TestChecksumsAndBuckets(t *testing.T) {
 	s := Start()
 	defer s.Close()
-	s.CreateBucket("kib-prod-archive-111111111111-eu-west-1", &Retention{Mode: "GOVERNANCE", Days: 1}, Policy{})
-	s.CreateBucket("kib-prod-archive-20261101000000000000000001", nil, Policy{})
-	s.CreateBucket("kib-prod-logs", nil, Policy{})
+	s.CreateBucket("kib-prod-archive-111111111111-eu-west-1", "111111111111", &Retention{Mode: "GOVERNANCE", Days: 1}, Policy{})
+	s.CreateBucket("kib-prod-archive-20261101000000000000000001", "111111111111", nil, Policy{})
+	s.CreateBucket("kib-prod-logs", "111111111111", nil, Policy{})
 	c := client(s, "", false)
 	ctx := context.Background()
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("kib-prod-archive-111111111111-eu-west-1"), Key: aws.String("k"),
@@ -232,4 +233,67 @@ func TestChecksumsAndBuckets(t *testing.T) {
 	if fmt.Sprint(names) != "[kib-prod-archive-111111111111-eu-west-1 kib-prod-archive-20261101000000000000000001]" {
 		t.Errorf("ListBuckets by prefix: %v", names)
 	}
+}
+
+// TestOwnerVersionsAndMarkers: a call naming another owner than the bucket's is refused (AccessDenied), naming its own
+// is served; ListObjectVersions lists each version and delete marker under a prefix, the latest of each key marked; a
+// GetObject of a key a delete marker hides answers NoSuchKey with x-amz-delete-marker: true, a missing key without it;
+// a stalled stub answers nothing until resumed.
+func TestOwnerVersionsAndMarkers(t *testing.T) {
+	s := Start()
+	defer s.Close()
+	s.CreateBucket("b", "111111111111", nil, Policy{})
+	c := client(s, "", true)
+	ctx := context.Background()
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("b"), Key: aws.String("p/k"), Body: strings.NewReader("x"),
+		ExpectedBucketOwner: aws.String("222222222222")}); code(err) != "AccessDenied" {
+		t.Errorf("a put naming another owner: %v, want AccessDenied", err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("b"), Key: aws.String("p/k"), Body: strings.NewReader("x"),
+		ExpectedBucketOwner: aws.String("111111111111")}); err != nil {
+		t.Errorf("a put naming its owner: %v", err)
+	}
+	if err := put(c, "b", "p/j", "y", ""); err != nil {
+		t.Fatal(err)
+	}
+	s.Hide("b", "p/j")
+	out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("b"), Prefix: aws.String("p/")})
+	if err != nil || len(out.Versions) != 2 || len(out.DeleteMarkers) != 1 || aws.ToString(out.DeleteMarkers[0].Key) != "p/j" ||
+		!aws.ToBool(out.DeleteMarkers[0].IsLatest) {
+		t.Fatalf("versions under p/: %+v %+v (%v)", out.Versions, out.DeleteMarkers, err)
+	}
+	for _, v := range out.Versions {
+		if latest := aws.ToBool(v.IsLatest); latest != (aws.ToString(v.Key) == "p/k") {
+			t.Errorf("%s latest %t", aws.ToString(v.Key), latest)
+		}
+	}
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("b"), Key: aws.String("p/j")})
+	var re interface{ HTTPStatusCode() int }
+	if code(err) != "NoSuchKey" || !errors.As(err, &re) || re.HTTPStatusCode() != 404 {
+		t.Errorf("a hidden key: %v, want NoSuchKey", err)
+	}
+	if !strings.Contains(deleteMarkerHeader(t, s, "p/j"), "true") || deleteMarkerHeader(t, s, "p/none") != "" {
+		t.Error("x-amz-delete-marker is not true on a hidden key alone")
+	}
+	resume := s.Stall()
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.GetObject(short, &s3.GetObjectInput{Bucket: aws.String("b"), Key: aws.String("p/k")}); err == nil {
+		t.Error("a stalled stub answered")
+	}
+	resume()
+	if got := get(t, c, "b", "p/k"); got != "x" {
+		t.Errorf("resumed: read %q", got)
+	}
+}
+
+// deleteMarkerHeader is the x-amz-delete-marker header the stub answers a GetObject of key in bucket b with.
+func deleteMarkerHeader(t *testing.T, s *Server, key string) string {
+	t.Helper()
+	resp, err := http.Get(s.URL + "/b/" + key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.Header.Get("x-amz-delete-marker")
 }
