@@ -14,6 +14,10 @@
 //     router would refuse it;
 //   - an unattributable message is sent only when the operator vouches for its event or its sender by name (-vouch
 //     with -event or -sender), which the message carries (contract.AttrVouched, AttrVouchedBy: the caller's ARN);
+//   - a sealed record a cluster queue received before (the archive's ledger, delivered/<digest>.json: a run that sent it
+//     and could not delete it, or a copy sent there again) is not sent again, which the router would refuse as replayed
+//     and alarm on: it is deleted from the quarantine, the archive keeps it; nor is one record sent twice in a run (two
+//     copies of it in the quarantine); one whose ledger entry cannot be read, or a delete marker hides, stays where it is;
 //   - the rest is sent, and the router delivers each only if its first sender speaks for its account now; what it
 //     refuses comes back to the quarantine with its new reason.
 //
@@ -22,16 +26,21 @@
 // the dead-letter queue's messages into the quarantine, with the sender the dead-letter queue holds, as
 // dead_lettered; they are then sent back from the quarantine as any other kept message.
 //
-// The archive (-from archive) is listed, each record's seal checked against the seal key's public key kept beside
-// the records: it is the evidence, kept after the quarantine lost it, and never sent from.
+// The archive (-from archive) is listed: it is the evidence, kept after the quarantine lost it, and never sent from.
+// Each record's seal is checked with the stack's seal key when it was made with it, with a former key's public key kept
+// beside the records (keys/<key id>.pem) otherwise, never with the key a record carries alone: that key is whatever the
+// record's writer chose. It is read by its versions, so that a record or a public key a delete marker hides (which only
+// someone who lifted the archive's policy can place) is listed all the same, from its latest version, and warned of; an
+// object that is no record of the archive is named and skipped. Every call to an archive, its ledger's included, names
+// the bus's account (the outputs' account) as the bucket's owner.
 //
 // Why not StartMessageMoveTask: AWS does not document what SenderId and SentTimestamp a moved message keeps (a
 // redrive makes "new messages with a new messageid, enqueueTime, and retention period", SQS developer guide,
 // "Configure a dead-letter queue redrive"); the redrive role may not start one.
 //
-// A message is deleted from its queue only once the central queue took its copy; one not selected, not sent or not
-// taken is made visible again at once. Nothing is lost if the command stops halfway: what it had not deleted comes
-// back after the receive's visibility timeout.
+// A message is deleted from its queue only once the central queue took its copy, or the ledger says a cluster queue
+// received its record; one not selected, not sent or not taken is made visible again at once. Nothing is lost if the
+// command stops halfway: what it had not deleted comes back after the receive's visibility timeout.
 package requeue
 
 import (
@@ -72,10 +81,11 @@ type STS interface {
 	AssumeRole(ctx context.Context, in *sts.AssumeRoleInput, optFns ...func(*sts.Options)) (*sts.AssumeRoleOutput, error)
 }
 
-// S3 is what the command reads of the archives: which there are, and their records.
+// S3 is what the command reads of the archives: which there are, their records and public keys by their versions (a
+// delete marker hides none from it), and the ledger of the sealed records delivered.
 type S3 interface {
 	ListBuckets(ctx context.Context, in *s3.ListBucketsInput, optFns ...func(*s3.Options)) (*s3.ListBucketsOutput, error)
-	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, optFns ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	ListObjectVersions(ctx context.Context, in *s3.ListObjectVersionsInput, optFns ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, optFns ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 }
 
@@ -92,7 +102,8 @@ var (
 )
 
 // Clients are the AWS APIs the command calls. Seals, when set, checks each quarantine record's seal before it is
-// sent (a record the router would refuse is not sent); S3 reads the archive. As, when set, gives the same clients acting
+// sent (a record the router would refuse is not sent), and each archive record's made with the stack's key; S3 reads
+// the archive, and its ledger before a sealed record is sent back. As, when set, gives the same clients acting
 // with creds: the command run by a principal of redrive.principals opens a session of the redrive role (with its
 // source identity) and goes on as it.
 type Clients struct {
@@ -117,6 +128,9 @@ type Outputs struct {
 	ArchiveBucket       string `json:"archiveBucket"`
 	ArchiveBucketPrefix string `json:"archiveBucketPrefix"`
 	SealKeyARN          string `json:"sealKeyArn"`
+	// Account is the bus's account (the hub's), which owns its archives: every call to one names it
+	// (ExpectedBucketOwner), and without it the archive is not read.
+	Account string `json:"account"`
 }
 
 // ReadOutputs decodes the stack's outputs.
@@ -167,7 +181,7 @@ type Message struct {
 	// FromDLQ, that sender is the dead-letter queue's.
 	Sender, Sent string
 	FromDLQ      bool
-	// Status is what became of it: StatusEvidence, StatusNeedsVouch, StatusSent, StatusVouched, or "" (listed only).
+	// Status is what became of it: one of the Status constants, or "" (listed only).
 	Status string
 	// vouch is what was vouched for, "" nothing.
 	vouch   string
@@ -184,11 +198,22 @@ const (
 	StatusVouched    = "sent back, vouched for"
 	StatusNotTaken   = "not taken by the central queue: left where it was"
 	StatusUnsealed   = "its seal does not verify: the router would refuse it, never sent back"
+	// What the archive's ledger says of a sealed record about to be sent back (ledger.check).
+	StatusDelivered    = "delivered before (the archive's ledger, delivered/<digest>.json): not sent again, removed from the quarantine (the archive keeps it)"
+	StatusDuplicate    = "the same sealed record as a message sent back in this run: not sent twice, left in the quarantine"
+	StatusLedgerHidden = "a delete marker hides its entry of the archive's ledger: not sent (the router would refuse it as ledger_hidden), left where it was"
+	StatusLedgerUnread = "its delivery could not be read in the archive's ledger: not sent, left where it was"
 )
 
 // Report is what a run did.
 type Report struct {
 	Read, Selected, Sent, Evidence, NeedVouch, Unsealed int
+	// Delivered, Duplicates, LedgerHidden and LedgerUnread count the sealed records not sent for what the archive's
+	// ledger says (StatusDelivered, StatusDuplicate, StatusLedgerHidden, StatusLedgerUnread).
+	Delivered, Duplicates, LedgerHidden, LedgerUnread int
+	// Hidden and HiddenKeys count the archive's records and public keys a delete marker hides, read all the same;
+	// Malformed its objects under refused/ that are no record of it, skipped.
+	Hidden, HiddenKeys, Malformed int
 	// Unread is about how many messages of the queue were in flight, not read by this run, when it ended: another
 	// reader's, or an answer lost on its way, whose messages SQS hides for their visibility timeout all the same.
 	Unread   int
@@ -222,11 +247,17 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 	case opts.From == DLQ && opts.Send:
 		return Report{}, askIntake(ctx, c.SQS, out, me.arn, w)
 	}
+	var led *ledger
+	if opts.Send {
+		if led, err = newLedger(c, out); err != nil {
+			return Report{}, err
+		}
+	}
 	if opts.Visibility == 0 {
 		opts.Visibility = time.Minute
 	}
 	var rep Report
-	var keep []Message // received, not sent: made visible again at the end
+	var keep []Message // received, neither sent nor delivered before: made visible again at the end
 	defer func() { release(context.WithoutCancel(ctx), c.SQS, from, keep) }()
 	// A short poll first, then, when it finds nothing, a long one: a short poll samples some of SQS's servers and
 	// may answer empty while messages wait ("Amazon SQS short and long polling"), a long poll asks them all. Only an
@@ -249,7 +280,7 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 			continue
 		}
 		wait = 0
-		var sending []Message
+		var sending, delivered []Message
 		for _, m := range got.Messages {
 			msg := read(m, opts.From, me.roleID)
 			rep.Read++
@@ -259,6 +290,9 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 				if msg.Status == StatusSent || msg.Status == StatusVouched {
 					unsealed(ctx, c.Seals, &msg)
 				}
+				if msg.Status == StatusSent || msg.Status == StatusVouched {
+					led.check(ctx, &msg)
+				}
 				switch msg.Status {
 				case StatusEvidence:
 					rep.Evidence++
@@ -266,11 +300,22 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 					rep.NeedVouch++
 				case StatusUnsealed:
 					rep.Unsealed++
+				case StatusDelivered:
+					rep.Delivered++
+				case StatusDuplicate:
+					rep.Duplicates++
+				case StatusLedgerHidden:
+					rep.LedgerHidden++
+				case StatusLedgerUnread:
+					rep.LedgerUnread++
 				}
 			}
-			if msg.Status == StatusSent || msg.Status == StatusVouched {
+			switch msg.Status {
+			case StatusSent, StatusVouched:
 				sending = append(sending, msg)
-			} else {
+			case StatusDelivered:
+				delivered = append(delivered, msg)
+			default:
 				keep = append(keep, msg)
 			}
 			rep.Messages = append(rep.Messages, msg)
@@ -283,8 +328,9 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 			}
 		}
 		rep.Sent += len(sent)
-		// What the central queue took is deleted here even when it refused others: kept, it would be sent twice.
-		if rerr := remove(ctx, c.SQS, from, sent); rerr != nil {
+		// What the central queue took is deleted here even when it refused others: kept, it would be sent twice; what a
+		// cluster queue received before, too: the router would refuse it as replayed, and the archive keeps it.
+		if rerr := remove(ctx, c.SQS, from, slices.Concat(sent, delivered)); rerr != nil {
 			return rep, errors.Join(err, rerr)
 		}
 		if err != nil {
@@ -294,6 +340,9 @@ func Run(ctx context.Context, c Clients, out Outputs, opts Options, w io.Writer)
 	}
 	rep.Unread = unread(ctx, c.SQS, from, len(keep), w)
 	list(w, rep, opts)
+	if led != nil && led.unread != nil {
+		return rep, fmt.Errorf("%d sealed records left in the quarantine, not sent: the archive's ledger could not be read: %w", rep.LedgerUnread, led.unread)
+	}
 	return rep, nil
 }
 
@@ -480,7 +529,8 @@ func remove(ctx context.Context, client SQS, from string, msgs []Message) error 
 		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(ids[i]), ReceiptHandle: aws.String(m.receipt)}
 	}
 	if _, err := client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(from), Entries: entries}); err != nil {
-		return fmt.Errorf("deleting what was sent back from %s (sent twice, which Karpenter handles idempotently): %w", from, err)
+		return fmt.Errorf("deleting what was sent back, or delivered before, from %s (a sealed record left there is found delivered by the "+
+			"next run, and removed): %w", from, err)
 	}
 	return nil
 }
@@ -522,6 +572,21 @@ func list(w io.Writer, rep Report, opts Options) {
 	if rep.Unsealed > 0 {
 		fmt.Fprintf(w, "%d whose seal does not verify (kept before the router sealed what it keeps, or with another key): never sent back; "+
 			"the archive keeps what the router kept since (FROM=archive)\n", rep.Unsealed)
+	}
+	if rep.Delivered > 0 {
+		fmt.Fprintf(w, "%d delivered before, as the archive's ledger says (delivered/<digest>.json): not sent again (the router would refuse each as "+
+			"replayed), removed from the quarantine; the archive keeps each record\n", rep.Delivered)
+	}
+	if rep.Duplicates > 0 {
+		fmt.Fprintf(w, "%d the same sealed record as another message sent back in this run: sent once, the copies left in the quarantine "+
+			"(the next run finds the record delivered and removes them)\n", rep.Duplicates)
+	}
+	if rep.LedgerHidden > 0 {
+		fmt.Fprintf(w, "WARNING: %d whose entry of the archive's ledger a delete marker hides: not sent (the router would refuse each as %s); "+
+			"only someone who lifted the archive's policy can place one (docs/security.md, \"The archive\")\n", rep.LedgerHidden, contract.ReasonLedgerHidden)
+	}
+	if rep.LedgerUnread > 0 {
+		fmt.Fprintf(w, "%d not sent, left in the quarantine: the archive's ledger could not be read (why below); run it again\n", rep.LedgerUnread)
 	}
 	if opts.Send && rep.Sent > 0 {
 		fmt.Fprintln(w, "the router judges each by its first sender: what may not speak for its account now comes back to the quarantine")

@@ -27,7 +27,8 @@ const (
 	operatorARN              = "arn:aws:sts::111111111111:assumed-role/kib-prod-redrive-eu-west-1/alice"
 )
 
-var outputs = Outputs{Region: "eu-west-1", CentralQueueURL: central, QuarantineQueueURL: quarantine, DeadLetterQueueURL: dlq, RedriveRoleARN: redriveARN}
+var outputs = Outputs{Region: "eu-west-1", CentralQueueURL: central, QuarantineQueueURL: quarantine, DeadLetterQueueURL: dlq, RedriveRoleARN: redriveARN,
+	Account: "111111111111"}
 
 // fakeSQS holds each queue's messages, hands them out once (one receive returns them all), and records what was
 // sent, deleted and released; the central queue fails the entries whose body is in refuse, and answers neither way
@@ -40,6 +41,8 @@ type fakeSQS struct {
 	released       []string
 	refuse, silent map[string]bool
 	receives       []string // "<wait>/<visibility>" of each ReceiveMessage
+	// undeletable: DeleteMessageBatch fails.
+	undeletable bool
 	// hidden are messages in flight that no receive returns: another reader's, or those of an answer lost.
 	hidden int
 }
@@ -80,6 +83,9 @@ func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchIn
 }
 
 func (f *fakeSQS) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	if f.undeletable {
+		return nil, errors.New("AccessDenied: sqs:DeleteMessage")
+	}
 	for _, e := range in.Entries {
 		f.deleted = append(f.deleted, aws.ToString(e.ReceiptHandle))
 	}

@@ -47,7 +47,7 @@ func (b *bus) quarantined(t *testing.T) map[string]kept {
 func (b *bus) outputs() requeue.Outputs {
 	return requeue.Outputs{Region: sqsemu.Region, CentralQueueURL: b.Central, DeadLetterQueueURL: b.DLQ, QuarantineQueueURL: b.Quarantine,
 		RedriveRoleARN: harness.RedriveRoleARN, ArchiveBucket: harness.ArchiveBucket, ArchiveBucketPrefix: harness.NamePrefix + "-archive-",
-		SealKeyARN: b.Settings.SealKey}
+		SealKeyARN: b.Settings.SealKey, Account: sqsemu.Account}
 }
 
 var requeueBuild struct {
@@ -84,6 +84,7 @@ func (b *bus) tryRequeueAs(t *testing.T, roleName string, args ...string) (strin
 	outputs, _ := json.Marshal(map[string]string{
 		"region": o.Region, "centralQueueUrl": o.CentralQueueURL, "deadLetterQueueUrl": o.DeadLetterQueueURL, "quarantineQueueUrl": o.QuarantineQueueURL,
 		"redriveRoleArn": o.RedriveRoleARN, "archiveBucket": o.ArchiveBucket, "archiveBucketPrefix": o.ArchiveBucketPrefix, "sealKeyArn": o.SealKeyARN,
+		"account": o.Account,
 	})
 	key := caller.SessionKey(sqsemu.Account, b.IAM.ID(sqsemu.Account, roleName), "stub-session")
 	if roleName == "" { // an operator of the bus's account, a principal of redrive.principals: the command assumes the role

@@ -178,3 +178,59 @@ func countPrefix(keys []string, prefix string) int {
 	}
 	return n
 }
+
+// TestRequeuesOwnDuplicatesNeverAlarm, the compiled router and make requeue as an operator runs it: a record the
+// quarantine holds twice (its send retried after a timeout that had in fact delivered it) is sent back once, and
+// delivered once; left in the quarantine after its delivery (make requeue's delete failed), the next run finds it in
+// the ledger and removes it, never sending it again. Neither copy reaches Karpenter twice, and the replay alarm's
+// metric stays at zero.
+func TestRequeuesOwnDuplicatesNeverAlarm(t *testing.T) {
+	b := sendersBusOn(t, "", map[string]string{}, false)
+	ctx := context.Background()
+	sendTo(t, b.As(memberA, harness.ForwarderRoleName), b.DLQ, spotAs(memberA, aInstance, "dup"))
+	if out := b.requeueAs(t, "", "-from", "dlq", "-send"); !strings.Contains(out, "asked the router to seal") {
+		t.Fatalf("requeue said:\n%s", out)
+	}
+	b.drain()
+	// The quarantine's copy, sent again as the router's retried send would.
+	router := b.As(sqsemu.Account, harness.RouterRoleName)
+	redrive := b.As(sqsemu.Account, harness.RedriveRoleName)
+	held, err := redrive.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.Quarantine), MaxNumberOfMessages: 10,
+		MessageAttributeNames: []string{"All"}})
+	if err != nil || len(held.Messages) != 1 {
+		t.Fatalf("the quarantine holds %d messages (%v), want the record", len(held.Messages), err)
+	}
+	kept := held.Messages[0]
+	if _, err := router.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(b.Quarantine), MessageBody: kept.Body,
+		MessageAttributes: kept.MessageAttributes}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redrive.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(b.Quarantine),
+		ReceiptHandle: kept.ReceiptHandle, VisibilityTimeout: 0}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.requeueAs(t, "", "-reason", string(contract.ReasonDeadLettered), "-send")
+	if !strings.Contains(out, "sent back to the central queue: 1") || !strings.Contains(out, "not sent twice") {
+		t.Fatalf("requeue of a record held twice said:\n%s", out)
+	}
+	b.drain()
+	if got := b.received("beta"); len(got) != 1 {
+		t.Fatalf("beta received %d messages, want the record once", len(got))
+	}
+	// The copy left behind: the next run finds the record delivered and removes it.
+	out = b.requeueAs(t, "", "-reason", string(contract.ReasonDeadLettered), "-send")
+	if !strings.Contains(out, "delivered before") || !strings.Contains(out, "sent back to the central queue: 0") {
+		t.Fatalf("requeue of a record delivered before said:\n%s", out)
+	}
+	b.drain()
+	if got := b.received("beta"); len(got) != 0 {
+		t.Errorf("beta received %d messages more: a record delivered twice", len(got))
+	}
+	if n := b.Metric(contract.MetricReplayed, "", ""); n != 0 {
+		t.Errorf("Replayed = %v: requeue's own duplicates tripped the replay alarm", n)
+	}
+	if left, err := redrive.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(b.Quarantine), MaxNumberOfMessages: 10}); err != nil ||
+		len(left.Messages) != 0 {
+		t.Errorf("the quarantine holds %d messages after the second run (%v), want none", len(left.Messages), err)
+	}
+}

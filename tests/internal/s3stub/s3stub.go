@@ -245,6 +245,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodGet && key != "":
 		s.calls["GetObject"]++
 		vs := b.objects[key]
+		if id := r.URL.Query().Get("versionId"); id != "" { // that version, whatever is current
+			i := slices.IndexFunc(vs, func(v *version) bool { return v.id == id })
+			if i < 0 || vs[i].deleteMarker {
+				fail(w, http.StatusNotFound, "NoSuchVersion", "The specified version does not exist.")
+				return
+			}
+			w.Header().Set("x-amz-version-id", id)
+			_, _ = w.Write(vs[i].body)
+			return
+		}
 		if len(vs) > 0 && vs[len(vs)-1].deleteMarker {
 			w.Header().Set("x-amz-delete-marker", "true")
 			w.Header().Set("x-amz-version-id", vs[len(vs)-1].id)
