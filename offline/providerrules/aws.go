@@ -955,15 +955,15 @@ func eventPatternValue() Validator {
 func eventBusNameOrARN() Validator {
 	busName := regexp.MustCompile(`^[/\.\-_A-Za-z0-9]+$`)
 	busResource := regexp.MustCompile(`^event-bus/([/\.\-_A-Za-z0-9]+)$`)
+	// verify.ValidARNCheck runs its checks (eventBusARNCheck) after the generic ones, whatever they found, on every
+	// non-empty value arn.Parse takes.
 	busARN := func(attr string, v resource.PropertyValue, in Inputs) []string {
-		if out := ValidARN()(attr, v, in); len(out) > 0 {
-			return out
-		}
+		out := ValidARN()(attr, v, in)
 		s, _ := stringOf(v)
 		if p, err := parseARN(s); err == nil && (p.service != "events" || !busResource.MatchString(p.resource)) {
-			return []string{fmt.Sprintf("%q (%s) is not a valid Event Bus ARN", attr, s)}
+			out = append(out, fmt.Sprintf("%q (%s) is not a valid Event Bus ARN", attr, s))
 		}
-		return nil
+		return out
 	}
 	return All(StringLenBetween(1, 1600), Any(busARN, StringMatch(busName, "")))
 }

@@ -256,6 +256,7 @@ func Enum(values ...string) Validator {
 	return Diag(StringInSlice(values, false))
 }
 
+// lastAttribute is ToDiagFunc's key: the name of the path's last attribute step, "" when it has none.
 func lastAttribute(attr string) string {
 	parts := strings.Split(attr, ".")
 	for i := len(parts) - 1; i >= 0; i-- {
@@ -263,15 +264,20 @@ func lastAttribute(attr string) string {
 			return parts[i]
 		}
 	}
-	return attr
+	return ""
 }
 
 // ConflictsWith is the schema's ConflictsWith (helper/schema/schema.go, validateConflictingAttributes): the property
 // may not be set beside any of others (Pulumi paths; the message names their attributes, attrs, as the provider's
 // schema does). A conflicting value unknown at a preview is let through, as the SDK does; any other value in the
-// configuration conflicts, false and "" included (ResourceConfig.Get).
+// configuration conflicts, false and "" included (ResourceConfig.Get). A value of the property that holds an unknown
+// (a list or block with an element or field unknown at a preview) is not checked: schemaMap.validate returns before
+// validateConflictingAttributes when the value is not wholly known (isWhollyKnown).
 func ConflictsWith(others map[string]string) Validator {
 	return func(attr string, v resource.PropertyValue, in Inputs) []string {
+		if !whollyKnown(v) {
+			return nil
+		}
 		for _, p := range sortedKeys(others) {
 			if configured(in, p) {
 				return []string{fmt.Sprintf("Conflicting configuration arguments. %q: conflicts with %s", attr, others[p])}
@@ -325,20 +331,22 @@ func RequiredWith(others map[string]string) Validator {
 	}
 }
 
-// MaxItems is the schema's MaxItems of a list or a set (helper/schema/schema.go, validateList).
+// MaxItems is the schema's MaxItems of a list or a set (helper/schema/schema.go, validateList), which is not checked
+// while an element is unknown (isWhollyKnown: the list may come from a dynamic block).
 func MaxItems(n int) Validator {
 	return func(attr string, v resource.PropertyValue, _ Inputs) []string {
-		if v = plain(v); v.IsArray() && len(v.ArrayValue()) > n {
+		if v = plain(v); v.IsArray() && whollyKnown(v) && len(v.ArrayValue()) > n {
 			return []string{fmt.Sprintf("Too many list items. Attribute %s supports %d item maximum, but config has %d declared.", attr, n, len(v.ArrayValue()))}
 		}
 		return nil
 	}
 }
 
-// MinItems is the schema's MinItems of a list or a set (helper/schema/schema.go, validateList).
+// MinItems is the schema's MinItems of a list or a set (helper/schema/schema.go, validateList), which is not checked
+// while an element is unknown (isWhollyKnown).
 func MinItems(n int) Validator {
 	return func(attr string, v resource.PropertyValue, _ Inputs) []string {
-		if v = plain(v); v.IsArray() && len(v.ArrayValue()) < n {
+		if v = plain(v); v.IsArray() && whollyKnown(v) && len(v.ArrayValue()) < n {
 			return []string{fmt.Sprintf("Not enough list items. Attribute %s requires %d item minimum, but config has only %d declared.", attr, n, len(v.ArrayValue()))}
 		}
 		return nil
@@ -586,6 +594,30 @@ func configured(in Inputs, path string) bool {
 	v, ok := in.get(path)
 	if !ok || v.IsNull() || !known(v) {
 		return false
+	}
+	return true
+}
+
+// whollyKnown is the SDK's isWhollyKnown (helper/schema/schema.go): v holds no value unknown at a preview, at any
+// depth.
+func whollyKnown(v resource.PropertyValue) bool {
+	v = plain(v)
+	if !known(v) {
+		return false
+	}
+	switch {
+	case v.IsArray():
+		for _, e := range v.ArrayValue() {
+			if !whollyKnown(e) {
+				return false
+			}
+		}
+	case v.IsObject():
+		for _, e := range v.ObjectValue() {
+			if !whollyKnown(e) {
+				return false
+			}
+		}
 	}
 	return true
 }
