@@ -63,6 +63,9 @@ const (
 	// LogArchivedOnly, true on a "message dropped" line, says the message was kept in the archive only: too large for
 	// the quarantine queue with its attributes (MaxMessageBytes), listed by make requeue FROM=archive.
 	LogArchivedOnly = "archivedOnly"
+	// LogDrained is the line of an invocation that took messages from the central queue itself after its batch
+	// (Settings.Drain), with how many it "received", "deleted" and "retried", and the queue's "error" if one stopped it.
+	LogDrained = "drained the central queue after the batch"
 	// LogKeptInArchiveOnly is the line of each dead-lettered message the intake kept in the archive only (LogEventID: its
 	// event's ID, its message ID when it is no event), LogArchivedOnly true.
 	LogKeptInArchiveOnly = "dead-lettered message kept in the archive only: too large for the quarantine with its attributes"

@@ -51,6 +51,7 @@ const (
 	EnvSealKey            = "SEAL_KEY_ARN"
 	EnvArchiveBucket      = "ARCHIVE_BUCKET"
 	EnvDeadLetterQueueURL = "DEAD_LETTER_QUEUE_URL"
+	EnvDrain              = "DRAIN"
 )
 
 // The values of HubDelivery: how the hub's own rules deliver to the central queue (docs/security.md, "How the hub's
@@ -159,7 +160,22 @@ type Settings struct {
 	// DeadLetterQueueURL is the bus's dead-letter queue, whose messages the router seals into the quarantine when the
 	// redrive role asks (AttrIntake); empty: it cannot.
 	DeadLetterQueueURL string
+	// Drain is the most messages an invocation takes from the central queue itself (CentralQueueURL), after a full
+	// batch from its event source mapping (MaxReceive messages: a backlog), in chunks of DrainChunk, for as long as the
+	// queue gives some and the invocation has time; DrainOff: none. The mapping's batches stay small and unbatched,
+	// so a lone interruption is routed at once, and a burst is still taken in large chunks by each invocation
+	// (internal/drain, docs/performance.md).
+	Drain int
 }
+
+// DrainOff is Drain's value that takes nothing beyond the mapping's batches (the variable's "0"); MaxReceive is the
+// most messages one ReceiveMessage gives ("ReceiveMessage", MaxNumberOfMessages); DrainChunk is how many messages an
+// invocation gathers before it routes them, as one batch of the mapping would be.
+const (
+	DrainOff   = -1
+	MaxReceive = 10
+	DrainChunk = 1000
+)
 
 // MemberAccounts are the accounts of MemberReaderRoles, in order.
 func (s Settings) MemberAccounts() []string {
@@ -204,6 +220,7 @@ var DefaultSettings = Settings{
 	QueueURLTTL:      time.Hour,
 	MissingQueueTTL:  time.Minute,
 	SendConcurrency:  32,
+	Drain:            10000,
 	MetricsNamespace: MetricsNamespace,
 	BusName:          "default",
 	LogLevel:         "info",
@@ -244,6 +261,7 @@ func (s Settings) WithDefaults() Settings {
 	orDur(&s.QueueURLTTL, d.QueueURLTTL)
 	orDur(&s.MissingQueueTTL, d.MissingQueueTTL)
 	orInt(&s.SendConcurrency, d.SendConcurrency)
+	orInt(&s.Drain, d.Drain)
 	or(&s.MetricsNamespace, d.MetricsNamespace)
 	or(&s.BusName, d.BusName)
 	or(&s.LogLevel, d.LogLevel)
@@ -285,6 +303,11 @@ func (s Settings) Environ() map[string]string {
 	setDur(EnvQueueURLTTL, s.QueueURLTTL)
 	setDur(EnvMissingQueueTTL, s.MissingQueueTTL)
 	setInt(EnvSendConcurrency, s.SendConcurrency)
+	if s.Drain == DrainOff {
+		env[EnvDrain] = "0"
+	} else {
+		setInt(EnvDrain, s.Drain)
+	}
 	set(EnvMetricsNamespace, s.MetricsNamespace)
 	set(EnvBusName, s.BusName)
 	set(EnvLogLevel, s.LogLevel)
@@ -376,6 +399,11 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	s.CacheSize = positiveInt(EnvCacheSize)
 	s.SendConcurrency = positiveInt(EnvSendConcurrency)
+	if getenv(EnvDrain) == "0" {
+		s.Drain = DrainOff
+	} else {
+		s.Drain = positiveInt(EnvDrain)
+	}
 	s.OwnerTTL = positiveDuration(EnvOwnerTTL)
 	s.NoOwnerTTL = positiveDuration(EnvNoOwnerTTL)
 	s.QueueURLTTL = positiveDuration(EnvQueueURLTTL)

@@ -89,7 +89,7 @@ func TestEnvironSetsEveryField(t *testing.T) {
 		OrganizationID: "o-a1b2c3d4e5", ReaderRoleName: "r", Partition: "aws", DeniedAccountTTL: 1,
 		SenderCheck: SenderObserve, ForwarderRoleName: "f", RedriveRoleName: "d", SenderRoleTTL: 1, SenderRecheck: 1,
 		QuarantineQueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/kib-prod-quarantine", HubDelivery: HubDeliveryQueuePolicy,
-		SealKey: "arn:aws:kms:eu-west-1:111111111111:key/k", ArchiveBucket: "b-archive", DeadLetterQueueURL: "d",
+		SealKey: "arn:aws:kms:eu-west-1:111111111111:key/k", ArchiveBucket: "b-archive", DeadLetterQueueURL: "d", Drain: 5,
 	}
 	v := reflect.ValueOf(s)
 	for i := range v.NumField() {
@@ -421,6 +421,30 @@ func TestTheSealKeyAndTheArchiveAreChecked(t *testing.T) {
 		_, err := LoadSettings(getenv(env))
 		if (err == nil) != tt.ok || err != nil && !strings.Contains(err.Error(), tt.key) {
 			t.Errorf("%s (%s=%q): %v, want ok %t", tt.name, tt.key, tt.value, err, tt.ok)
+		}
+	}
+}
+
+// TestDrainOffAndDefault: DRAIN=0 turns the drain off (DrainOff, written back as 0), an unset one takes the default,
+// and a number is kept; a negative or a word is refused, naming the variable.
+func TestDrainOffAndDefault(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int
+	}{{"0", DrainOff}, {"", DefaultSettings.Drain}, {"250", 250}} {
+		env := map[string]string{EnvClusterQueuePrefix: "kib_", EnvDrain: tc.v, EnvSenderCheck: SenderObserve}
+		s, err := LoadSettings(func(k string) string { return env[k] })
+		if err != nil || s.Drain != tc.want {
+			t.Errorf("DRAIN=%q: %d (%v), want %d", tc.v, s.Drain, err, tc.want)
+		}
+		if tc.v != "" && s.Environ()[EnvDrain] != tc.v {
+			t.Errorf("DRAIN=%q written back as %q", tc.v, s.Environ()[EnvDrain])
+		}
+	}
+	for _, v := range []string{"-5", "many"} {
+		env := map[string]string{EnvClusterQueuePrefix: "kib_", EnvDrain: v, EnvSenderCheck: SenderObserve}
+		if _, err := LoadSettings(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), EnvDrain) {
+			t.Errorf("DRAIN=%q: %v, want it refused by name", v, err)
 		}
 	}
 }

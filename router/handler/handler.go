@@ -25,6 +25,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/drain"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/intake"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
@@ -137,11 +138,30 @@ func FromEnv(ctx context.Context, getenv func(string) string, out io.Writer) (Fu
 		Recheck: recheck,
 	})
 	r := route.New(owners, forwarder, opts)
+	h := r.Handle
+	if cfg.CentralQueueURL != "" && cfg.Drain != contract.DrainOff {
+		d := drain.New(sqsClient, cfg.CentralQueueURL, r.Handle, drain.Options{Max: cfg.Drain})
+		h = func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
+			resp, err := r.Handle(ctx, batch)
+			if err != nil || !drain.Wraps(len(batch.Records)) {
+				return resp, err
+			}
+			// The batch's own results are Lambda's to act on, whatever the drain meets.
+			res, derr := d.Drain(ctx, batch.Records[0])
+			attrs := []any{"received", res.Received, "deleted", res.Deleted, "retried", res.Retried}
+			if derr != nil {
+				log.WarnContext(ctx, contract.LogDrained, append(attrs, "error", derr.Error())...)
+			} else if res.Received > 0 {
+				log.InfoContext(ctx, contract.LogDrained, attrs...)
+			}
+			return resp, nil
+		}
+	}
 	log.InfoContext(ctx, "router ready", "queuePrefix", cfg.ClusterQueuePrefix, "bus", cfg.BusName, "ownerTagKeys", cfg.OwnerTagKeys,
 		"account", cfg.Account, "memberAccounts", cfg.MemberAccounts(), "organization", cfg.OrganizationID,
 		"canaryInterval", cfg.CanaryInterval.String(), "senderCheck", cfg.SenderCheck, "hubDelivery", cfg.HubDelivery, "quarantine", cfg.QuarantineQueueURL,
-		"sealKey", cfg.SealKey, "archiveBucket", cfg.ArchiveBucket)
-	return r.Handle, nil
+		"sealKey", cfg.SealKey, "archiveBucket", cfg.ArchiveBucket, "drain", cfg.Drain)
+	return h, nil
 }
 
 // known are the accounts on the bus: the router's own and its members'; none (every account) when the router's

@@ -5,8 +5,15 @@
 //
 // What it takes from AWS's documentation, each an assumption where AWS gives no figure:
 //   - standard mode: "Lambda starts processing five batches at a time with five concurrent invocations", then adds
-//     "up to 300 more instances per minute", up to maximumConcurrency ("Configuring scaling behavior for SQS event
-//     source mappings", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html);
+//     "up to 300 more instances per minute", up to maximumConcurrency and to the mapping's most, 1,250 ("Configuring
+//     scaling behavior for SQS event source mappings", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html);
+//   - a batching window: "If you're using a batch window and your SQS queue contains very low traffic, Lambda might
+//     wait for up to 20 seconds before invoking your function" ("Using Lambda with Amazon SQS",
+//     https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html): a partial batch waits out the window at best, 20 s
+//     at worst; with no window, a batch of at most 10 is invoked at once;
+//   - the router's drain (contract.Settings.Drain, router/internal/drain): an invocation whose batch was full receives
+//     chunks of contract.DrainChunk itself, ten ReceiveMessage calls at a time, routes each as a batch and deletes it,
+//     ten DeleteMessageBatch calls at a time, for as long as the queue gives some, up to Drain messages;
 //   - provisioned mode: the minimum pollers are ready before the burst, then it scales by "up to 1,000 concurrency
 //     per minute" up to the maximum pollers, and "each event poller … up to 10 concurrent invocations" (same page);
 //   - "up to" is a ceiling, not a promise, and AWS gives no per-second step: Best is the most AWS's words allow (the
@@ -93,9 +100,17 @@ const (
 const (
 	StandardStart            = 5
 	StandardRamp             = 5
+	StandardMost             = 1250
 	ProvisionedRampPerMinute = 1000
 	PollerInvocations        = 10
 )
+
+// LowTrafficWait is the most a partial batch waits with a batching window, whatever the window: AWS's "up to 20
+// seconds".
+const LowTrafficWait = 20 * time.Second
+
+// DrainReceivers are the ReceiveMessage (and DeleteMessageBatch) calls a drain makes at once.
+const DrainReceivers = 10
 
 // Mapping is the event source mapping and the router's settings.
 type Mapping struct {
@@ -110,6 +125,9 @@ type Mapping struct {
 	Reserved int
 	// MinimumPollers and MaximumPollers, when MinimumPollers > 0, are provisioned mode's.
 	MinimumPollers, MaximumPollers int
+	// Drain is the most messages an invocation whose batch was full (contract.MaxReceive) takes from the queue
+	// itself, in chunks of contract.DrainChunk; 0 none.
+	Drain int
 	SendConcurrency                int
 	// CPUPerEvent is the router's CPU per event at the function's memory size.
 	CPUPerEvent time.Duration
@@ -161,7 +179,7 @@ func (m Mapping) mapping(t time.Duration) int {
 	case m.Case == Worst:
 		return min(m.MaximumConcurrency, StandardStart)
 	}
-	return min(m.MaximumConcurrency, StandardStart+int(t.Seconds()*StandardRamp))
+	return min(m.MaximumConcurrency, StandardMost, StandardStart+int(t.Seconds()*StandardRamp))
 }
 
 // Ceiling is the most invocations the mapping can run at once: its maximum concurrency, or its maximum pollers
@@ -170,11 +188,12 @@ func (m Mapping) Ceiling() int {
 	if m.MinimumPollers > 0 {
 		return m.MaximumPollers * PollerInvocations
 	}
-	return m.MaximumConcurrency
+	return min(m.MaximumConcurrency, StandardMost)
 }
 
 // Project runs the mapping over the storm: each free invocation slot takes the next batch; a slot opens when the
-// mapping's concurrency allows it.
+// mapping's concurrency allows it. An invocation whose batch was full then drains (Mapping.Drain): chunk after chunk,
+// each received, routed and deleted before the next, until the queue is empty or it took Drain messages.
 func Project(s Storm, m Mapping, lat Latency) Projection {
 	batch := max(min(m.BatchSize, s.Events), 1)
 	inv := Invocation{Events: batch, Queues: DistinctQueues(batch, s.Clusters), Accounts: min(s.Accounts, batch), SendConcurrency: m.SendConcurrency}
@@ -183,31 +202,74 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 		svc = m.Service
 	}
 	fill := time.Duration(rounds(batch, 10)) * lat.SQS
-	if s.Events < m.BatchSize { // a partial batch waits out the window
+	if s.Events < m.BatchSize && m.Window > 0 { // a partial batch waits out the window, and up to 20 s in low traffic
 		fill = max(fill, m.Window)
+		if m.Case == Worst {
+			fill = max(fill, LowTrafficWait)
+		}
 	}
 	cycle := fill + lat.Invoke + svc
 	var p Projection
 	p.Service = svc
 	var done []time.Duration // when each batch's events are at their Karpenters
-	var busy []time.Duration // when each running invocation ends
+	type slot struct {
+		start    time.Duration
+		end      time.Duration // when it frees, once it is not draining
+		draining bool
+		next     time.Duration // when a draining invocation takes its next chunk
+		taken    int
+	}
+	var busy []*slot
+	var billed time.Duration // the invocations' total duration
 	left := s.Events
 	const step = 10 * time.Millisecond
 	calls := map[int]int{} // DescribeInstances calls of one account, by second
-	for t := time.Duration(0); left > 0; t += step {
-		busy = slices.DeleteFunc(busy, func(end time.Duration) bool { return end <= t })
+	for t := time.Duration(0); left > 0 || slices.ContainsFunc(busy, func(sl *slot) bool { return sl.draining }); t += step {
+		for _, sl := range busy {
+			if !sl.draining || sl.next > t {
+				continue
+			}
+			c := min(contract.DrainChunk, m.Drain-sl.taken, left)
+			receive := time.Duration(rounds(rounds(max(c, 1), contract.MaxReceive), DrainReceivers)) * lat.SQS
+			if c <= 0 { // an empty round: the invocation ends
+				sl.draining, sl.end = false, t+receive
+				continue
+			}
+			left -= c
+			sl.taken += c
+			v := Invocation{Events: c, Queues: DistinctQueues(c, s.Clusters), Accounts: min(s.Accounts, c), SendConcurrency: m.SendConcurrency}
+			routed := t + receive + ServiceTime(v, lat, time.Duration(c)*m.CPUPerEvent)
+			for range c {
+				done = append(done, routed+lat.SQS)
+			}
+			calls[int((t + receive).Seconds())] += v.DescribeCalls()
+			sl.next = routed + time.Duration(rounds(rounds(c, contract.MaxReceive), DrainReceivers))*lat.SQS // the deletes
+		}
+		busy = slices.DeleteFunc(busy, func(sl *slot) bool {
+			if !sl.draining && sl.end <= t {
+				billed += sl.end - sl.start
+				return true
+			}
+			return false
+		})
 		for len(busy) < m.concurrency(t) && left > 0 {
 			n := min(batch, left)
 			left -= n
-			end := t + cycle
-			busy = append(busy, end)
+			sl := &slot{start: t, end: t + cycle}
+			if m.Drain > 0 && n == contract.MaxReceive {
+				sl.draining, sl.next = true, t+cycle
+			}
+			busy = append(busy, sl)
 			for range n {
-				done = append(done, end+lat.SQS)
+				done = append(done, t+cycle+lat.SQS)
 			}
 			p.Invocations++
 			calls[int((t + fill + lat.Invoke).Seconds())] += inv.DescribeCalls()
 		}
 		p.PeakConcurrency = max(p.PeakConcurrency, len(busy))
+	}
+	for _, sl := range busy {
+		billed += sl.end - sl.start
 	}
 	slices.Sort(done)
 	p.Drain = done[len(done)-1]
@@ -216,7 +278,7 @@ func Project(s Storm, m Mapping, lat Latency) Projection {
 	for _, n := range calls {
 		p.DescribeRate = max(p.DescribeRate, float64(n))
 	}
-	p.LambdaSeconds = float64(p.Invocations) * (svc + lat.Invoke).Seconds()
+	p.LambdaSeconds = (billed - time.Duration(p.Invocations)*fill).Seconds() // billed from its start, not the batch's gathering
 	p.Quiet = 2*cycle + lat.SQS
 	return p
 }

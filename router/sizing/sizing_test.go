@@ -133,3 +133,58 @@ func TestDescribeCallsOf200(t *testing.T) {
 		}
 	}
 }
+
+// TestALoneEventAndTheWindow: a lone event with a batching window waits out the window at best and 20 s at worst
+// (AWS's "up to 20 seconds" in low traffic); with no window it is invoked at once, in either case.
+func TestALoneEventAndTheWindow(t *testing.T) {
+	lone := Storm{Events: 1, Clusters: 200, Accounts: 1}
+	windowed := Mapping{BatchSize: 1000, Window: time.Second, MaximumConcurrency: 20, SendConcurrency: 32}
+	best := Project(lone, windowed, DefaultLatency)
+	windowed.Case = Worst
+	worst := Project(lone, windowed, DefaultLatency)
+	if best.P99 < time.Second || best.P99 >= 2*time.Second || worst.P99 < LowTrafficWait {
+		t.Errorf("a window of 1 s: best %s, worst %s; want the window, and 20 s", best.P99, worst.P99)
+	}
+	none := Mapping{BatchSize: 10, MaximumConcurrency: 20, SendConcurrency: 32, Case: Worst}
+	if p := Project(lone, none, DefaultLatency); p.P99 >= time.Second {
+		t.Errorf("no window: %s, want it invoked at once", p.P99)
+	}
+}
+
+// TestADrainTakesTheBurstInChunks: with batches of 10 and no window, a burst takes a hundred times the invocations of
+// batches of 1,000; the drain has each invocation whose batch was full take chunks of 1,000 itself, so the worst case,
+// five invocations throughout, routes the burst about as fast as its best case; a drain of 0 is none.
+func TestADrainTakesTheBurstInChunks(t *testing.T) {
+	storm := Storm{Events: 10000, Clusters: 200, Accounts: 5}
+	small := Mapping{BatchSize: 10, MaximumConcurrency: 20, SendConcurrency: 32, Case: Worst}
+	without := Project(storm, small, DefaultLatency)
+	small.Drain = 10000
+	with := Project(storm, small, DefaultLatency)
+	if without.Invocations != 1000 || with.Invocations != 5 || with.PeakConcurrency != 5 {
+		t.Errorf("invocations %d without a drain, %d with (peak %d); want 1000 and the 5 of the worst case", without.Invocations, with.Invocations, with.PeakConcurrency)
+	}
+	if with.P99 >= without.P99/10 || with.P99 >= 5*time.Second {
+		t.Errorf("p99 %s with a drain, %s without", with.P99, without.P99)
+	}
+	capped := small
+	capped.Drain = 100
+	if p := Project(storm, capped, DefaultLatency); p.Invocations <= with.Invocations {
+		t.Errorf("a drain of 100: %d invocations, want more than %d: each takes 110 at most", p.Invocations, with.Invocations)
+	}
+	best := small
+	best.Case = Best
+	if p := Project(storm, best, DefaultLatency); p.P99 > with.P99 {
+		t.Errorf("best case %s, worse than the worst %s", p.P99, with.P99)
+	}
+}
+
+// TestStandardModeStopsAt1250: standard mode adds invocations up to maximumConcurrency and the mapping's most, 1,250.
+func TestStandardModeStopsAt1250(t *testing.T) {
+	m := Mapping{MaximumConcurrency: 5000}
+	if got := m.concurrency(time.Hour); got != StandardMost {
+		t.Errorf("after an hour: %d, want %d", got, StandardMost)
+	}
+	if got := m.Ceiling(); got != StandardMost {
+		t.Errorf("ceiling %d, want %d", got, StandardMost)
+	}
+}

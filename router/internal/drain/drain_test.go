@@ -1,0 +1,183 @@
+package drain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+)
+
+// fakeQueue holds messages, handing each receive up to its MaxNumberOfMessages of those not yet received; it records
+// the receives' attribute names and the deletes, and fails receives after failAfter of them when set.
+type fakeQueue struct {
+	mu        sync.Mutex
+	msgs      []types.Message
+	next      int
+	receives  int
+	asked     []*sqs.ReceiveMessageInput
+	deleted   []string
+	failAfter int
+	deleteErr error
+}
+
+func queueOf(n int, body func(i int) string) *fakeQueue {
+	f := &fakeQueue{}
+	for i := range n {
+		f.msgs = append(f.msgs, types.Message{MessageId: aws.String(fmt.Sprint("m", i)), ReceiptHandle: aws.String(fmt.Sprint("rh", i)),
+			Body: aws.String(body(i)), Attributes: map[string]string{"SenderId": "AROAX:s"},
+			MessageAttributes: map[string]types.MessageAttributeValue{"kib-seal": {DataType: aws.String("String"), StringValue: aws.String("s")}}})
+	}
+	return f
+}
+
+func (f *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.receives++
+	f.asked = append(f.asked, in)
+	if f.failAfter > 0 && f.receives > f.failAfter {
+		return nil, errors.New("OverLimit")
+	}
+	end := min(len(f.msgs), f.next+int(in.MaxNumberOfMessages))
+	out := &sqs.ReceiveMessageOutput{Messages: f.msgs[f.next:end]}
+	f.next = end
+	return out, nil
+}
+
+func (f *fakeQueue) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.deleteErr != nil {
+		return nil, f.deleteErr
+	}
+	if len(in.Entries) > contract.MaxReceive {
+		return nil, errors.New("TooManyEntriesInBatchRequest")
+	}
+	out := &sqs.DeleteMessageBatchOutput{}
+	for _, e := range in.Entries {
+		f.deleted = append(f.deleted, aws.ToString(e.ReceiptHandle))
+		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+// router routes every batch, listing for redelivery the messages whose body is "retry"; it records the batches.
+type router struct {
+	mu      sync.Mutex
+	batches []events.SQSEvent
+	err     error
+}
+
+func (r *router) handle(_ context.Context, b events.SQSEvent) (events.SQSEventResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.batches = append(r.batches, b)
+	var resp events.SQSEventResponse
+	for _, m := range b.Records {
+		if m.Body == "retry" {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.MessageId})
+		}
+	}
+	return resp, r.err
+}
+
+var like = events.SQSMessage{EventSourceARN: "arn:aws:sqs:eu-west-1:111111111111:kib-central", AWSRegion: "eu-west-1"}
+
+// TestADrainRoutesWhatWaitsInChunks: a drain takes what waits in chunks, each routed as one batch as Lambda presents
+// one (every attribute asked for, the event source's ARN and region), deletes what was routed in batches of 10, and
+// leaves what the router retries; it ends on an empty round.
+func TestADrainRoutesWhatWaitsInChunks(t *testing.T) {
+	q := queueOf(2345, func(i int) string {
+		if i%100 == 7 {
+			return "retry"
+		}
+		return "event"
+	})
+	r := &router{}
+	res, err := New(q, "https://sqs/central", r.handle, Options{Max: 10000, Chunk: 1000}).Drain(context.Background(), like)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Received != 2345 || res.Retried != 24 || res.Deleted != 2345-24 || len(q.deleted) != res.Deleted {
+		t.Errorf("drain %+v, %d deleted; want all 2345 received, the 24 retried left", res, len(q.deleted))
+	}
+	if len(r.batches) != 3 || len(r.batches[0].Records) != 1000 || len(r.batches[2].Records) != 345 {
+		t.Errorf("%d batches routed; want chunks of 1000, 1000 and 345", len(r.batches))
+	}
+	var rec events.SQSMessage
+	for _, m := range r.batches[0].Records {
+		if m.MessageId == "m0" {
+			rec = m
+		}
+	}
+	if rec.EventSourceARN != like.EventSourceARN || rec.AWSRegion != "eu-west-1" || rec.EventSource != "aws:sqs" || rec.Attributes["SenderId"] != "AROAX:s" ||
+		aws.ToString(rec.MessageAttributes["kib-seal"].StringValue) != "s" || rec.MessageAttributes["kib-seal"].DataType != "String" || rec.ReceiptHandle != "rh0" {
+		t.Errorf("a record as routed: %+v", rec)
+	}
+	for _, in := range q.asked {
+		if len(in.MessageSystemAttributeNames) != 1 || in.MessageSystemAttributeNames[0] != types.MessageSystemAttributeNameAll ||
+			len(in.MessageAttributeNames) != 1 || in.MessageAttributeNames[0] != "All" || in.MaxNumberOfMessages > 10 || in.MaxNumberOfMessages < 1 {
+			t.Fatalf("a receive asked %+v: want every attribute, at most 10 messages", in)
+		}
+	}
+	if last := q.asked[len(q.asked)-1]; aws.ToString(last.QueueUrl) != "https://sqs/central" {
+		t.Errorf("received from %s", aws.ToString(last.QueueUrl))
+	}
+}
+
+// TestADrainStops: at Max messages, with less than its reserve left of the invocation, on a receive's error (what it
+// had is routed), and with the router's error (nothing deleted: it all comes back after its visibility).
+func TestADrainStops(t *testing.T) {
+	body := func(int) string { return "event" }
+	q := queueOf(500, body)
+	res, err := New(q, "u", (&router{}).handle, Options{Max: 250, Chunk: 100}).Drain(context.Background(), like)
+	if err != nil || res.Received != 250 || res.Deleted != 250 {
+		t.Errorf("at its most: %+v, %v; want 250 taken", res, err)
+	}
+
+	q = queueOf(500, body)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if res, err := New(q, "u", (&router{}).handle, Options{Max: 1000, Reserve: 10 * time.Second}).Drain(ctx, like); err != nil || res.Received != 0 || q.receives != 0 {
+		t.Errorf("with less than its reserve left: %+v, %d receives (%v); want none", res, q.receives, err)
+	}
+
+	q = queueOf(500, body)
+	q.failAfter = 3
+	res, err = New(q, "u", (&router{}).handle, Options{Max: 1000, Receivers: 1}).Drain(context.Background(), like)
+	if err == nil || !strings.Contains(err.Error(), "OverLimit") || res.Received != 30 || res.Deleted != 30 {
+		t.Errorf("a receive failing: %+v, %v; want the 30 received routed, the error returned", res, err)
+	}
+
+	q = queueOf(50, body)
+	r := &router{err: errors.New("batch not started")}
+	res, err = New(q, "u", r.handle, Options{Max: 1000}).Drain(context.Background(), like)
+	if err == nil || res.Deleted != 0 || len(q.deleted) != 0 {
+		t.Errorf("the router failing: %+v, %v; want nothing deleted", res, err)
+	}
+
+	q = queueOf(50, body)
+	q.deleteErr = errors.New("ServiceUnavailable")
+	res, err = New(q, "u", (&router{}).handle, Options{Max: 1000}).Drain(context.Background(), like)
+	if err == nil || res.Deleted != 0 || res.Received != 50 {
+		t.Errorf("a delete failing: %+v, %v; want the error, nothing counted deleted", res, err)
+	}
+}
+
+// TestOnlyAFullBatchWraps: a batch of MaxReceive messages calls for a drain (a backlog waits), one of fewer does not (a
+// lone event costs no receive more).
+func TestOnlyAFullBatchWraps(t *testing.T) {
+	if !Wraps(contract.MaxReceive) || Wraps(contract.MaxReceive-1) || !Wraps(contract.MaxReceive+1) {
+		t.Error("Wraps")
+	}
+}
