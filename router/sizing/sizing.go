@@ -127,8 +127,8 @@ type Mapping struct {
 	MinimumPollers, MaximumPollers int
 	// Drain is the most messages an invocation whose batch was full (contract.MaxReceive) takes from the queue
 	// itself, in chunks of contract.DrainChunk; 0 none.
-	Drain int
-	SendConcurrency                int
+	Drain           int
+	SendConcurrency int
 	// CPUPerEvent is the router's CPU per event at the function's memory size.
 	CPUPerEvent time.Duration
 	// Service, when set, is one invocation's time as measured (the storm's), instead of ServiceTime's count.

@@ -45,7 +45,7 @@ type Server struct {
 	signers map[string]string // key ID -> the ARN of the one role whose sessions may sign with it
 	calls   map[string]int    // action -> calls
 	name    func(account, roleID string) string
-	stall   chan struct{}     // when set, every call waits for it (or for its client to give up)
+	stall   chan struct{} // when set, every call waits for it (or for its client to give up)
 }
 
 // Stall holds every call from now until the returned function is called: KMS answering nothing for a while.
