@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
@@ -107,23 +108,31 @@ var archiveTypes = []string{"aws:s3/bucketV2:BucketV2", "aws:s3/bucketVersioning
 	"aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "aws:s3/bucketPolicy:BucketPolicy"}
 
 // TestOneArchiveForTheLifeOfTheBus: the archive is named for the bus, its account and its region; a bucket of that
-// name that exists (the bus's own archive, retained by a destroy) is adopted with everything that protects it, under
-// that name, never made anew beside it; one that does not is created; the redrive role may find and read every
-// archive of the bus's prefix (those releases before 0.4.0 made, one per deployment, among them), nothing else of S3.
+// name that the account owns (the bus's own archive, retained by a destroy: S3 answers it as the account's,
+// ExpectedBucketOwner) is adopted with everything that protects it, under that name, never made anew beside it; one
+// that does not exist is created; one the stack's state holds already (the last update had an archive: this one, or a
+// release before 0.4.0's of another name) is never imported again, an import over another ID in state being a
+// replacement. The redrive role may find and read every archive of the bus's prefix (those releases before 0.4.0
+// made, one per deployment, among them), list their versions and read one a delete marker hides, each only as a
+// bucket of the account; nothing else of S3.
 func TestOneArchiveForTheLifeOfTheBus(t *testing.T) {
 	const name = "kib-dev-archive-123456789012-eu-west-1"
 	for _, tt := range []struct {
-		name    string
-		buckets []string
-		adopted bool
+		name     string
+		buckets  []string
+		previous map[string]any
+		adopted  bool
 	}{
-		{"a first deployment", nil, false},
-		{"deployed again after destroy", []string{name}, true},
-		{"another stack's archive beside it", []string{"kib-prod-archive-123456789012-eu-west-1"}, false},
+		{"a first deployment", nil, nil, false},
+		{"deployed again after destroy", []string{name}, nil, true},
+		{"another stack's archive beside it", []string{"kib-prod-archive-123456789012-eu-west-1"}, nil, false},
+		{"updated, its archive in state", []string{name}, map[string]any{"archiveBucket": name}, false},
+		{"updated, a release before 0.4.0's archive in state, a bucket of the new name beside it", []string{name, "kib-dev-archive-20261127123456789000000001"},
+			map[string]any{"archiveBucket": "kib-dev-archive-20261127123456789000000001"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			kv := withRedrive(devConfig(t), oncall)
-			r, err := runWith(t, &mocks.Mocks{Region: kv["aws:region"], Buckets: tt.buckets}, render.AnyCommand, "dev", kv)
+			r, err := runWith(t, &mocks.Mocks{Region: kv["aws:region"], Buckets: tt.buckets, Previous: tt.previous}, render.AnyCommand, "dev", kv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,16 +149,102 @@ func TestOneArchiveForTheLifeOfTheBus(t *testing.T) {
 				t.Errorf("archiveBucketPrefix = %v", got)
 			}
 			p := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-redrive"), "policy")
+			inAccount := " if map[StringEquals:map[s3:ResourceAccount:123456789012]]"
 			for sid, want := range map[string]string{
-				"FindTheArchives": "[s3:ListAllMyBuckets] on [*]", "ListTheArchives": "[s3:ListBucket] on [arn:aws:s3:::kib-dev-archive-*]",
-				"ReadTheArchives": "[s3:GetObject] on [arn:aws:s3:::kib-dev-archive-*/*]",
+				"FindTheArchives": "[s3:ListAllMyBuckets] on [*] if map[]",
+				"ListTheArchives": "[s3:ListBucket s3:ListBucketVersions] on [arn:aws:s3:::kib-dev-archive-*]" + inAccount,
+				"ReadTheArchives": "[s3:GetObject s3:GetObjectVersion] on [arn:aws:s3:::kib-dev-archive-*/*]" + inAccount,
 			} {
-				if s := stacktest.Statement(t, p, sid); fmt.Sprint(s.Action, " on ", s.Resource) != want || s.Effect != "Allow" {
+				if s := stacktest.Statement(t, p, sid); fmt.Sprint(s.Action, " on ", s.Resource, " if ", s.Condition) != want || s.Effect != "Allow" {
 					t.Errorf("%s = %+v, want %s", sid, s, want)
 				}
 			}
 		})
 	}
+}
+
+// TestAnotherAccountsBucketIsNeverTheArchive: a bucket of the archive's name that another account holds (S3's names
+// are global: made after a destroy, say, and letting anyone list it, so that the provider's lookup finds it as it would
+// the account's own) stops the preview before anything is declared in AWS, naming the bucket and why; so does the
+// archive the last update had, should S3 answer it as another's.
+func TestAnotherAccountsBucketIsNeverTheArchive(t *testing.T) {
+	const name = "kib-dev-archive-123456789012-eu-west-1"
+	for _, tt := range []struct {
+		name     string
+		previous map[string]any
+		want     string
+	}{
+		{"the archive's name", nil, "the name of the bus's archive"},
+		{"the archive in state", map[string]any{"archiveBucket": name}, "the archive the stack's last update had"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := devConfig(t)
+			r, err := runWith(t, &mocks.Mocks{Region: kv["aws:region"], ForeignBuckets: []string{name}, Previous: tt.previous}, render.AnyCommand, "dev", kv)
+			for _, want := range []string{"archive: bucket " + name + ", " + tt.want, "is not account 123456789012's",
+				"S3 refuses it as account 123456789012's (ExpectedBucketOwner) and answers it as another's", "Nothing was declared"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want it to say %q", err, want)
+				}
+			}
+			if aws := r.resources.Where(func(x mocks.Resource) bool { return strings.HasPrefix(x.Type, "aws:") }); len(aws) != 0 {
+				t.Errorf("%d AWS resources declared before the refusal: %v", len(aws), aws)
+			}
+		})
+	}
+}
+
+// TestTheArchiveOwnerCheckStepsAsideFromWhatItCannotFollow: with a key of the AWS provider the check does not follow (a
+// proxy), S3 is not asked as some other identity: the check steps aside (and warns, naming the key), and the
+// provider's lookup decides as before, which cannot tell whose a bucket it finds is (the warning says so): here a bucket
+// another account holds, which the check would have refused, passes.
+func TestTheArchiveOwnerCheckStepsAsideFromWhatItCannotFollow(t *testing.T) {
+	const name = "kib-dev-archive-123456789012-eu-west-1"
+	kv := devConfig(t)
+	kv["aws:httpsProxy"] = "http://proxy.corp:3128"
+	if _, err := runWith(t, &mocks.Mocks{Region: kv["aws:region"], ForeignBuckets: []string{name}}, render.AnyCommand, "dev", kv); err != nil {
+		t.Errorf("with aws:httpsProxy: %v, want the check stepped aside", err)
+	}
+}
+
+// TestTheArchiveIsWithinTheRedriveRolesGrant: whatever the name prefix's length, up to the longest the configuration
+// takes, the archive's bucket is within what the redrive role may list and read: its name keeps more of a long prefix
+// than the archive prefix does, so the role names it too.
+func TestTheArchiveIsWithinTheRedriveRolesGrant(t *testing.T) {
+	for _, np := range []string{"kib-dev", strings.Repeat("a", 28), strings.Repeat("a", 29), strings.Repeat("b", config.MaxNamePrefix)} {
+		for _, region := range []string{"eu-west-1", "ap-southeast-5"} {
+			kv := withRedrive(devConfig(t), oncall)
+			kv["namePrefix"], kv["aws:region"] = np, region
+			r, err := run(t, "dev", kv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bucket := "arn:aws:s3:::" + r.outputs["archiveBucket"].(string)
+			p := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", np+"-redrive"), "policy")
+			for sid, resource := range map[string]string{"ListTheArchives": bucket, "ReadTheArchives": bucket + "/refused/2026/11/27/m.forged_sender.json"} {
+				if s := stacktest.Statement(t, p, sid); !slices.ContainsFunc(s.Resource, func(pattern string) bool { return globMatch(pattern, resource) }) {
+					t.Errorf("namePrefix of %d characters, %s: %s = %v, which leaves out %s", len(np), region, sid, s.Resource, resource)
+				}
+			}
+		}
+	}
+}
+
+// globMatch reports whether an IAM resource pattern (* for any run of characters) matches s.
+func globMatch(pattern, s string) bool {
+	before, after, wild := strings.Cut(pattern, "*")
+	if !wild {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, before) {
+		return false
+	}
+	rest := s[len(before):]
+	for i := 0; i <= len(rest); i++ {
+		if globMatch(after, rest[i:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestTheArchiveBucketName: the archive's name is one S3 takes, at most 63 characters, the bus's archive prefix first

@@ -16,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bucketowner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/alarms"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
@@ -48,6 +49,9 @@ type Options struct {
 	// default: the provider's identity keys over the environment's credentials, in the stack's region); the offline
 	// render and the tests pass their own.
 	ReadConcurrency func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error)
+	// ReadArchiveOwner asks S3 who owns the bucket of the archive's name, as the identity the stack's AWS provider uses
+	// (bucketowner.FromEnvironment by default); the offline render and the tests pass their own.
+	ReadArchiveOwner func(ctx context.Context, region string, id concurrency.Identity, bucket, account string) (bucketowner.Answer, error)
 	// Today is the day Karpenter's support policy is judged on (cluster.Args.Today); zero means now.
 	Today time.Time
 	// Probe says why the machine running pulumi cannot reach a cluster's Kubernetes API (reach.Default by default: the
@@ -56,10 +60,11 @@ type Options struct {
 	Probe reach.Probe
 }
 
-// DefaultOptions build the router from its embedded source, look commands up in PATH and read Lambda's account
-// settings with the environment's credentials.
+// DefaultOptions build the router from its embedded source, look commands up in PATH, and read Lambda's account
+// settings and the archive's owner with the environment's credentials.
 func DefaultOptions() Options {
-	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath, ReadConcurrency: concurrency.FromEnvironment, Probe: reach.Default}
+	return Options{BuildRouter: routerbuild.Embedded, LookPath: exec.LookPath, ReadConcurrency: concurrency.FromEnvironment,
+		ReadArchiveOwner: bucketowner.FromEnvironment, Probe: reach.Default}
 }
 
 // Program is the Pulumi program.
@@ -117,7 +122,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		routerRole = pulumi.String(layout.RouterRoleARN(cfg, env))
 		outputs = shardOutputs(f.Hub, cfg, env)
 	} else {
-		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), nil)
+		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), f.ArchiveAdoption(), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +181,7 @@ func stillRetained(cfg config.Config, before preflight.Last, adopting map[string
 
 // preflight are the options the preflight runs with.
 func (o Options) preflight() preflight.Options {
-	return preflight.Options{LookPath: o.LookPath, ReadConcurrency: o.ReadConcurrency, Probe: o.Probe}
+	return preflight.Options{LookPath: o.LookPath, ReadConcurrency: o.ReadConcurrency, ReadArchiveOwner: o.ReadArchiveOwner, Probe: o.Probe}
 }
 
 func (o Options) withDefaults() Options {
@@ -189,6 +194,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ReadConcurrency == nil {
 		o.ReadConcurrency = defaults.ReadConcurrency
+	}
+	if o.ReadArchiveOwner == nil {
+		o.ReadArchiveOwner = defaults.ReadArchiveOwner
 	}
 	if o.Probe == nil {
 		o.Probe = defaults.Probe
@@ -235,7 +243,7 @@ func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.In
 		"routerRoleArn":      r.RoleARN,
 		"redriveRoleArn":     b.RedriveRoleARN,
 		"sealKeyArn":         b.SealKeyARN,
-		"archiveBucket":      b.ArchiveBucket,
+		"archiveBucket":      b.ArchiveBucket, // layout.OutputArchiveBucket
 		// Every archive of the bus starts so: make requeue FROM=archive reads them all.
 		"archiveBucketPrefix": pulumi.String(bus.ArchiveBucketPrefix(cfg.NamePrefix)),
 		"ruleArns":            b.RuleARNs,
@@ -253,7 +261,7 @@ func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.In
 // package's Bus for the package (provider/), which is the bus there, so the queues and rules hang right under it
 // (bus.Declare).
 func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts Options, accounts map[string]account, rows []dashboard.Cluster,
-	parent pulumi.Resource,
+	adoption bus.Adoption, parent pulumi.Resource,
 ) (shared, error) {
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
@@ -282,6 +290,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		RedrivePrincipals:        cfg.Redrive.Principals,
 		ArchiveMode:              cfg.Archive.S3Mode(),
 		ArchiveRetentionDays:     cfg.Archive.RetentionDays,
+		ArchiveAdoption:          adoption,
 		Env:                      env,
 		Tags:                     tags,
 	})

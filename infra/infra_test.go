@@ -94,7 +94,8 @@ func runProbed(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, erro
 	res := result{outputs: map[string]any{}}
 	var mu sync.Mutex // applies run concurrently
 	m, err = m.Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
-		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency, Probe: probe})
+		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency,
+			ReadArchiveOwner: m.ReadArchiveOwner, Probe: probe})
 		if err != nil {
 			return err
 		}
@@ -182,7 +183,7 @@ func TestSharedInventory(t *testing.T) {
 		"pulumi:pulumi:StackReference":                     1, // the last update's outputs, read
 		"aws:lambda/function:Function":                     1,
 		"aws:lambda/eventSourceMapping:EventSourceMapping": 1,
-		"aws:cloudwatch/metricAlarm:MetricAlarm":           11,
+		"aws:cloudwatch/metricAlarm:MetricAlarm":           12,
 		// The evidence: the seal key and its alias, the archive bucket and what protects it.
 		"aws:kms/key:Key":                              1,
 		"aws:kms/alias:Alias":                          1,
@@ -222,6 +223,7 @@ func TestSharedInventory(t *testing.T) {
 func TestRouterPolicy(t *testing.T) {
 	r := mustRun(t, "dev", devConfig(t))
 	d := stacktest.Doc(t, r.resources.Named(t, "aws:iam/rolePolicy:RolePolicy", "kib-dev-router"), "policy")
+	archive := "arn:aws:s3:::" + r.outputs["archiveBucket"].(string)
 	want := map[string]struct{ actions, resources []string }{
 		"ReadCentralQueue": {
 			[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"},
@@ -238,10 +240,12 @@ func TestRouterPolicy(t *testing.T) {
 		// two prefixes.
 		"KeepRefusedMessages": {[]string{"sqs:SendMessage"}, []string{devPrefix + "kib-dev-quarantine"}},
 		"SealWhatItKeeps":     {[]string{"kms:GetPublicKey", "kms:Sign"}, []string{r.outputs["sealKeyArn"].(string)}},
-		"ArchiveWhatItKeeps": {[]string{"s3:PutObject"}, []string{"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/refused/*",
-			"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/keys/*", "arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/delivered/*"}},
-		// Its ledger: read back, nothing else of the archive.
-		"RecordWhatItDelivers": {[]string{"s3:GetObject"}, []string{"arn:aws:s3:::" + r.outputs["archiveBucket"].(string) + "/delivered/*"}},
+		"ArchiveWhatItKeeps":  {[]string{"s3:PutObject"}, []string{archive + "/refused/*", archive + "/keys/*", archive + "/delivered/*", archive + "/claims/*"}},
+		// Its ledger: read back, a record's claims listed by version, a missing entry told from a refusal; nothing else
+		// of the archive.
+		"ReadTheLedger":     {[]string{"s3:GetObject"}, []string{archive + "/delivered/*", archive + "/claims/*"}},
+		"ListTheClaims":     {[]string{"s3:ListBucketVersions"}, []string{archive}},
+		"TellAMissingEntry": {[]string{"s3:ListBucket"}, []string{archive}},
 		// The dead-letter queue, taken in when the redrive role asks: read and deleted, never sent to.
 		"TakeTheDeadLetterQueueIn": {[]string{"sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:ReceiveMessage"}, []string{devPrefix + "kib-dev-dlq"}},
 		// The sender check learns the IDs of its account's forwarder (its rules) and redrive role: those, nothing else.
@@ -249,7 +253,12 @@ func TestRouterPolicy(t *testing.T) {
 			"arn:aws:iam::123456789012:role/kib-dev-forward-eu-west-1", "arn:aws:iam::123456789012:role/kib-dev-redrive-eu-west-1",
 		}},
 	}
-	conditions := map[string]string{"FindInstanceOwners": "map[StringEquals:map[aws:RequestedRegion:eu-west-1]]"}
+	// Every S3 statement only in a bucket of the account (s3:ResourceAccount): a bucket of the archive's name that another
+	// account holds is refused whatever its policy invites.
+	inAccount := "map[StringEquals:map[s3:ResourceAccount:123456789012]]"
+	conditions := map[string]string{"FindInstanceOwners": "map[StringEquals:map[aws:RequestedRegion:eu-west-1]]",
+		"ArchiveWhatItKeeps": inAccount, "ReadTheLedger": inAccount, "TellAMissingEntry": inAccount,
+		"ListTheClaims": "map[StringEquals:map[s3:ResourceAccount:123456789012] StringLike:map[s3:prefix:claims/*]]"}
 	if len(d.Statement) != len(want) {
 		t.Fatalf("%d statements, want %d: %+v", len(d.Statement), len(want), d)
 	}
@@ -624,6 +633,7 @@ func TestAlarms(t *testing.T) {
 				"kib-dev-forged-senders":               contract.MetricForgedSender,
 				"kib-dev-unsealed-requeues":            contract.MetricUnsealed,
 				"kib-dev-replayed-requeues":            contract.MetricReplayed,
+				"kib-dev-ledger-hidden":                contract.MetricDropped,
 			}
 			alarms := r.resources.OfType("aws:cloudwatch/metricAlarm:MetricAlarm")
 			if len(alarms) != len(want) {
@@ -632,6 +642,11 @@ func TestAlarms(t *testing.T) {
 			for _, a := range alarms {
 				if want[stacktest.Str(t, a, "name")] != stacktest.Str(t, a, "metricName") {
 					t.Errorf("alarm %s watches %s", stacktest.Str(t, a, "name"), stacktest.Str(t, a, "metricName"))
+				}
+				// A delete marker over a ledger entry: the router's drops of that one reason, on the first.
+				if in := stacktest.Plain(a); in["name"] == "kib-dev-ledger-hidden" && (fmt.Sprint(in["dimensions"]) != "map[Bus:kib-dev Reason:ledger_hidden]" ||
+					in["threshold"] != float64(0) || in["evaluationPeriods"] != float64(1) || in["datapointsToAlarm"] != float64(1) || in["statistic"] != "Sum") {
+					t.Errorf("alarm kib-dev-ledger-hidden = %v, want the Sum of Dropped{Reason=ledger_hidden} over 0 in 1 of 1 periods", in)
 				}
 				var n int
 				if acts := a.Inputs["alarmActions"]; acts.IsArray() {

@@ -72,7 +72,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 		return Bus{}, err
 	}
 	cfg, env := f.Config, f.Env
-	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, parent)
+	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, f.ArchiveAdoption(), parent)
 	if err != nil {
 		return Bus{}, err
 	}

@@ -31,19 +31,35 @@ func withRedrive(kv map[string]string, principals ...string) map[string]string {
 
 // TestTheRedriveRoleIsHeldByNamedPrincipals: the redrive role's trust admits exactly the principals the stack names,
 // by aws:PrincipalArn with their accounts as the principal (so a principal named before it exists, or created anew,
-// works, and nobody else of those accounts does); without the key no redrive role is declared, the router learns no
-// such role, the central queue excepts none, and nobody may read the quarantine.
+// works, and nobody else of those accounts does), each only with a source identity: a role's any (what it says), a
+// user's its own name (${aws:username}), in a statement each; without the key no redrive role is declared, the router
+// learns no such role, the central queue excepts none, and nobody may read the quarantine.
 func TestTheRedriveRoleIsHeldByNamedPrincipals(t *testing.T) {
 	r := mustRun(t, "dev", withRedrive(nil, oncall, security))
 	trust := stacktest.Doc(t, r.resources.Named(t, "aws:iam/role:Role", "kib-dev-redrive"), "assumeRolePolicy")
-	if len(trust.Statement) != 1 {
-		t.Fatalf("trust %+v, want one statement", trust)
+	want := []string{
+		"NamedRoles Allow map[AWS:arn:aws:iam::123456789012:root] [sts:AssumeRole sts:SetSourceIdentity] " +
+			"map[ArnEquals:map[aws:PrincipalArn:" + oncall + "] StringLike:map[sts:SourceIdentity:*]]",
+		"NamedUsers Allow map[AWS:arn:aws:iam::210987654321:root] [sts:AssumeRole sts:SetSourceIdentity] " +
+			"map[ArnEquals:map[aws:PrincipalArn:" + security + "] StringEquals:map[sts:SourceIdentity:${aws:username}]]",
 	}
-	st := trust.Statement[0]
-	if st.Effect != "Allow" || !slices.Equal(st.Action, []string{"sts:AssumeRole", "sts:SetSourceIdentity"}) ||
-		fmt.Sprint(st.Principal) != "map[AWS:[arn:aws:iam::123456789012:root arn:aws:iam::210987654321:root]]" ||
-		fmt.Sprint(st.Condition) != "map[ArnEquals:map[aws:PrincipalArn:["+oncall+" "+security+"]] StringLike:map[sts:SourceIdentity:*]]" {
-		t.Errorf("trust statement %+v, want the two principals' accounts, conditioned on their exact ARNs and a source identity", st)
+	if len(trust.Statement) != len(want) {
+		t.Fatalf("trust %+v, want %d statements", trust, len(want))
+	}
+	for i, st := range trust.Statement {
+		if got := fmt.Sprint(st.Sid, " ", st.Effect, " ", st.Principal, " ", st.Action, " ", st.Condition); got != want[i] || st.Resource != nil {
+			t.Errorf("trust statement %d:\n got %s\nwant %s", i, got, want[i])
+		}
+	}
+	for principals, sids := range map[string][]string{oncall: {"NamedRoles"}, security: {"NamedUsers"}} {
+		trust := stacktest.Doc(t, mustRun(t, "dev", withRedrive(nil, principals)).resources.Named(t, "aws:iam/role:Role", "kib-dev-redrive"), "assumeRolePolicy")
+		var got []string
+		for _, st := range trust.Statement {
+			got = append(got, st.Sid)
+		}
+		if !slices.Equal(got, sids) {
+			t.Errorf("principals %s: statements %v, want %v", principals, got, sids)
+		}
 	}
 	if got := r.outputs["redriveRoleArn"]; got != "arn:aws:iam::123456789012:role/kib-dev-redrive-us-east-1" {
 		t.Errorf("output redriveRoleArn = %v", got)

@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	ststypes "github.com/aws/aws-sdk-go-v2/service/sts/types"
 
@@ -88,19 +89,21 @@ func Read(ctx context.Context, client Lambda, function string) (Account, error) 
 // Identity is how the stack's AWS provider authenticates and where it reaches AWS: the keys of its configuration
 // that choose the identity (aws:profile, aws:accessKey, aws:secretKey, aws:token, aws:sharedConfigFiles,
 // aws:sharedCredentialsFiles, aws:assumeRoleWithWebIdentity, aws:assumeRole) and the endpoints it calls
-// (aws:endpoints' sts and lambda, aws:stsRegion, aws:customCaBundle), over the AWS SDK's default chain, as the
-// provider takes them ("AWS Provider configuration", https://www.pulumi.com/registry/packages/aws/installation-configuration/;
-// the provider's configuration keys, pulumi-aws sdk/go/aws/config): base credentials from the keys, else the
-// profile and files, else the web identity, else the environment's chain; then the role of aws:assumeRole, assumed
-// with them.
+// (aws:endpoints' sts, lambda and s3, aws:s3UsePathStyle, aws:stsRegion, aws:customCaBundle), over the AWS SDK's
+// default chain, as the provider takes them ("AWS Provider configuration",
+// https://www.pulumi.com/registry/packages/aws/installation-configuration/; the provider's configuration keys,
+// pulumi-aws sdk/go/aws/config): base credentials from the keys, else the profile and files, else the web identity,
+// else the environment's chain; then the role of aws:assumeRole, assumed with them.
 type Identity struct {
 	Profile                                   string
 	AccessKey, SecretKey, Token               string
 	SharedConfigFiles, SharedCredentialsFiles []string
 	WebIdentity                               *WebIdentity
 	AssumeRole                                *AssumeRole
-	// Endpoints are the provider's custom endpoints the check calls, by service (sts, lambda).
+	// Endpoints are the provider's custom endpoints the checks call, by service (sts, lambda, s3).
 	Endpoints map[string]string
+	// S3UsePathStyle is the provider's aws:s3UsePathStyle: S3 addressed by path rather than by the bucket's host name.
+	S3UsePathStyle bool
 	// STSRegion is the region STS is called in (aws:stsRegion), "" the stack's.
 	STSRegion string
 	// CustomCABundle is a PEM file of certificate authorities the provider trusts besides the system's.
@@ -180,7 +183,7 @@ func IdentityOf(get func(key string) (string, bool)) (Identity, error) {
 			}
 		}
 	}
-	id.STSRegion, id.CustomCABundle = v("stsRegion"), v("customCaBundle")
+	id.STSRegion, id.CustomCABundle, id.S3UsePathStyle = v("stsRegion"), v("customCaBundle"), v("s3UsePathStyle") == "true"
 	for _, k := range unfollowed {
 		if s := v(k); s != "" && s != "false" {
 			id.Unfollowed = append(id.Unfollowed, "aws:"+k)
@@ -225,6 +228,14 @@ func (id Identity) LambdaOptions(o *lambda.Options) {
 	if u := id.Endpoints["lambda"]; u != "" {
 		o.BaseEndpoint = aws.String(u)
 	}
+}
+
+// S3Options point S3 at the provider's endpoint for it, addressed as the provider does.
+func (id Identity) S3Options(o *s3.Options) {
+	if u := id.Endpoints["s3"]; u != "" {
+		o.BaseEndpoint = aws.String(u)
+	}
+	o.UsePathStyle = id.S3UsePathStyle
 }
 
 // Config loads the AWS SDK's configuration in region as id: the default chain (AWS_ENDPOINT_URL_LAMBDA and

@@ -29,6 +29,9 @@ const (
 	OutputSpotServiceLinkedRoles = "spotServiceLinkedRoles"
 	// OutputVersion is the release of the program that made the stack (router/release.Version).
 	OutputVersion = "version"
+	// OutputArchiveBucket is the archive's bucket: a stack whose last update had one holds it in its state, and adopts
+	// no other (an import over another ID in state would replace it).
+	OutputArchiveBucket = "archiveBucket"
 )
 
 // The hub's outputs a shard reads: what joining its bus takes.

@@ -11,10 +11,12 @@
 //  6. deployed: the program's configuration against what is deployed: a shard against its hub, every cluster's
 //     release against the last update's, the clusters moved in from another stack against its record (the stack
 //     references these read are the first resources registered, and declare nothing in AWS);
-//  7. lookups: what the clusters need of AWS and no resource creates (the EKS clusters, their add-ons and
+//  7. archive: who owns the archive's bucket, as S3 answers the stack's provider's identity: another account's
+//     bucket of its name is refused, and only the account's own is adopted, never over an archive the stack holds;
+//  8. lookups: what the clusters need of AWS and no resource creates (the EKS clusters, their add-ons and
 //     providers, the Spot service-linked role), through each account's provider (declared just before);
-//  8. reach: the Kubernetes API of each cluster whose Karpenter the stack installs on an existing cluster;
-//  9. adoption: what was retained before and is adopted now, and which adoptions an API out of reach leaves to the
+//  9. reach: the Kubernetes API of each cluster whose Karpenter the stack installs on an existing cluster;
+//  10. adoption: what was retained before and is adopted now, and which adoptions an API out of reach leaves to the
 //     next update.
 //
 // Each kind of run (Kind) runs the steps it has, each once, in that order; a step that fails stops the run before
@@ -30,6 +32,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bucketowner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
@@ -72,16 +75,18 @@ const (
 	StepCommands      Step = "commands"
 	StepConcurrency   Step = "concurrency"
 	StepDeployed      Step = "deployed"
+	StepArchive       Step = "archive"
 	StepLookups       Step = "lookups"
 	StepReach         Step = "reach"
 	StepAdoption      Step = "adoption"
 )
 
 // Order is the preflight's one order.
-var Order = []Step{StepConfiguration, StepQuotas, StepSize, StepCommands, StepConcurrency, StepDeployed, StepLookups, StepReach, StepAdoption}
+var Order = []Step{StepConfiguration, StepQuotas, StepSize, StepCommands, StepConcurrency, StepDeployed, StepArchive, StepLookups, StepReach,
+	StepAdoption}
 
 // Steps are the steps a run of kind k has, in Order; for the program, a shard's (which declares neither the hub's
-// policies nor its router) want neither quotas nor concurrency.
+// policies, its router nor its archive) want neither quotas, concurrency nor the archive.
 func (k Kind) Steps(shard bool) []Step {
 	var skip []Step
 	switch {
@@ -91,9 +96,9 @@ func (k Kind) Steps(shard bool) []Step {
 	case k == Join:
 		// One cluster: the hub's documents and its router are the Bus's, its providers the joining stack's own, and
 		// it keeps no record of what it deployed before: it adopts nothing (docs/clusters.md).
-		skip = []Step{StepQuotas, StepSize, StepConcurrency, StepDeployed, StepAdoption}
+		skip = []Step{StepQuotas, StepSize, StepConcurrency, StepDeployed, StepArchive, StepAdoption}
 	case shard:
-		skip = []Step{StepQuotas, StepConcurrency}
+		skip = []Step{StepQuotas, StepConcurrency, StepArchive}
 	}
 	return slices.DeleteFunc(slices.Clone(Order), func(s Step) bool { return slices.Contains(skip, s) })
 }
@@ -105,6 +110,8 @@ type Options struct {
 	// ReadConcurrency reads what Lambda says of the account's concurrency and of the router's function's reservation,
 	// as identity id (concurrency.FromEnvironment).
 	ReadConcurrency func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error)
+	// ReadArchiveOwner asks S3, as identity id, who owns the bucket of the archive's name (bucketowner.FromEnvironment).
+	ReadArchiveOwner func(ctx context.Context, region string, id concurrency.Identity, bucket, account string) (bucketowner.Answer, error)
 	// Probe says why the machine running pulumi cannot reach a cluster's Kubernetes API (reach.Default).
 	Probe reach.Probe
 }
@@ -133,6 +140,11 @@ type Flight struct {
 	Before Last
 	// Hub is a shard's hub.
 	Hub Hub
+	// Archive is what S3 said of the archive's bucket (bucketowner.NotChecked when nothing asked), ArchiveBucket its
+	// name, and ArchiveInState whether the last update had an archive, which the stack's state then holds.
+	Archive        bucketowner.Answer
+	ArchiveBucket  string
+	ArchiveInState bool
 	// Found is what the lookups found.
 	Found Report
 	// Unreachable are the clusters whose Kubernetes API cannot be reached from here, each warned of.
@@ -197,6 +209,8 @@ func (f *Flight) run(ctx *pulumi.Context, step Step, opts Options, invoke map[st
 		return nil
 	case StepDeployed:
 		return f.againstDeployed(ctx)
+	case StepArchive:
+		return f.checkArchive(ctx, opts.ReadArchiveOwner)
 	case StepQuotas:
 		return hubQuotas(cfg, f.Env)
 	case StepSize:

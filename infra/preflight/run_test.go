@@ -24,7 +24,7 @@ func TestEachKindRunsItsStepsInTheOneOrder(t *testing.T) {
 	want := map[string][]preflight.Step{
 		"program hub":   S,
 		"program shard": {preflight.StepConfiguration, preflight.StepSize, preflight.StepCommands, preflight.StepDeployed, preflight.StepLookups, preflight.StepReach, preflight.StepAdoption},
-		"Bus":           {preflight.StepConfiguration, preflight.StepQuotas, preflight.StepSize, preflight.StepConcurrency},
+		"Bus":           {preflight.StepConfiguration, preflight.StepQuotas, preflight.StepSize, preflight.StepConcurrency, preflight.StepArchive},
 		"Join":          {preflight.StepConfiguration, preflight.StepCommands, preflight.StepLookups, preflight.StepReach},
 	}
 	got := map[string][]preflight.Step{
@@ -44,8 +44,11 @@ func TestEachKindRunsItsStepsInTheOneOrder(t *testing.T) {
 			at = i
 		}
 	}
-	if len(slices.Compact(slices.Clone(S))) != 9 {
-		t.Errorf("Order %v: want nine distinct steps", S)
+	if len(slices.Compact(slices.Clone(S))) != 10 {
+		t.Errorf("Order %v: want ten distinct steps", S)
+	}
+	if i, j := slices.Index(S, preflight.StepDeployed), slices.Index(S, preflight.StepArchive); i < 0 || j != i+1 {
+		t.Errorf("Order %v: the archive's owner is asked right after the last update is read (which archive the stack holds)", S)
 	}
 }
 
@@ -68,7 +71,8 @@ func run(t *testing.T, m *mocks.Mocks, kind preflight.Kind, opts preflight.Optio
 }
 
 func options(m *mocks.Mocks) preflight.Options {
-	return preflight.Options{LookPath: func(f string) (string, error) { return "/usr/bin/" + f, nil }, ReadConcurrency: m.ReadConcurrency, Probe: reach.Always}
+	return preflight.Options{LookPath: func(f string) (string, error) { return "/usr/bin/" + f, nil }, ReadConcurrency: m.ReadConcurrency,
+		ReadArchiveOwner: m.ReadArchiveOwner, Probe: reach.Always}
 }
 
 // TestRunRunsEachStepOnceInOrder: what each kind ran, through its lookups and probes under mocks.

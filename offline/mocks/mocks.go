@@ -22,6 +22,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/common/tokens"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bucketowner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/providerrules"
@@ -100,9 +101,14 @@ type Mocks struct {
 	// OIDCProviders overrides what aws:iam/getOpenIdConnectProvider answers by ARN; a provider with an empty URL
 	// does not exist (the lookup fails). Without an entry, the provider exists, its URL taken from its ARN.
 	OIDCProviders map[string]OIDCProvider
-	// Buckets are the S3 buckets that exist without the stack: an archive an earlier deployment retained on delete.
-	// aws:s3/getBucket finds them by name, and fails as the provider does for any other ("couldn't find resource").
+	// Buckets are the S3 buckets of the stack's account that exist without the stack: an archive an earlier deployment
+	// retained on delete. aws:s3/getBucket finds them by name, and fails as the provider does for any other ("couldn't
+	// find resource"); S3 answers them as the account's (ReadArchiveOwner).
 	Buckets []string
+	// ForeignBuckets are bucket names another account holds (S3's names are global), each letting anyone list it:
+	// aws:s3/getBucket finds them as it finds the account's own, and S3 answers them as another account's
+	// (ReadArchiveOwner, ExpectedBucketOwner).
+	ForeignBuckets []string
 	// Existing are EKS clusters of the stack's account besides the configured ones: the component package's
 	// clusters, which a ClusterInterruption names in its arguments, not in the stack's configuration.
 	Existing []string
@@ -150,6 +156,22 @@ func (m *Mocks) ReadConcurrency(context.Context, string, concurrency.Identity, s
 }
 
 func (m *Mocks) account() string { return cmp.Or(m.Account, DefaultAccount) }
+
+// ReadArchiveOwner answers as S3's HeadBucket would in m's world, asked with the account as the bucket's expected owner
+// (infra/bucketowner): a bucket of ForeignBuckets is another account's, one of Buckets the account's own (when the
+// account asked is m's), any other missing. A nil m's world is not known (the offline render cannot look): nothing is
+// checked, and the provider's lookup decides, as it answers in the render.
+func (m *Mocks) ReadArchiveOwner(_ context.Context, _ string, _ concurrency.Identity, bucket, account string) (bucketowner.Answer, error) {
+	switch {
+	case m == nil:
+		return bucketowner.NotChecked, nil
+	case slices.Contains(m.ForeignBuckets, bucket), slices.Contains(m.Buckets, bucket) && account != m.account():
+		return bucketowner.Foreign, nil
+	case slices.Contains(m.Buckets, bucket):
+		return bucketowner.Owned, nil
+	}
+	return bucketowner.Missing, nil
+}
 
 // Partition is the partition of region, and its DNS suffix.
 func Partition(region string) (partition, dnsSuffix string) {
@@ -494,7 +516,7 @@ func (m *Mocks) Answer(token string, args resource.PropertyMap, caller string) (
 		// The provider's data source reads a bucket with HeadBucket and answers a missing one with its not-found error
 		// (terraform-provider-aws, internal/service/s3/bucket_data_source.go, findBucket: retry.NotFoundError).
 		name := args["bucket"].StringValue()
-		if !slices.Contains(m.Buckets, name) {
+		if !slices.Contains(m.Buckets, name) && !slices.Contains(m.ForeignBuckets, name) {
 			return nil, fmt.Errorf("reading S3 Bucket (%s): couldn't find resource", name)
 		}
 		return resource.NewPropertyMapFromMap(map[string]any{

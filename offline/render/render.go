@@ -42,11 +42,13 @@ func StubRouter(context.Context) (routerbuild.Artifact, error) {
 // AnyCommand stands in for exec.LookPath: rendering runs no command, so it needs none.
 func AnyCommand(file string) (string, error) { return file, nil }
 
-// Offline are the program's options for rendering: the router is not built, no command is looked up, and Lambda's
-// account settings are those of an account of the default quota (mocks.DefaultLambda).
+// Offline are the program's options for rendering: the router is not built, no command is looked up, Lambda's
+// account settings are those of an account of the default quota (mocks.DefaultLambda), and nobody asks S3 who owns the
+// archive's bucket (the provider's lookup, which finds none in the render, decides).
 func Offline() infra.Options {
 	// The render reaches no cluster: it says nothing of which a machine could.
-	return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand, ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency, Probe: reach.Always}
+	return infra.Options{BuildRouter: StubRouter, LookPath: AnyCommand, ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency,
+		ReadArchiveOwner: (*mocks.Mocks)(nil).ReadArchiveOwner, Probe: reach.Always}
 }
 
 // Target is the account the render answers as; the region is the stack's aws:region.

@@ -51,7 +51,7 @@ func programOptions() infra.Options {
 	// Lambda's account settings: an account of the default quota (mocks.DefaultLambda); the program's check refuses
 	// what Lambda would of it.
 	return infra.Options{BuildRouter: routerbuild.Embedded, LookPath: func(string) (string, error) { return "/usr/bin/true", nil },
-		ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency, Probe: reach.Always}
+		ReadConcurrency: (*mocks.Mocks)(nil).ReadConcurrency, ReadArchiveOwner: (*mocks.Mocks)(nil).ReadArchiveOwner, Probe: reach.Always}
 }
 
 // stack is the program's stack, run inline by the Automation API against the real CLI: the test process serves

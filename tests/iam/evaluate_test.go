@@ -100,6 +100,9 @@ type row struct {
 	want                  verdict
 	// unsafe: the context holds provider keys iam-simulate's catalogue does not know (see evaluator/evaluate.mjs).
 	unsafe bool
+	// scp, when set, is a service control policy of the caller's account, attached beside AWS's FullAWSAccess (every
+	// level of an organization must allow a request, and one Deny anywhere refuses it).
+	scp Policy
 }
 
 type simulation struct {
@@ -112,9 +115,20 @@ type simulation struct {
 		} `json:"resource"`
 		ContextVariables map[string]any `json:"contextVariables"`
 	} `json:"request"`
-	IdentityPolicies []namedPolicy `json:"identityPolicies"`
-	ResourcePolicy   Policy        `json:"resourcePolicy,omitempty"`
+	IdentityPolicies       []namedPolicy `json:"identityPolicies"`
+	ResourcePolicy         Policy        `json:"resourcePolicy,omitempty"`
+	ServiceControlPolicies []orgPolicies `json:"serviceControlPolicies,omitempty"`
 }
+
+// orgPolicies are the service control policies attached at one level of an organization (its root, an OU, an account).
+type orgPolicies struct {
+	OrgIdentifier string        `json:"orgIdentifier"`
+	Policies      []namedPolicy `json:"policies"`
+}
+
+// fullAWSAccess is AWS's own SCP, attached everywhere by default: it allows everything, so that only a Deny of another
+// SCP refuses.
+var fullAWSAccess = Policy{"Version": "2012-10-17", "Statement": []any{map[string]any{"Effect": "Allow", "Action": "*", "Resource": "*"}}}
 
 type namedPolicy struct {
 	Name   string `json:"name"`
@@ -150,6 +164,11 @@ func evaluate(t *testing.T, rows []row) {
 		}
 		s.IdentityPolicies = append([]namedPolicy{}, s.IdentityPolicies...)
 		s.ResourcePolicy = r.resourcePolicy
+		if r.scp != nil {
+			s.ServiceControlPolicies = []orgPolicies{{OrgIdentifier: r.who.account, Policies: []namedPolicy{
+				{Name: "FullAWSAccess", Policy: fullAWSAccess}, {Name: "example", Policy: r.scp},
+			}}}
+		}
 		in[i] = input{ID: i, Simulation: s, Unsafe: r.unsafe}
 	}
 	payload, err := json.Marshal(in)

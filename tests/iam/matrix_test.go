@@ -383,37 +383,62 @@ func trustRows(t *testing.T, s *Stack) []row {
 }
 
 // redriveRows: sending the quarantine's messages back takes the redrive role, which only the principals the stack
-// names may assume (by their exact ARN, in any account): not a role of the account allowed sts:AssumeRole on *
-// (PowerUserAccess, most CI roles), not a member's, not another account's, not a role of the named principal's name
-// in another account. It may send to the central queue only (the records back, and the request that the router take
-// the DLQ in), read the quarantine, list the DLQ without deleting from it, and not start a message move task (a moved
-// message's sender is undocumented: requeue carries each sealed first sender instead). Its trust is evaluated a second time as it was (the account's root, no condition), which
-// must let the administrator in: the row can fail.
+// names may assume (by their exact ARN, in any account), with a source identity: a named user only its own name (another
+// is refused, which the trust as it was, any source identity, admits: the row can fail), a named role any (its word);
+// not a role of the account allowed sts:AssumeRole on * (PowerUserAccess, most CI roles), not a member's, not another
+// account's, not a role or user of the named principal's name in another account. It may send to the central queue
+// only (the records back, and the request that the router take the DLQ in), read the quarantine, list the DLQ without
+// deleting from it, and not start a message move task (a moved message's sender is undocumented: requeue carries each
+// sealed first sender instead). Its trust is evaluated a second time as it was (the account's root, no condition),
+// which must let the administrator in: the row can fail.
 func redriveRows(t *testing.T, s *Stack) []row {
 	r := s.Role(t, s.RedriveRole)
 	redrive := s.session(r)
-	// A principal named in redrive.principals, opening the session with a source identity, as make requeue does.
+	// A principal named in redrive.principals, opening the session with a source identity, as make requeue does: its
+	// own name (a user's, which AWS gives as aws:username; a role's session's, which nothing of AWS ties to the caller).
 	named := func(arn string) caller {
 		acct := strings.Split(arn, ":")[4]
 		kind, name, _ := strings.Cut(arn[strings.LastIndex(arn, ":")+1:], "/")
+		name = name[strings.LastIndex(name, "/")+1:]
 		c := outsider(acct, "sts:AssumeRole", "sts:SetSourceIdentity")
 		c.context["aws:PrincipalArn"] = arn
-		c.context["sts:SourceIdentity"] = "alice"
+		c.context["sts:SourceIdentity"] = name
 		if kind == "user" {
 			c.principal = arn
+			c.context["aws:username"] = name
 		} else {
 			c.principal = "arn:aws:sts::" + acct + ":assumed-role/" + name + "/session"
 		}
 		return c
 	}
 	admin := s.admin("sts:AssumeRole")
+	// The trust as it was: any source identity, from any principal named.
+	anySourceIdentity := func(w *row) {
+		w.resourcePolicy = copyPolicy(r.Trust)
+		for _, st := range statements(w.resourcePolicy) {
+			cond := st["Condition"].(map[string]any)
+			delete(cond, "StringEquals")
+			cond["StringLike"] = map[string]any{"sts:SourceIdentity": "*"}
+		}
+	}
+	posing := assume(s.Name+": the named user of a security account assumes the redrive role as someone else (another source identity)",
+		named(security).with("sts:SourceIdentity", "alice"), "sts:AssumeRole", r, s.Account, denied)
 	rows := []row{
 		assume(s.Name+": the named on-call role assumes the redrive role, with a source identity", named(oncall), "sts:AssumeRole", r, s.Account, allowed),
 		assume(s.Name+": the named on-call role sets its source identity", named(oncall), "sts:SetSourceIdentity", r, s.Account, allowed),
+		assume(s.Name+": the named on-call role assumes the redrive role with any source identity (the caller's word)", named(oncall).with("sts:SourceIdentity", "alice"),
+			"sts:AssumeRole", r, s.Account, allowed),
 		assume(s.Name+": the named on-call role assumes the redrive role without a source identity", named(oncall).with("sts:SourceIdentity", nil),
 			"sts:AssumeRole", r, s.Account, denied),
-		assume(s.Name+": the named user of a security account assumes the redrive role, with a source identity", named(security), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named user of a security account assumes the redrive role, its own name as source identity", named(security), "sts:AssumeRole", r, s.Account, allowed),
+		assume(s.Name+": the named user of a security account sets its own name as source identity", named(security), "sts:SetSourceIdentity", r, s.Account, allowed),
+		posing,
+		widened(posing, "the trust taking any source identity, as before", anySourceIdentity),
+		assume(s.Name+": the named user of a security account sets another source identity", named(security).with("sts:SourceIdentity", "alice"),
+			"sts:SetSourceIdentity", r, s.Account, denied),
 		assume(s.Name+": the named user of a security account assumes the redrive role without a source identity", named(security).with("sts:SourceIdentity", nil),
+			"sts:AssumeRole", r, s.Account, denied),
+		assume(s.Name+": a user named as the security lead, of another account, with its own name", named(strings.Replace(security, "888888888888", "999999999999", 1)),
 			"sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": a role of the account allowed sts:AssumeRole on * assumes the redrive role", admin, "sts:AssumeRole", r, s.Account, denied),
 		assume(s.Name+": a role named as the on-call role, of another account", named(strings.Replace(oncall, s.Account, "999999999999", 1)), "sts:AssumeRole", r, s.Account, denied),

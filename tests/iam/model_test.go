@@ -85,8 +85,10 @@ type Stack struct {
 	// ControllerRoles maps a cluster whose Karpenter the stack installs to its controller role's name.
 	ControllerRoles map[string]string
 	RouterRole      string
-	RedriveRole     string
-	HeartbeatRole   string
+	// RouterFunction is the router's Lambda function's name.
+	RouterFunction string
+	RedriveRole    string
+	HeartbeatRole  string
 	// ForwarderRole is the role the account's rules deliver to the central queue as (the hub's, or a member's).
 	ForwarderRole string
 	// Members are the member accounts of a hub, each as the stack of its roles and queues; ClusterAccounts is
@@ -207,6 +209,8 @@ func load(t *testing.T, name, account, region string, rs []declared) *Stack {
 				t.Fatal(err)
 			}
 			s.queue(u.Path[strings.LastIndex(u.Path, "/")+1:]).Policy = doc(r, "policy")
+		case "aws:lambda/function:Function":
+			s.RouterFunction = r.Inputs["name"].(string)
 		case "aws:kms/key:Key":
 			s.SealKey = &Key{Policy: doc(r, "policy")}
 		case "aws:s3/bucketPolicy:BucketPolicy":

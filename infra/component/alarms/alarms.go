@@ -86,6 +86,7 @@ const (
 	KeyForgedSenders         = "forged-senders"
 	KeyUnsealed              = "unsealed-requeues"
 	KeyReplayed              = "replayed-requeues"
+	KeyLedgerHidden          = "ledger-hidden"
 )
 
 // DropWindow shapes the alarms on drops for clusters or accounts the bus does not know: drops in DropDatapoints of
@@ -165,6 +166,15 @@ func Specs(args *Args) []Spec {
 			"(docs/operations.md), \"Messages refused as replayed\".",
 			Namespace: args.Namespace, Metric: contract.MetricReplayed, Statistic: "Sum",
 			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus)}, Runbook: "Messages refused as replayed"},
+		// A delete marker over an entry of the ledger: someone lifted the archive's policy (it denies deleting to every
+		// principal) and hid a delivery or a claim, so that a record delivered before would look new. One is an incident.
+		{Key: KeyLedgerHidden, Description: "The router refused a sealed record the redrive role sent back because a delete marker hides its entry " +
+			"in the archive's ledger (its delivery or a claim): the archive's policy denies deleting to every principal, so someone lifted " +
+			"or changed it and deleted a ledger entry, which would let a record delivered before be delivered again. Refused and kept in the " +
+			"quarantine and the archive as ledger_hidden. See the runbook (docs/operations.md), \"Messages refused as ledger_hidden\".",
+			Namespace: args.Namespace, Metric: contract.MetricDropped, Statistic: "Sum",
+			Dimensions: pulumi.StringMap{contract.DimBus: pulumi.String(args.Bus), contract.DimReason: pulumi.String(string(contract.ReasonLedgerHidden))},
+			Runbook:    "Messages refused as ledger_hidden"},
 	}
 }
 

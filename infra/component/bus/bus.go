@@ -44,8 +44,11 @@ type Args struct {
 	// ArchiveMode (S3's GOVERNANCE or COMPLIANCE) and ArchiveRetentionDays are the archive's default retention.
 	ArchiveMode          string
 	ArchiveRetentionDays int
-	Env                  awsenv.Env
-	Tags                 pulumi.StringMap
+	// ArchiveAdoption says whether a bucket of the archive's name is adopted: the preflight asked S3 who owns it, and
+	// the last update's outputs whether the stack holds an archive already.
+	ArchiveAdoption Adoption
+	Env             awsenv.Env
+	Tags            pulumi.StringMap
 }
 
 // Bus is the shared plumbing.
@@ -315,7 +318,7 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 
 	evidence, err := declareEvidence(ctx, name, EvidenceArgs{
 		NamePrefix: np, RouterRoleARN: args.RouterRoleARN, Mode: args.ArchiveMode, RetentionDays: args.ArchiveRetentionDays, Env: env, Tags: args.Tags,
-		Invoke: []pulumi.InvokeOption{parent},
+		Adoption: args.ArchiveAdoption, Invoke: []pulumi.InvokeOption{parent},
 	}, parent)
 	if err != nil {
 		return err
@@ -325,7 +328,8 @@ func (b *Bus) declare(ctx *pulumi.Context, name string, args *Args, parent pulum
 	b.RedriveRoleARN = pulumi.String("").ToStringOutput()
 	if len(args.RedrivePrincipals) > 0 {
 		archives := "arn:" + env.Partition + ":s3:::" + ArchiveBucketPrefix(np)
-		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, archives, evidence, args.Tags, parent)
+		redrive, err := redriveRole(ctx, name+"-redrive", redriveRoleName, args.RedrivePrincipals, dlqARN, centralARN, quarantineARN, archives, env.Account,
+			evidence, args.Tags, parent)
 		if err != nil {
 			return err
 		}

@@ -100,9 +100,12 @@ func ArchiveBucketPrefix(namePrefix string) string {
 
 // ArchiveBucketName is the archive's name: the bus's prefix, its account and its region, one name for the life of the
 // bus. Bucket names are global to all of S3 and a bucket retained on destroy keeps its name, so a stack deployed again
-// finds the archive it had and adopts it (archiveExists), its locked records and the public key that verifies them
-// with it, where a name S3 made unique would leave the first archive behind and start a second. The account makes it
-// the account's own; S3 takes at most 63 characters (the prefix is cut to fit).
+// finds the archive it had and adopts it (Adoption), its locked records and the public key that verifies them with it,
+// where a name S3 made unique would leave the first archive behind and start a second. The account in the name makes
+// it unlikely to be another's, not impossible (anyone may take a free name): only a bucket S3 answers as the
+// account's is adopted (the preflight, infra/bucketowner), and the roles' statements hold only in the account's
+// buckets (OfAccount). S3 takes at most 63 characters (the prefix is cut to fit, keeping more of a long name prefix
+// than ArchiveBucketPrefix does: RedrivePolicy names this bucket then).
 func ArchiveBucketName(namePrefix, account, region string) string {
 	const most, archive = 63, "-archive-"
 	suffix := archive + account + "-" + region
@@ -116,7 +119,8 @@ func ArchiveBucketName(namePrefix, account, region string) string {
 // archiveExists reports whether the archive's bucket exists already: the archive of an earlier deployment of the bus,
 // retained on destroy, or this stack's own. The provider's data source reads it with HeadBucket (s3:ListBucket) and
 // fails with its not-found error for a bucket that is not there; any other failure (a bucket of that name in another
-// account answers 403) stops the preview, naming the bucket.
+// account answers 403) stops the preview, naming the bucket. It cannot say who owns a bucket it finds: it decides only
+// when the preflight could not ask S3 (AdoptIfFound).
 func archiveExists(ctx *pulumi.Context, bucket string, opts ...pulumi.InvokeOption) (bool, error) {
 	_, err := s3.LookupBucket(ctx, &s3.LookupBucketArgs{Bucket: bucket}, opts...)
 	switch {
@@ -128,6 +132,41 @@ func archiveExists(ctx *pulumi.Context, bucket string, opts ...pulumi.InvokeOpti
 	return false, fmt.Errorf("looking up the archive bucket %s (is it another account's? the archive's name is the bus's, its account's and its region's): %w", bucket, err)
 }
 
+// Adoption says whether the archive's bucket is adopted (imported with everything that protects it) or created.
+type Adoption int
+
+const (
+	// AdoptIfFound adopts a bucket of the archive's name that the provider's lookup finds (archiveExists): what is left
+	// when nothing could ask S3 who owns it (the preflight stepped aside from an identity it does not follow).
+	AdoptIfFound Adoption = iota
+	// AdoptOwned adopts it: S3 answered it as the stack's account's (HeadBucket with ExpectedBucketOwner, the preflight).
+	AdoptOwned
+	// AdoptNothing declares the bucket without an import: there is none of the archive's name, or the stack's last
+	// update had an archive already, which its state holds (an import over another ID in state would replace it).
+	AdoptNothing
+)
+
+// adopts says whether the archive's bucket, of name bucket, is to be imported.
+func (a Adoption) adopts(ctx *pulumi.Context, bucket string, opts ...pulumi.InvokeOption) (bool, error) {
+	switch a {
+	case AdoptOwned:
+		return true, nil
+	case AdoptNothing:
+		return false, nil
+	}
+	return archiveExists(ctx, bucket, opts...)
+}
+
+// OfAccount is the condition that keeps an S3 statement to the buckets of account (s3:ResourceAccount, "Filters access
+// by the resource owner AWS account ID": "Actions, resources, and condition keys for Amazon S3",
+// https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html): bucket names are global to
+// all of S3, and a bucket of the archive's name that another account holds (made after a destroy, say) is refused
+// whatever it invites, as every call the router and make requeue make names the account as the bucket's owner
+// (ExpectedBucketOwner).
+func OfAccount(account string) map[string]map[string]any {
+	return map[string]map[string]any{"StringEquals": {"s3:ResourceAccount": account}}
+}
+
 // Evidence is what the bus declares to keep its refusals: the seal key and the archive bucket.
 type Evidence struct {
 	SealKeyARN, ArchiveBucket, ArchiveBucketARN pulumi.StringOutput
@@ -137,8 +176,10 @@ type Evidence struct {
 type EvidenceArgs struct {
 	NamePrefix    string
 	RouterRoleARN string
-	// Invoke is how the archive's bucket is looked up: with the bus's provider.
-	Invoke []pulumi.InvokeOption
+	// Adoption says whether a bucket of the archive's name is adopted; Invoke is how it is looked up (AdoptIfFound):
+	// with the bus's provider.
+	Adoption Adoption
+	Invoke   []pulumi.InvokeOption
 	// Mode and RetentionDays are the archive's default retention (S3's GOVERNANCE or COMPLIANCE).
 	Mode          string
 	RetentionDays int
@@ -149,9 +190,10 @@ type EvidenceArgs struct {
 // declareEvidence declares the seal key, its alias and the archive bucket with its versioning, Object Lock, encryption,
 // public access block and policy. The bucket and its settings are retained on delete (pulumi destroy): a bucket with
 // locked versions cannot be deleted before they expire, and its records must outlive the stack, with the settings
-// that protect them. A bucket of the archive's name that exists already is adopted (imported) with its settings: the
-// bus's own archive, retained by a destroy (an import of what the stack holds already is no change). A stack made by
-// a release before 0.4.0 keeps the archive it has, named from a prefix (the name is not an input to change).
+// that protect them. A bucket of the archive's name that exists already is adopted (imported) with its settings only
+// when it is the account's own (args.Adoption): the bus's own archive, retained by a destroy; never when the stack's
+// state holds an archive already. A stack made by a release before 0.4.0 keeps the archive it has, named from a
+// prefix (the name is not an input to change).
 func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts ...pulumi.ResourceOption) (Evidence, error) {
 	env := args.Env
 	key, err := kms.NewKey(ctx, name+"-seal", &kms.KeyArgs{
@@ -169,7 +211,7 @@ func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts .
 		return Evidence{}, fmt.Errorf("declaring the seal key's alias: %w", err)
 	}
 	bucketName := ArchiveBucketName(args.NamePrefix, env.Account, env.Region)
-	exists, err := archiveExists(ctx, bucketName, args.Invoke...)
+	exists, err := args.Adoption.adopts(ctx, bucketName, args.Invoke...)
 	if err != nil {
 		return Evidence{}, err
 	}
@@ -229,11 +271,14 @@ func declareEvidence(ctx *pulumi.Context, name string, args EvidenceArgs, opts .
 	return Evidence{SealKeyARN: key.Arn, ArchiveBucket: bucket.Bucket, ArchiveBucketARN: bucket.Arn}, nil
 }
 
-// ArchiveWrites are the keys the router writes in the archive bucket: its records, the seal key's public key and the
-// ledger of what it delivered.
+// ArchiveWrites are the keys the router writes in the archive bucket: its records, the seal key's public key, and the
+// ledger of the sealed records it delivers (claims, then deliveries).
 func ArchiveWrites(bucketARN string) []string {
-	return []string{bucketARN + "/" + contract.ArchiveRefusedPrefix + "*", bucketARN + "/" + contract.ArchiveKeysPrefix + "*", Ledger(bucketARN)}
+	return append([]string{bucketARN + "/" + contract.ArchiveRefusedPrefix + "*", bucketARN + "/" + contract.ArchiveKeysPrefix + "*"}, Ledger(bucketARN)...)
 }
 
-// Ledger is the keys of the ledger of the sealed records the router delivered, which it reads back.
-func Ledger(bucketARN string) string { return bucketARN + "/" + contract.ArchiveDeliveredPrefix + "*" }
+// Ledger is the keys of the ledger of the sealed records the router delivers, which it reads back: the deliveries and
+// the claims (router/archive, ledger.go).
+func Ledger(bucketARN string) []string {
+	return []string{bucketARN + "/" + contract.ArchiveDeliveredPrefix + "*", bucketARN + "/" + contract.ArchiveClaimsPrefix + "*"}
+}

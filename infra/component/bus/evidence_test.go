@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
@@ -54,4 +55,71 @@ func TestTheSealKeyPolicy(t *testing.T) {
 		"OnlyTheRouterSeals Deny * [kms:Sign] [*] map[ArnNotEquals:map[aws:PrincipalArn:" + router + "]]",
 	}
 	wholly(t, SealKeyPolicy(env, router), want)
+}
+
+// TestTheRedrivePolicy: the redrive role's policy, whole: its S3 statements each only in a bucket of the account
+// (s3:ResourceAccount), listing versions and reading a version a delete marker hides; the archive the bus has named
+// beside the archive prefix only when its name does not start with it (a name prefix longer than the archive prefix
+// keeps of it).
+func TestTheRedrivePolicy(t *testing.T) {
+	const dlq, central, quarantine = "arn:aws:sqs:eu-west-1:123456789012:kib-dev-dlq", "arn:aws:sqs:eu-west-1:123456789012:kib-dev-central",
+		"arn:aws:sqs:eu-west-1:123456789012:kib-dev-quarantine"
+	const key, archives = "arn:aws:kms:eu-west-1:123456789012:key/k", "arn:aws:s3:::kib-dev-archive-"
+	inAccount := "map[StringEquals:map[s3:ResourceAccount:123456789012]]"
+	head := []string{
+		"ListTheDeadLetterQueue Allow <nil> [sqs:ReceiveMessage sqs:ChangeMessageVisibility sqs:GetQueueAttributes] [" + dlq + "] map[]",
+		"ReadTheQuarantine Allow <nil> [sqs:ReceiveMessage sqs:DeleteMessage sqs:ChangeMessageVisibility sqs:GetQueueAttributes] [" + quarantine + "] map[]",
+		"SendToTheCentralQueue Allow <nil> [sqs:SendMessage sqs:GetQueueAttributes] [" + central + "] map[]",
+		"CheckSeals Allow <nil> [kms:GetPublicKey] [" + key + "] map[]",
+		"FindTheArchives Allow <nil> [s3:ListAllMyBuckets] [*] map[]",
+	}
+	for _, tt := range []struct{ archive, buckets, objects string }{
+		{"arn:aws:s3:::kib-dev-archive-123456789012-eu-west-1", archives + "*", archives + "*/*"},
+		{"arn:aws:s3:::kib-devs-archive-123456789012-eu-west-1", archives + "* arn:aws:s3:::kib-devs-archive-123456789012-eu-west-1",
+			archives + "*/* arn:aws:s3:::kib-devs-archive-123456789012-eu-west-1/*"},
+	} {
+		wholly(t, RedrivePolicy(dlq, central, quarantine, key, archives, tt.archive, "123456789012"), append(slices.Clone(head),
+			"ListTheArchives Allow <nil> [s3:ListBucket s3:ListBucketVersions] ["+tt.buckets+"] "+inAccount,
+			"ReadTheArchives Allow <nil> [s3:GetObject s3:GetObjectVersion] ["+tt.objects+"] "+inAccount,
+		))
+	}
+}
+
+// TestTheRedriveTrust: the redrive role's trust, whole: the roles named may open a session with any source identity,
+// the users named with their own name only; each statement there only when such principals are named.
+func TestTheRedriveTrust(t *testing.T) {
+	const role, role2 = "arn:aws:iam::123456789012:role/oncall", "arn:aws:iam::111122223333:role/team/ops"
+	const user, user2 = "arn:aws:iam::210987654321:user/security-lead", "arn:aws:iam::210987654321:user/auditors/jo"
+	roles := "NamedRoles Allow map[AWS:[arn:aws:iam::123456789012:root arn:aws:iam::111122223333:root]] [sts:AssumeRole sts:SetSourceIdentity] [] " +
+		"map[ArnEquals:map[aws:PrincipalArn:[" + role + " " + role2 + "]] StringLike:map[sts:SourceIdentity:*]]"
+	users := "NamedUsers Allow map[AWS:arn:aws:iam::210987654321:root] [sts:AssumeRole sts:SetSourceIdentity] [] " +
+		"map[ArnEquals:map[aws:PrincipalArn:[" + user + " " + user2 + "]] StringEquals:map[sts:SourceIdentity:${aws:username}]]"
+	wholly(t, RedriveTrust([]string{role, user, role2, user2}), []string{roles, users})
+	wholly(t, RedriveTrust([]string{role, role2}), []string{roles})
+	wholly(t, RedriveTrust([]string{user, user2}), []string{users})
+}
+
+// TestTheArchivesKeys: the router writes its records, the seal key's public keys and its ledger's entries, and reads
+// back the ledger's alone; what a statement conditioned on the account names.
+func TestTheArchivesKeys(t *testing.T) {
+	const b = "arn:aws:s3:::kib-dev-archive-123456789012-eu-west-1"
+	if got := ArchiveWrites(b); !slices.Equal(got, []string{b + "/refused/*", b + "/keys/*", b + "/delivered/*", b + "/claims/*"}) {
+		t.Errorf("ArchiveWrites = %v", got)
+	}
+	if got := Ledger(b); !slices.Equal(got, []string{b + "/delivered/*", b + "/claims/*"}) {
+		t.Errorf("Ledger = %v", got)
+	}
+	if got := fmt.Sprint(OfAccount("123456789012")); got != "map[StringEquals:map[s3:ResourceAccount:123456789012]]" {
+		t.Errorf("OfAccount = %s", got)
+	}
+}
+
+// TestWhatIsAdopted: a bucket S3 answered as the account's is adopted, none when nothing is to be (missing, or in state),
+// without asking the provider.
+func TestWhatIsAdopted(t *testing.T) {
+	for a, want := range map[Adoption]bool{AdoptOwned: true, AdoptNothing: false} {
+		if got, err := a.adopts(nil, "kib-dev-archive-123456789012-eu-west-1"); got != want || err != nil {
+			t.Errorf("%v adopts %v (%v), want %v", a, got, err, want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -161,19 +162,36 @@ func fromRules(env awsenv.Env, queueARN string, ruleARNs []string, sid string) p
 // (ChangeMessageVisibility); it lists the dead-letter queue and the archive, and reads the seal key's public key to
 // check a record's seal before sending it. Not sqs:StartMessageMoveTask: AWS does not document what sender a moved
 // message keeps; nor kms:Sign, which the key's policy denies it: what it sends says of itself only what the router
-// sealed. The archives are every bucket of the bus's archive prefix (archivesARN, "arn:<partition>:s3:::<prefix>"):
-// the one it has, and those a release before 0.4.0 made, one per deployment, which make requeue FROM=archive finds
-// with ListBuckets (s3:ListAllMyBuckets, which takes no narrower resource than "*": "Actions defined by Amazon S3").
-func RedrivePolicy(dlqARN, centralARN, quarantineARN, sealKeyARN, archivesARN string) policy.Document {
+// sealed.
+//
+// The archives are every bucket of the bus's archive prefix (archivesARN, "arn:<partition>:s3:::<prefix>"): those a
+// release before 0.4.0 made, one per deployment, which make requeue FROM=archive finds with ListBuckets
+// (s3:ListAllMyBuckets, which takes no narrower resource than "*": "Actions defined by Amazon S3", and lists the
+// caller's own account's buckets alone); and the one the bus has (archiveARN), named too when its name does not start
+// with the prefix (a name prefix longer than ArchiveBucketPrefix keeps). It lists their keys by version and reads a
+// version a delete marker hides (s3:ListBucketVersions, s3:GetObjectVersion: requeue reads what a delete marker hides,
+// and says so), only as buckets of account (OfAccount), as each of its calls names it (ExpectedBucketOwner).
+func RedrivePolicy(dlqARN, centralARN, quarantineARN, sealKeyARN, archivesARN, archiveARN, account string) policy.Document {
 	read := []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}
+	buckets := []string{archivesARN + "*"}
+	if !strings.HasPrefix(archiveARN, archivesARN) {
+		buckets = append(buckets, archiveARN)
+	}
+	objects := make([]string, len(buckets))
+	for i, b := range buckets {
+		objects[i] = b + "/*"
+	}
+	list := policy.Allow("ListTheArchives", []string{"s3:ListBucket", "s3:ListBucketVersions"}, buckets)
+	list.Condition = OfAccount(account)
+	get := policy.Allow("ReadTheArchives", []string{"s3:GetObject", "s3:GetObjectVersion"}, objects)
+	get.Condition = OfAccount(account)
 	return policy.New(
 		policy.Allow("ListTheDeadLetterQueue", []string{"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"}, []string{dlqARN}),
 		policy.Allow("ReadTheQuarantine", read, []string{quarantineARN}),
 		policy.Allow("SendToTheCentralQueue", []string{"sqs:SendMessage", "sqs:GetQueueAttributes"}, []string{centralARN}),
 		policy.Allow("CheckSeals", []string{"kms:GetPublicKey"}, []string{sealKeyARN}),
 		policy.Allow("FindTheArchives", []string{"s3:ListAllMyBuckets"}, []string{"*"}),
-		policy.Allow("ListTheArchives", []string{"s3:ListBucket"}, []string{archivesARN + "*"}),
-		policy.Allow("ReadTheArchives", []string{"s3:GetObject"}, []string{archivesARN + "*/*"}),
+		list, get,
 	)
 }
 
@@ -184,15 +202,34 @@ func RedrivePolicy(dlqARN, centralARN, quarantineARN, sealKeyARN, archivesARN st
 // of the role opened without one is refused, and CloudTrail records the one it was opened with on every call the
 // session makes, sending to the central queue included, which make requeue sets to who runs it ("Monitor and control
 // actions taken with assumed roles", https://docs.aws.amazon.com/IAM/latest/UserGuide/id_credentials_temp_control-access_monitor.html).
+//
+// The source identity is bound to the caller as far as AWS allows: an IAM user may set only its own name
+// (${aws:username}, which AWS sets for a user and for no role); a role, any (AWS gives a role's session no name of its
+// caller to compare with: the source identity is then the caller's word, unless its own session was opened with one,
+// which AWS carries unchanged into the redrive role's and refuses to change). One statement for each, the users' only
+// when some are named, so that the trust stays within IAM's 2,048 characters for as many principals as before.
 func RedriveTrust(principals []string) policy.Document {
-	principal, condition := policy.PrincipalIs(principals...)
-	if condition == nil {
-		condition = map[string]map[string]any{}
+	var users, roles []string
+	for _, p := range principals {
+		if strings.Contains(p, ":user/") {
+			users = append(users, p)
+		} else {
+			roles = append(roles, p)
+		}
 	}
-	condition["StringLike"] = map[string]any{"sts:SourceIdentity": "*"}
-	return policy.New(policy.Statement{
-		Sid: "NamedOperators", Effect: "Allow", Principal: principal, Action: []string{"sts:AssumeRole", "sts:SetSourceIdentity"}, Condition: condition,
-	})
+	statement := func(sid string, arns []string, operator, sourceIdentity string) policy.Statement {
+		principal, condition := policy.PrincipalIs(arns...)
+		condition[operator] = map[string]any{"sts:SourceIdentity": sourceIdentity}
+		return policy.Statement{Sid: sid, Effect: "Allow", Principal: principal, Action: []string{"sts:AssumeRole", "sts:SetSourceIdentity"}, Condition: condition}
+	}
+	var statements []policy.Statement
+	if len(roles) > 0 {
+		statements = append(statements, statement("NamedRoles", roles, "StringLike", "*"))
+	}
+	if len(users) > 0 {
+		statements = append(statements, statement("NamedUsers", users, "StringEquals", "${aws:username}"))
+	}
+	return policy.New(statements...)
 }
 
 // forwarderRole declares the hub's forwarder role, which the hub's rules deliver to the central queue as.
@@ -221,7 +258,7 @@ func forwarderRole(ctx *pulumi.Context, name, roleName string, env awsenv.Env, c
 // redriveRole declares the role operators assume to send the DLQ's and the quarantine's messages back: the one
 // principal besides the forwarders that may send to the central queue, and the one that may read the quarantine.
 // Only principals may assume it (RedriveTrust).
-func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN, archivesARN string, evidence Evidence,
+func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string, dlqARN, centralARN, quarantineARN, archivesARN, account string, evidence Evidence,
 	tags pulumi.StringMap, opts ...pulumi.ResourceOption,
 ) (*iam.Role, error) {
 	role, err := iam.NewRole(ctx, name, &iam.RoleArgs{
@@ -233,8 +270,8 @@ func redriveRole(ctx *pulumi.Context, name, roleName string, principals []string
 	if err != nil {
 		return nil, fmt.Errorf("declaring the redrive role: %w", err)
 	}
-	doc := evidence.SealKeyARN.ApplyT(func(key string) string {
-		return RedrivePolicy(dlqARN, centralARN, quarantineARN, key, archivesARN).JSON()
+	doc := pulumi.All(evidence.SealKeyARN, evidence.ArchiveBucketARN).ApplyT(func(v []any) string {
+		return RedrivePolicy(dlqARN, centralARN, quarantineARN, v[0].(string), archivesARN, v[1].(string), account).JSON()
 	}).(pulumi.StringOutput)
 	if _, err := iam.NewRolePolicy(ctx, name, &iam.RolePolicyArgs{
 		Name: pulumi.String("redrive"), Role: role.Name, Policy: doc,

@@ -206,16 +206,15 @@ func Policy(env awsenv.Env, s contract.Settings, q Queues, ev Evidence, logGroup
 		// (docs/security.md, "Sealed refusals", "The archive").
 		policy.Allow("KeepRefusedMessages", []string{"sqs:SendMessage"}, []string{q.Quarantine}),
 		policy.Allow("SealWhatItKeeps", []string{"kms:Sign", "kms:GetPublicKey"}, []string{ev.SealKey}),
-		policy.Allow("ArchiveWhatItKeeps", []string{"s3:PutObject"}, bus.ArchiveWrites(ev.Archive)),
-		// Its ledger of the sealed records it delivered: an entry written once, read back when a record is sent again
-		// (router/archive, Claim; docs/security.md, "Delivered once").
-		policy.Allow("RecordWhatItDelivers", []string{"s3:GetObject"}, []string{bus.Ledger(ev.Archive)}),
+	}
+	statements = append(statements, ArchiveStatements(env.Account, ev.Archive)...)
+	statements = append(statements,
 		// The dead-letter queue, taken into the quarantine when the redrive role asks (router/internal/intake).
 		policy.Allow("TakeTheDeadLetterQueueIn", []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility"}, []string{q.DLQ}),
 		describe,
 		policy.Allow("WriteOwnLogs", []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			[]string{env.ARN("logs", "log-group:"+logGroupName+":log-stream:*")}),
-	}
+	)
 	// The sender check learns the unique IDs of the roles of the account that may send to the central queue: its
 	// forwarder (its rules, unless they deliver through the queue's policy) and the redrive role, when the stack has
 	// them (docs/security.md, "Who sent each message").
@@ -241,4 +240,33 @@ func Policy(env awsenv.Env, s contract.Settings, q Queues, ev Evidence, logGroup
 		statements = append(statements, forward, read)
 	}
 	return policy.New(statements...)
+}
+
+// ArchiveStatements are what the router does in the archive, bucketARN, and nothing more, each only in a bucket of
+// account (bus.OfAccount; every call names it as the bucket's owner, ExpectedBucketOwner: router/archive):
+//   - write its records, the seal key's public key and its ledger's entries (s3:PutObject; the bucket's policy refuses
+//     a write without If-None-Match, so nothing is written over);
+//   - read its ledger back: a record's delivery and its claims (s3:GetObject on delivered/ and claims/);
+//   - list a record's claims by version, to find the latest and a delete marker over one (s3:ListBucketVersions, the
+//     claims' prefix only: s3:prefix);
+//   - learn that a ledger entry is not there: S3 answers a GetObject of a missing key with 404 only to a caller allowed
+//     s3:ListBucket on the bucket, and with 403 to any other ("GetObject", Permissions,
+//     https://docs.aws.amazon.com/AmazonS3/latest/API/API_GetObject.html), so without it no record is ever delivered
+//     (the first read of its delivery fails). S3 checks that right with the GetObject's context, which has no s3:prefix:
+//     it is granted on the bucket, with no prefix (the keys' names, not what they hold).
+func ArchiveStatements(account, bucketARN string) []policy.Statement {
+	inAccount := func(s policy.Statement) policy.Statement {
+		s.Condition = bus.OfAccount(account)
+		return s
+	}
+	claims := inAccount(policy.Allow("ListTheClaims", []string{"s3:ListBucketVersions"}, []string{bucketARN}))
+	claims.Condition["StringLike"] = map[string]any{"s3:prefix": contract.ArchiveClaimsPrefix + "*"}
+	return []policy.Statement{
+		inAccount(policy.Allow("ArchiveWhatItKeeps", []string{"s3:PutObject"}, bus.ArchiveWrites(bucketARN))),
+		// Its ledger of the sealed records it delivers: a claim, then the delivery, each written once, read back when a
+		// record is sent again (router/archive, ledger.go; docs/security.md, "Delivered once").
+		inAccount(policy.Allow("ReadTheLedger", []string{"s3:GetObject"}, bus.Ledger(bucketARN))),
+		claims,
+		inAccount(policy.Allow("TellAMissingEntry", []string{"s3:ListBucket"}, []string{bucketARN})),
+	}
 }
