@@ -269,6 +269,9 @@ func ConfigReference() (string, error) {
 		var told []string
 		if l.typ.Kind() == reflect.Int {
 			lo, hi, msgs := l.bounds(c)
+			if def == "–" && lo == "0" {
+				def = "`0`" // a zero the key takes is its default, not an absence
+			}
 			valid = lo
 			if hi != "" {
 				valid += " to " + hi

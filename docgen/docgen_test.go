@@ -157,7 +157,8 @@ func TestConfigReferenceIsTheValidators(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| `router.batchSize` | integer | `1000` | 1 to 10000 | `0`: 0 is out of range 1 to 10000; `10001`: 10001 is out of range 1 to 10000 |",
+		"| `router.batchSize` | integer | `10` | 1 to 10000 | `0`: 0 is out of range 1 to 10000; `10001`: 10001 is out of range 1 to 10000 |",
+		"| `router.maximumBatchingWindowSeconds` | integer | `0` | 0 to 300 |",
 		"| `clusters[].name` | string | required: is required |",
 		"| `heartbeat.enabled` | boolean | `true` |",
 		"`router.logRetentionDays` | integer | `30` | between 14 and 30, not all |",

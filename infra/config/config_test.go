@@ -23,8 +23,8 @@ func TestLoadDefaults(t *testing.T) {
 		!c.Heartbeat.Enabled || c.Heartbeat.Interval() != 5*time.Minute || c.ProviderBudgetMB != DefaultProviderBudgetMB {
 		t.Errorf("defaults = %+v", c)
 	}
-	if got := c.Router.VisibilityTimeout(); got != 181 || c.CentralQueue.MaxReceiveCount != 10 {
-		t.Errorf("visibility timeout = %d, want 6 x 30 + 1", got)
+	if got := c.Router.VisibilityTimeout(); got != 180 || c.CentralQueue.MaxReceiveCount != 10 {
+		t.Errorf("visibility timeout = %d, want 6 x 30 + no window", got)
 	}
 }
 

@@ -377,11 +377,14 @@ func (h Heartbeat) Interval() time.Duration {
 // Defaults of the objects whose keys are all optional. A key absent from the stack keeps its default; decoding
 // starts from these.
 var (
-	// The router's defaults bring a 10,000-event burst over 200 clusters to every Karpenter within 10 s at p99 in the
-	// worst case AWS's words allow (no scale-up during the burst), also with every AWS call twice as slow
-	// (router/sizing's model, docs/performance.md "Sizing for a zone"; TestDefaultsMeetAZone).
+	// The router's defaults bring a lone interruption on a quiet queue to its Karpenter within 2 s at p99 (batches
+	// of 10 and no window: Lambda invokes at once, where a window may wait 20 s in low traffic), and a 10,000-event
+	// burst over 200 clusters within 5 s at p99 in the worst case AWS's words allow (no scale-up during the burst),
+	// also with every AWS call twice as slow: an invocation whose batch was full drains the backlog itself in chunks of
+	// 1,000 (the router's DRAIN) (router/sizing's model, docs/performance.md "Sizing for a zone";
+	// TestDefaultsMeetAZone, BenchmarkTheDefaults).
 	DefaultRouter = Router{
-		BatchSize: 1000, MaximumBatchingWindowSeconds: 1, MaximumConcurrency: 20, MemoryMB: 512, TimeoutSeconds: 30,
+		BatchSize: 10, MaximumBatchingWindowSeconds: 0, MaximumConcurrency: 20, MemoryMB: 512, TimeoutSeconds: 30,
 		LogRetentionDays: 30, LogLevel: contract.DefaultSettings.LogLevel, SenderCheck: contract.DefaultSettings.SenderCheck,
 		CanaryIntervalSeconds: int(contract.DefaultSettings.CanaryInterval.Seconds()),
 	}

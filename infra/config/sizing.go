@@ -11,12 +11,24 @@ import (
 // clusters in 5 accounts (docs/performance.md, "Sizing for a zone").
 var Zone = sizing.Storm{Events: 10000, Clusters: 200, Accounts: 5}
 
+// Goals of the defaults (docs/performance.md, "Sizing for a zone"): a lone interruption on a quiet queue reaches its
+// cluster's queue within LoneGoal at p99, the zone's burst within StormGoal, in the worst case AWS's words allow
+// and with every AWS call twice as slow as assumed.
+const (
+	LoneGoal  = 2 * time.Second
+	StormGoal = 5 * time.Second
+)
+
+// Lone is one interruption on a quiet queue.
+var Lone = sizing.Storm{Events: 1, Clusters: 200, Accounts: 1}
+
 // Mapping is r's event source mapping and router as router/sizing models them, with the router's default
-// SEND_CONCURRENCY and its measured CPU per event at r's memory size.
+// SEND_CONCURRENCY and DRAIN and its measured CPU per event at r's memory size.
 func (r Router) Mapping() sizing.Mapping {
 	m := sizing.Mapping{
 		BatchSize: r.BatchSize, Window: time.Duration(r.MaximumBatchingWindowSeconds) * time.Second,
 		MaximumConcurrency: r.MaximumConcurrency, SendConcurrency: contract.DefaultSettings.SendConcurrency,
+		Drain:       contract.DefaultSettings.Drain,
 		CPUPerEvent: sizing.LambdaCPU(sizing.MeasuredCPUPerEvent, r.MemoryMB), Reserved: r.Reserved(),
 	}
 	if pp := r.ProvisionedPollers; pp != nil {

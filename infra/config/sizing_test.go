@@ -14,36 +14,72 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sizing"
 )
 
+// slowed is sizing.DefaultLatency with every AWS call x times as slow.
+func slowed(x time.Duration) sizing.Latency {
+	lat := sizing.DefaultLatency
+	lat.SQS, lat.EC2, lat.Invoke = lat.SQS*x, lat.EC2*x, lat.Invoke*x
+	return lat
+}
+
 // TestDefaultsMeetAZone: in the model (router/sizing, docs/performance.md "Sizing for a zone"), the defaults bring
-// the zone's burst to every Karpenter within 10 s at p99 in the worst case AWS's words allow (no scale-up during
-// the burst) and, of course, in the best, and so they do with AWS's calls twice as slow as assumed.
+// a lone event to its cluster within 2 s at p99 (no batching window: Lambda's 20-s wait in low traffic never
+// applies) and the zone's burst within 5 s, in the worst case AWS's words allow (no scale-up during the burst)
+// and, of course, in the best, and so they do with AWS's calls twice as slow as assumed.
 func TestDefaultsMeetAZone(t *testing.T) {
 	for _, c := range []sizing.Case{sizing.Worst, sizing.Best} {
 		for _, slow := range []time.Duration{1, 2} {
-			lat := sizing.DefaultLatency
-			lat.SQS, lat.EC2, lat.Invoke = lat.SQS*slow, lat.EC2*slow, lat.Invoke*slow
 			m := DefaultRouter.Mapping()
 			m.Case = c
-			p := sizing.Project(Zone, m, lat)
-			if p.P99 > 10*time.Second {
-				t.Errorf("case %d, latency x%d: p99 %s, over 10 s (%+v)", c, slow, p.P99, p)
+			if p := sizing.Project(Zone, m, slowed(slow)); p.P99 > StormGoal {
+				t.Errorf("case %d, latency x%d: the zone's p99 %s, over %s (%+v)", c, slow, p.P99, StormGoal, p)
+			}
+			if p := sizing.Project(Lone, m, slowed(slow)); p.P99 > LoneGoal {
+				t.Errorf("case %d, latency x%d: a lone event's p99 %s, over %s (%+v)", c, slow, p.P99, LoneGoal, p)
 			}
 		}
 	}
 }
 
-// TestTheDefaultSendConcurrencyIsNeeded: with SEND_CONCURRENCY 8 (the old default) the defaults would not meet a
-// zone in the worst case with AWS twice as slow: the default is what the sizing rests on.
-func TestTheDefaultSendConcurrencyIsNeeded(t *testing.T) {
-	lat := sizing.DefaultLatency
-	lat.SQS, lat.EC2, lat.Invoke = 2*lat.SQS, 2*lat.EC2, 2*lat.Invoke
+// TestTheDefaultsRestOnTheDrain: without the router's drain (DRAIN=0), batches of 10 would take the zone's burst a
+// hundred times over and miss the goal by far; with the old defaults (batches of 1,000, a window of 1 s) a lone
+// event would wait Lambda's 20 s: the default mapping and the router's default drain are what the goals rest on.
+func TestTheDefaultsRestOnTheDrain(t *testing.T) {
 	m := DefaultRouter.Mapping()
-	m.Case, m.SendConcurrency = sizing.Worst, 8
-	if p := sizing.Project(Zone, m, lat); p.P99 <= 10*time.Second {
-		t.Errorf("SEND_CONCURRENCY 8 meets the zone too (p99 %s): the test pins nothing", p.P99)
+	if m.Drain != 10000 || m.SendConcurrency != 32 {
+		t.Errorf("the model sizes the defaults with DRAIN %d, SEND_CONCURRENCY %d; want the router's defaults 10000 and 32", m.Drain, m.SendConcurrency)
 	}
-	if got := DefaultRouter.Mapping().SendConcurrency; got != 32 {
-		t.Errorf("the model sizes the defaults with SEND_CONCURRENCY %d, want the router's default 32", got)
+	m.Case, m.Drain = sizing.Worst, 0
+	if p := sizing.Project(Zone, m, slowed(2)); p.P99 <= 2*StormGoal {
+		t.Errorf("with no drain the zone's p99 is %s: the test pins nothing", p.P99)
+	}
+	old := DefaultRouter
+	old.BatchSize, old.MaximumBatchingWindowSeconds = 1000, 1
+	m = old.Mapping()
+	m.Case = sizing.Worst
+	if p := sizing.Project(Lone, m, slowed(1)); p.P99 < sizing.LowTrafficWait {
+		t.Errorf("a lone event with a window of 1 s: %s, want Lambda's %s in the worst case", p.P99, sizing.LowTrafficWait)
+	}
+}
+
+// BenchmarkTheDefaults reports the model's p99 for the defaults (make bench; docs/performance.md): a lone event and
+// the zone's burst, in the worst and the best case, with AWS as assumed and twice as slow.
+func BenchmarkTheDefaults(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		c    sizing.Case
+	}{{"worst", sizing.Worst}, {"best", sizing.Best}} {
+		for _, slow := range []time.Duration{1, 2} {
+			b.Run(fmt.Sprintf("%s/aws-x%d", c.name, slow), func(b *testing.B) {
+				m := DefaultRouter.Mapping()
+				m.Case = c.c
+				var lone, zone sizing.Projection
+				for b.Loop() {
+					lone, zone = sizing.Project(Lone, m, slowed(slow)), sizing.Project(Zone, m, slowed(slow))
+				}
+				b.ReportMetric(lone.P99.Seconds(), "lone-p99-s")
+				b.ReportMetric(zone.P99.Seconds(), "zone-p99-s")
+			})
+		}
 	}
 }
 

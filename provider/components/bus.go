@@ -118,8 +118,8 @@ func (a *ProvisionedPollers) Annotate(an infer.Annotator) {
 // Annotate documents the arguments.
 func (a *Router) Annotate(an infer.Annotator) {
 	d := config.DefaultRouter // the defaults are the program's: a changed one cannot leave the schema behind
-	an.Describe(&a.BatchSize, fmt.Sprintf("Messages per invocation (default %d).", d.BatchSize))
-	an.Describe(&a.MaximumBatchingWindowSeconds, fmt.Sprintf("How long the event source mapping gathers a batch (default %d).", d.MaximumBatchingWindowSeconds))
+	an.Describe(&a.BatchSize, fmt.Sprintf("Messages per invocation (default %d; over 10 takes maximumBatchingWindowSeconds of at least 1, as Lambda requires). A full batch drains the backlog itself.", d.BatchSize))
+	an.Describe(&a.MaximumBatchingWindowSeconds, fmt.Sprintf("How long, in seconds, the event source mapping gathers a batch (default %d: none, a lone event is routed at once; with a window Lambda may wait up to 20 s in low traffic).", d.MaximumBatchingWindowSeconds))
 	an.Describe(&a.MaximumConcurrency, fmt.Sprintf("The most invocations at once (default %d); not with provisionedPollers.", d.MaximumConcurrency))
 	an.Describe(&a.MemoryMB, fmt.Sprintf("The function's memory in MB (default %d).", d.MemoryMB))
 	an.Describe(&a.TimeoutSeconds, fmt.Sprintf("The function's timeout (default %d); the central queue's visibility timeout follows from it.", d.TimeoutSeconds))

@@ -87,7 +87,7 @@ func TestEveryInputReachesTheResources(t *testing.T) {
 			component: "Bus", path: "organization.memberOUs", base: bus("organization", map[string]any{"id": "o-abc123defg"}),
 			with: bus("organization", map[string]any{"id": "o-abc123defg", "memberOUs": []any{"ou-sent-12345678"}}), marker: "ou-sent-12345678",
 		},
-		{component: "Bus", path: "router.batchSize", with: router("batchSize", 77), marker: `"batchSize":77`},
+		{component: "Bus", path: "router.batchSize", with: router("batchSize", 7), marker: `"batchSize":7`},
 		{component: "Bus", path: "router.canaryIntervalSeconds", with: router("canaryIntervalSeconds", 17), marker: `"CANARY_INTERVAL":"17s"`},
 		{component: "Bus", path: "router.logLevel", with: router("logLevel", "debug"), marker: `"LOG_LEVEL":"debug"`},
 		{component: "Bus", path: "router.logRetentionDays", with: router("logRetentionDays", 14), marker: `"retentionInDays":14`},

@@ -33,7 +33,8 @@ func canaryEvent(id, putIn, to string, clusters ...string) string {
 func TestCanaryFlood(t *testing.T) {
 	for _, instances := range []int{1, 2} {
 		t.Run(fmt.Sprintf("%d router instances", instances), func(t *testing.T) {
-			b := newBusWith(t, harness.Options{Clusters: []string{"alpha"}, BatchSize: 100, Env: map[string]string{contract.EnvCanaryInterval: "1h"}})
+			// No drain: the batches must go to the instances in turn, not all to the first that drains the queue.
+			b := newBusWith(t, harness.Options{Clusters: []string{"alpha"}, BatchSize: 100, Env: map[string]string{contract.EnvCanaryInterval: "1h", contract.EnvDrain: "0"}})
 			b.EC2.Put("i-0a1b2c3d4e5f60001", map[string]string{"eks:eks-cluster-name": "alpha"})
 			// Each instance is a router built from the same environment, as Lambda starts them; batches go to
 			// them in turn.
