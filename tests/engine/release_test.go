@@ -244,6 +244,24 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 		}
 	}
 	recorded(dir)
+	t.Run("inside a project, the pinned CLI takes Pulumi.yaml's entry over the command line", func(t *testing.T) {
+		// pulumi/pkg v3.259.0, cmd/pulumi/plugin/plugin_install.go: with a project whose packages entry names the
+		// plugin, the spec built from the arguments (version, server, checksum) is replaced by the entry's, which
+		// holds no checksum: a wrong one installs unchecked. cmd/pulumi/packages/packages.go, providerFromSource: the
+		// entry wins over package add's version too. scripts/install-plugin.sh checks the archive itself and installs
+		// it with --file for that reason (docs/package.md). When this fails, the CLI honours the command line inside a
+		// project: say so in docs/package.md.
+		fresh := e.WithNewHome(t, world)
+		clone := cloneProject(t, dir)
+		if out, err := pulumiErr(fresh, clone, "plugin", "install", "resource", packageName, version, "--server", releaseServer,
+			"--checksum", strings.Repeat("00", 32)); err != nil || !installed(fresh) {
+			t.Fatalf("plugin install with a wrong checksum inside the project: %v, installed %t\n%s", err, installed(fresh), out)
+		}
+		if out, err := pulumiErr(fresh, clone, "package", "add", packageName+"@9.9.9", "--server", releaseServer); err != nil {
+			t.Fatalf("package add of another version inside the project: %v\n%s", err, out)
+		}
+		recorded(clone) // still this version: the entry's, not the command line's
+	})
 	var schema struct{ Name, Version, PluginDownloadURL string }
 	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "package", "get-schema", packageName+"@"+version)), &schema); err != nil {
 		t.Fatal(err)
