@@ -283,11 +283,18 @@ router:
 	$(GO) run ./cmd/build-router -src router -out build/router
 
 ## bench: the router's per-message CPU and allocations, one storm invocation's wall time split into waiting on AWS
-## and CPU (BenchmarkInvocation, the input of the sizing model), the time from a transient failure to delivery, and
-## the offline render of the sized stacks (make scale) (docs/performance.md)
-bench: scale
+## and CPU (BenchmarkInvocation, the input of the sizing model), the time from a transient failure to delivery, the
+## offline render of the sized stacks (make scale), and what one cluster whose API server never answers adds to a
+## preview of SILENT_CLUSTERS clusters in reach, one of them a large cluster far away, through the real CLI and the real
+## pulumi-kubernetes provider (TestASilentClusterCostsAPreview; the table is written to build/silent-cost.md)
+## (docs/performance.md)
+SILENT_CLUSTERS ?= 8
+bench: scale engine-tools engine-modules kubernetes-provider
 	cd router && $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./internal/route/
+	$(GO) test -run '^$$' -bench TheDefaults ./infra/config/
 	cd tests && $(GO) test -run '^$$' -bench RetryLatency -benchtime 5x ./e2e/
+	cd tests/engine && KIB_SILENT_CLUSTERS=$(SILENT_CLUSTERS) KIB_SILENT_OUT=$(CURDIR)/build/silent-cost.md \
+	  $(GO) test -count=1 -timeout 30m -run TestASilentClusterCostsAPreview -v .
 
 ## fuzz: fuzz the event parser, then its agreement with each Karpenter version's parser, FUZZTIME each (seeds
 ## run in make test)

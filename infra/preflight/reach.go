@@ -13,7 +13,7 @@ import (
 )
 
 // probesAtOnce bounds the clusters probed at once: a fleet's token commands are processes of the AWS CLI. With
-// reach.DefaultTimeouts, 32 clusters that never answer take one round of the API server's 5 s, and the run's probes
+// reach.DefaultTimeouts, 32 clusters that never answer take one round of the API server's 1 s, and the run's probes
 // stop at 30 s whatever their number.
 const probesAtOnce = 32
 

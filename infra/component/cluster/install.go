@@ -148,7 +148,9 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 	k8s, err := kubernetes.NewProvider(s.ctx, KubernetesProviderName(s.logical), &kubernetes.ProviderArgs{
 		Kubeconfig: kubeconfig,
 		// Each request to the API server, client-go's discovery's included, within KubernetesRequestTimeout, not the
-		// provider's default 32 s: a cluster whose endpoint never answers costs a preview two of them.
+		// provider's default 32 s: a cluster whose endpoint never answers costs a preview two of them. The same for
+		// every cluster, in reach or not: a provider's configuration changed only while a cluster is out of reach would
+		// be a provider update shown then, and again when it answers (its DiffConfig ignores no key).
 		KubeClientSettings: &kubernetes.KubeClientSettingsArgs{Timeout: pulumi.Int(KubernetesRequestTimeout)},
 	},
 		pulumi.Aliases(aliases), pulumi.DependsOn(t.ready))
@@ -180,9 +182,12 @@ func (s scope) install(cl config.Cluster, t target, queueName pulumi.StringOutpu
 }
 
 // KubernetesRequestTimeout bounds, in seconds, each request the Kubernetes provider makes of a cluster's API server
-// (its kubeClientSettings.timeout): requests to an API server that answers take well under a second; Helm waits for
-// a release's readiness by polling, each poll a request of its own.
-const KubernetesRequestTimeout = 10
+// (its kubeClientSettings.timeout, whole seconds): a silent API server costs a preview two of them, which the
+// provider's Configure makes one after the other (GET /version, then GET /openapi/v2), and the engine configures the
+// providers one at a time. 2 s holds what an API server that answers takes: the OpenAPI v2 document of a large
+// cluster, fetched from a distant runner, is measured within it (docs/performance.md, "Clusters out of reach"); Helm
+// waits for a release's readiness by polling, each poll a request of its own.
+const KubernetesRequestTimeout = 2
 
 // ReleaseDigest digests what the stack asks of a cluster's Karpenter release: the chart, its version, the namespace
 // and the values, once known. Two updates asking the same digest ask the same

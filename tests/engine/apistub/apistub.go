@@ -16,11 +16,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/heldport"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/authority"
@@ -42,6 +45,49 @@ type Server struct {
 	silent   net.Listener // Silence's listener, nil unless silent
 	held     []net.Conn   // the connections Silence accepted and holds
 	requests []string
+	// far, when set, makes the server a large cluster's, reached from a distant runner (Far).
+	far *Link
+}
+
+// Link is what a distant runner's connection to a large cluster's API server is: a round trip before each answer, a
+// rate the answer's bytes arrive at, and the OpenAPI v2 document of a cluster with many definitions (CRDs), of
+// DocumentBytes.
+type Link struct {
+	RTT           time.Duration
+	BytesPerSec   int
+	DocumentBytes int
+}
+
+// Far makes the server answer as a large cluster's API server reached over l: each answer after l.RTT, its body at
+// l.BytesPerSec, and /openapi/v2 a document of l.DocumentBytes (OpenAPIDocument).
+func (s *Server) Far(l Link) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.far = &l
+}
+
+// OpenAPIDocument is an OpenAPI v2 document of about size bytes, in protobuf as client-go's discovery asks for it
+// (gnostic's openapi_v2.Document: swagger 1, info 2 {title 1, version 2}, definitions 9 {additional_properties 1:
+// NamedSchema {name 1, value 2: Schema {description 4}}}): definitions of a kilobyte each, as many as it takes.
+func OpenAPIDocument(size int) []byte {
+	str := func(b []byte, field protowire.Number, v string) []byte {
+		b = protowire.AppendTag(b, field, protowire.BytesType)
+		return protowire.AppendString(b, v)
+	}
+	msg := func(b []byte, field protowire.Number, v []byte) []byte {
+		b = protowire.AppendTag(b, field, protowire.BytesType)
+		return protowire.AppendBytes(b, v)
+	}
+	doc := str(nil, 1, "2.0")
+	doc = msg(doc, 2, str(str(nil, 1, "Kubernetes"), 2, "v1.33.0"))
+	var defs []byte
+	desc := strings.Repeat("a field of a custom resource, described as CRDs describe theirs. ", 16)
+	for i := 0; len(defs) < size; i++ {
+		schema := str(nil, 4, desc)
+		named := msg(str(nil, 1, fmt.Sprintf("io.example.v1.Resource%05d", i)), 2, schema)
+		defs = msg(defs, 1, named)
+	}
+	return msg(doc, 9, defs)
 }
 
 // Start starts a stub of a cluster of Kubernetes version 1.minor.
@@ -50,7 +96,12 @@ func Start(minor string) (*Server, error) {
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.requests = append(s.requests, r.Method+" "+r.URL.Path)
+		far := s.far
 		s.mu.Unlock()
+		if far != nil {
+			time.Sleep(far.RTT)
+			w = &shaped{ResponseWriter: w, rate: far.BytesPerSec}
+		}
 		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
 			status(w, http.StatusUnauthorized, "Unauthorized")
 			return
@@ -66,10 +117,13 @@ func Start(minor string) (*Server, error) {
 		case "/apis":
 			write(w, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": []any{}})
 		case "/openapi/v2":
-			// An OpenAPI v2 document of no definitions, as protobuf (what client-go's discovery asks for): the
-			// empty message.
+			// An OpenAPI v2 document, as protobuf (what client-go's discovery asks for): the empty message, or a large
+			// cluster's.
 			w.Header().Set("Content-Type", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
 			w.WriteHeader(http.StatusOK)
+			if far != nil {
+				_, _ = w.Write(OpenAPIDocument(far.DocumentBytes))
+			}
 		default:
 			status(w, http.StatusNotFound, "the server could not find the requested resource")
 		}
@@ -186,6 +240,31 @@ func (s *Server) Requests() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.requests...)
+}
+
+// shaped writes at rate bytes a second, in chunks of a tenth of it: a link's bandwidth.
+type shaped struct {
+	http.ResponseWriter
+	rate int
+}
+
+func (s *shaped) Write(b []byte) (int, error) {
+	chunk := max(s.rate/10, 1)
+	n := 0
+	for len(b) > 0 {
+		k := min(chunk, len(b))
+		w, err := s.ResponseWriter.Write(b[:k])
+		n += w
+		if err != nil {
+			return n, err
+		}
+		if f, ok := s.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		time.Sleep(time.Duration(k) * time.Second / time.Duration(s.rate))
+		b = b[k:]
+	}
+	return n, nil
 }
 
 func write(w http.ResponseWriter, v any) {
