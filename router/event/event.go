@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	maxBodyBytes              = 1 << 20 // SQS's message size limit
+	maxBodyBytes              = 1 << 20 // the most any SQS queue takes (the bus's take 256 KiB: contract.MaxMessageBytes)
 	maxInstancesPerHealthItem = 1000
 )
 

@@ -25,6 +25,7 @@ import (
 	pulumisdk "github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	clustercomp "github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
@@ -699,6 +700,37 @@ func TestConcurrencyTheAccountCannotGiveIsRefusedAtPreview(t *testing.T) {
 	none(t, "the refused preview", steps)
 	if rs := e.Records(t); len(rs) != 0 {
 		t.Errorf("the refused preview created %d resources", len(rs))
+	}
+}
+
+// TestAnArchiveOfAnotherAccountIsRefusedAtPreview: a bucket of the archive's name (S3's names are global) that another
+// account holds, and lets anyone list: the preview stops naming it and why, before anything is declared, so no
+// resource of the stack, the bucket's adoption least of all, reaches it; a name no account holds previews.
+func TestAnArchiveOfAnotherAccountIsRefusedAtPreview(t *testing.T) {
+	t.Parallel()
+	alpha := cluster("alpha", nil)
+	b, _ := json.Marshal([]any{alpha})
+	e := newEnv(t, standin.World{Region: region, Account: hub, SpotServiceLinkedRole: []string{hub},
+		Config: map[string]string{config.Namespace + ":clusters": string(b)}, Versions: versions(t)})
+	taken := bus.ArchiveBucketName("kib-taken", hub, region)
+	opts := programOptions()
+	opts.ReadArchiveOwner = (&mocks.Mocks{ForeignBuckets: []string{taken}, Account: hub}).ReadArchiveOwner
+	s := newStackWith(t, e, "taken", opts)
+	s.configure(map[string]any{"namePrefix": "kib-taken", "clusters": []any{alpha}})
+	steps, err := s.preview()
+	for _, want := range []string{"archive: bucket " + taken, "is not account " + hub + "'s", "Nothing was declared", "set namePrefix"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("preview: %v\nwant it to say %q", err, want)
+		}
+	}
+	none(t, "the refused preview", steps)
+	if rs := e.Records(t); len(rs) != 0 {
+		t.Errorf("the refused preview created %d resources", len(rs))
+	}
+
+	s.configure(map[string]any{"namePrefix": "kib-free", "clusters": []any{alpha}})
+	if _, err := s.preview(); err != nil {
+		t.Errorf("a name no account holds: %v", err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
@@ -46,6 +47,14 @@ type Server struct {
 	calls   map[string]int    // action -> calls
 	name    func(account, roleID string) string
 	stall   chan struct{} // when set, every call waits for it (or for its client to give up)
+	gaveUp  time.Time     // when a client first gave up on a call the stall held
+}
+
+// GaveUp is when a client first gave up on a call a stall held (the zero time if none has).
+func (s *Server) GaveUp() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gaveUp
 }
 
 // Stall holds every call from now until the returned function is called: KMS answering nothing for a while.
@@ -137,6 +146,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-gate:
 		case <-r.Context().Done():
+			s.mu.Lock()
+			if s.gaveUp.IsZero() {
+				s.gaveUp = time.Now()
+			}
+			s.mu.Unlock()
 			return
 		}
 	}

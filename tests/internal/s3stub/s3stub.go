@@ -71,8 +71,10 @@ type Server struct {
 	now     func() time.Time
 	seq     int
 	calls   map[string]int
-	// stall, when set, holds every call until it is closed (or the client gives up): S3 in a brownout.
-	stall chan struct{}
+	// stall, when set, holds every call until it is closed (or the client gives up): S3 in a brownout. gaveUp is when
+	// a client first gave up on a held call.
+	stall  chan struct{}
+	gaveUp time.Time
 }
 
 // Stall holds every call from now until the returned function is called: S3 answering nothing for a while.
@@ -87,6 +89,13 @@ func (s *Server) Stall() (resume func()) {
 		s.mu.Unlock()
 		close(gate)
 	})
+}
+
+// GaveUp is when a client first gave up on a call a stall held (the zero time if none has).
+func (s *Server) GaveUp() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gaveUp
 }
 
 type bucket struct {
@@ -219,6 +228,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-gate:
 		case <-r.Context().Done():
+			s.mu.Lock()
+			if s.gaveUp.IsZero() {
+				s.gaveUp = time.Now()
+			}
+			s.mu.Unlock()
 			return
 		}
 		s.mu.Lock()
