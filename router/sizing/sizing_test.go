@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -22,10 +23,13 @@ func TestServiceTimeCountsRounds(t *testing.T) {
 			t.Errorf("%+v: %s, want %s", tt.v, got, tt.want)
 		}
 	}
+	if got, want := ServiceTime(tests[0].v, lat, 5*time.Millisecond), tests[0].want+5*time.Millisecond; got != want {
+		t.Errorf("with 5 ms of CPU: %s, want %s: the CPU adds to the calls", got, want)
+	}
 }
 
 func TestDistinctQueues(t *testing.T) {
-	for _, tt := range []struct{ n, c, want int }{{100, 200, 79}, {100, 5, 5}, {1, 200, 1}, {0, 5, 0}, {100, 1000, 95}} {
+	for _, tt := range []struct{ n, c, want int }{{100, 200, 79}, {100, 5, 5}, {1, 200, 1}, {0, 5, 0}, {100, 1000, 95}, {5, 0, 0}} {
 		if got := DistinctQueues(tt.n, tt.c); got != tt.want {
 			t.Errorf("DistinctQueues(%d, %d) = %d, want %d", tt.n, tt.c, got, tt.want)
 		}
@@ -186,5 +190,56 @@ func TestStandardModeStopsAt1250(t *testing.T) {
 	}
 	if got := m.Ceiling(); got != StandardMost {
 		t.Errorf("ceiling %d, want %d", got, StandardMost)
+	}
+}
+
+// TestADrainByHand: one invocation, its figures worked out by hand. 2,010 events of one cluster in one account,
+// batches of 10, one invocation at a time (reserved 1), SQS 100 ms a call, EC2 and Lambda's start free, one send at a
+// time, no CPU. The first batch: gathered in one receive (100 ms), sent in one call (100 ms): at its queue at 300 ms.
+// It was full, so at 200 ms the invocation drains: a chunk of 1,000 received in 100 calls ten at a time (1 s), sent
+// in 100 calls one at a time (10 s): at its queue at 11.3 s; the deletes, 100 calls ten at a time (1 s), so the next
+// chunk at 12.2 s: at its queue at 23.3 s; then at 24.2 s an empty receive (100 ms) ends the invocation at 24.3 s.
+func TestADrainByHand(t *testing.T) {
+	lat := Latency{SQS: 100 * time.Millisecond}
+	m := Mapping{BatchSize: 10, MaximumConcurrency: 20, Reserved: 1, SendConcurrency: 1, Drain: 10000, Case: Worst}
+	p := Project(Storm{Events: 2010, Clusters: 1, Accounts: 1}, m, lat)
+	want := Projection{Service: 100 * time.Millisecond, Drain: 23300 * time.Millisecond, P50: 11300 * time.Millisecond,
+		P99: 23300 * time.Millisecond, Invocations: 1, PeakConcurrency: 1, DescribeRate: 5, LambdaSeconds: 24.2,
+		Quiet: 500 * time.Millisecond}
+	if math.Abs(p.LambdaSeconds-want.LambdaSeconds) < 1e-9 {
+		p.LambdaSeconds = want.LambdaSeconds
+	}
+	if p != want {
+		t.Errorf("projection\n got %+v\nwant %+v", p, want)
+	}
+}
+
+// TestBatchesOneAtATimeByHand: three batches one after another, worked out by hand. 30 events of one cluster in one
+// account, batches of 10, no drain, one invocation at a time (reserved 1), SQS 300 ms a call, Lambda's start 200 ms,
+// EC2 free, one send at a time. Each batch: gathered in one receive (300 ms), started (200 ms), sent in one call (300
+// ms): an invocation of 800 ms whose events are at their queue 300 ms after it ends; the next starts as it ends, at
+// 0.8 s and 1.6 s. Each invocation is billed from its start: 3 × 0.5 s. DescribeInstances, one call an invocation, at
+// 0.5, 1.3 and 2.1 s: one a second. A full batch of 10 with a window waits for none of it.
+func TestBatchesOneAtATimeByHand(t *testing.T) {
+	lat := Latency{SQS: 300 * time.Millisecond, Invoke: 200 * time.Millisecond}
+	m := Mapping{BatchSize: 10, MaximumConcurrency: 20, Reserved: 1, SendConcurrency: 1, Case: Worst}
+	p := Project(Storm{Events: 30, Clusters: 1, Accounts: 1}, m, lat)
+	want := Projection{Service: 300 * time.Millisecond, Drain: 2700 * time.Millisecond, P50: 1900 * time.Millisecond,
+		P99: 2700 * time.Millisecond, Invocations: 3, PeakConcurrency: 1, DescribeRate: 1, LambdaSeconds: 1.5,
+		Quiet: 1900 * time.Millisecond}
+	if math.Abs(p.LambdaSeconds-want.LambdaSeconds) < 1e-9 {
+		p.LambdaSeconds = want.LambdaSeconds
+	}
+	if p != want {
+		t.Errorf("projection\n got %+v\nwant %+v", p, want)
+	}
+	all := m
+	all.Reserved = 0 // five at once: the three batches start together, and nothing more is invoked
+	if p := Project(Storm{Events: 30, Clusters: 1, Accounts: 1}, all, lat); p.Invocations != 3 || p.PeakConcurrency != 3 || p.Drain != 1100*time.Millisecond {
+		t.Errorf("five at a time: %d invocations, %d at once, drained at %s; want 3, 3, 1.1 s", p.Invocations, p.PeakConcurrency, p.Drain)
+	}
+	m.Window = time.Second
+	if p := Project(Storm{Events: 10, Clusters: 1, Accounts: 1}, m, lat); p.P99 != 1100*time.Millisecond {
+		t.Errorf("a full batch with a window of 1 s: p99 %s, want 1.1 s: it waits for nothing", p.P99)
 	}
 }

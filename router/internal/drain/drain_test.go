@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,8 @@ type fakeQueue struct {
 	deleted   []string
 	failAfter int
 	deleteErr error
+	// perCall, when set, is the most one receive hands back, whatever it asked: SQS may return fewer than asked.
+	perCall int
 }
 
 func queueOf(n int, body func(i int) string) *fakeQueue {
@@ -48,7 +51,11 @@ func (f *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	if f.failAfter > 0 && f.receives > f.failAfter {
 		return nil, errors.New("OverLimit")
 	}
-	end := min(len(f.msgs), f.next+int(in.MaxNumberOfMessages))
+	n := int(in.MaxNumberOfMessages)
+	if f.perCall > 0 {
+		n = min(n, f.perCall)
+	}
+	end := min(len(f.msgs), f.next+n)
 	out := &sqs.ReceiveMessageOutput{Messages: f.msgs[f.next:end]}
 	f.next = end
 	return out, nil
@@ -62,6 +69,9 @@ func (f *fakeQueue) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageB
 	}
 	if len(in.Entries) > contract.MaxReceive {
 		return nil, errors.New("TooManyEntriesInBatchRequest")
+	}
+	if len(in.Entries) == 0 {
+		return nil, errors.New("EmptyBatchRequest") // as SQS refuses a batch of none
 	}
 	out := &sqs.DeleteMessageBatchOutput{}
 	for _, e := range in.Entries {
@@ -179,5 +189,66 @@ func TestADrainStops(t *testing.T) {
 func TestOnlyAFullBatchWraps(t *testing.T) {
 	if !Wraps(contract.MaxReceive) || Wraps(contract.MaxReceive-1) || !Wraps(contract.MaxReceive+1) {
 		t.Error("Wraps")
+	}
+}
+
+// TestAReceiveAsksForWhatItNeeds: a chunk is asked for in as few receives as it takes, side by side, the last asking
+// only for what remains; a queue that hands back fewer than asked is asked again for the rest, and never more than the
+// chunk is taken.
+func TestAReceiveAsksForWhatItNeeds(t *testing.T) {
+	body := func(int) string { return "event" }
+	q := queueOf(100, body)
+	res, err := New(q, "u", (&router{}).handle, Options{Max: 25}).Drain(context.Background(), like)
+	if err != nil || res.Received != 25 {
+		t.Fatalf("drain %+v (%v); want 25 taken", res, err)
+	}
+	var asked []int32
+	for _, in := range q.asked[:min(3, len(q.asked))] {
+		asked = append(asked, in.MaxNumberOfMessages)
+	}
+	if len(q.asked) != 3 || fmt.Sprint(slices.Sorted(slices.Values(asked))) != "[5 10 10]" {
+		t.Errorf("%d receives asking %v; want three, for 10, 10 and 5", len(q.asked), asked)
+	}
+
+	q = queueOf(100, body)
+	if res, err := New(q, "u", (&router{}).handle, Options{Max: 20}).Drain(context.Background(), like); err != nil || res.Received != 20 || len(q.asked) != 2 {
+		t.Errorf("20 asked: drain %+v, %d receives (%v); want two of 10", res, len(q.asked), err)
+	}
+
+	q = queueOf(100, body)
+	q.perCall = 7
+	res, err = New(q, "u", (&router{}).handle, Options{Max: 25}).Drain(context.Background(), like)
+	if err != nil || res.Received != 25 || res.Deleted != 25 || q.next != 25 {
+		t.Errorf("a queue handing back 7 a receive: drain %+v, %d taken from the queue (%v); want exactly 25", res, q.next, err)
+	}
+}
+
+// TestTheReserveDefaultsToTenSeconds: a drain told no reserve keeps 10 s of the invocation: with 5 s left it takes
+// nothing.
+func TestTheReserveDefaultsToTenSeconds(t *testing.T) {
+	q := queueOf(50, func(int) string { return "event" })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if res, err := New(q, "u", (&router{}).handle, Options{Max: 1000}).Drain(ctx, like); err != nil || res.Received != 0 || q.receives != 0 {
+		t.Errorf("5 s left, no reserve told: %+v, %d receives (%v); want none", res, q.receives, err)
+	}
+}
+
+// TestBothErrorsAreKept: a receive's error and the router's, both returned; either alone, itself.
+func TestBothErrorsAreKept(t *testing.T) {
+	a, b := errors.New("receive"), errors.New("route")
+	for _, c := range []struct {
+		x, y error
+		want []error
+	}{{nil, nil, nil}, {a, nil, []error{a}}, {nil, b, []error{b}}, {a, b, []error{a, b}}} {
+		got := joinErr(c.x, c.y)
+		if (got == nil) != (len(c.want) == 0) {
+			t.Errorf("joinErr(%v, %v) = %v", c.x, c.y, got)
+		}
+		for _, w := range c.want {
+			if !errors.Is(got, w) {
+				t.Errorf("joinErr(%v, %v) = %v: want it to hold %v", c.x, c.y, got, w)
+			}
+		}
 	}
 }
