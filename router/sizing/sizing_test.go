@@ -206,12 +206,7 @@ func TestADrainByHand(t *testing.T) {
 	want := Projection{Service: 100 * time.Millisecond, Drain: 23300 * time.Millisecond, P50: 11300 * time.Millisecond,
 		P99: 23300 * time.Millisecond, Invocations: 1, PeakConcurrency: 1, DescribeRate: 5, LambdaSeconds: 24.2,
 		Quiet: 500 * time.Millisecond}
-	if math.Abs(p.LambdaSeconds-want.LambdaSeconds) < 1e-9 {
-		p.LambdaSeconds = want.LambdaSeconds
-	}
-	if p != want {
-		t.Errorf("projection\n got %+v\nwant %+v", p, want)
-	}
+	sameProjection(t, p, want)
 }
 
 // TestBatchesOneAtATimeByHand: three batches one after another, worked out by hand. 30 events of one cluster in one
@@ -227,12 +222,7 @@ func TestBatchesOneAtATimeByHand(t *testing.T) {
 	want := Projection{Service: 300 * time.Millisecond, Drain: 2700 * time.Millisecond, P50: 1900 * time.Millisecond,
 		P99: 2700 * time.Millisecond, Invocations: 3, PeakConcurrency: 1, DescribeRate: 1, LambdaSeconds: 1.5,
 		Quiet: 1900 * time.Millisecond}
-	if math.Abs(p.LambdaSeconds-want.LambdaSeconds) < 1e-9 {
-		p.LambdaSeconds = want.LambdaSeconds
-	}
-	if p != want {
-		t.Errorf("projection\n got %+v\nwant %+v", p, want)
-	}
+	sameProjection(t, p, want)
 	all := m
 	all.Reserved = 0 // five at once: the three batches start together, and nothing more is invoked
 	if p := Project(Storm{Events: 30, Clusters: 1, Accounts: 1}, all, lat); p.Invocations != 3 || p.PeakConcurrency != 3 || p.Drain != 1100*time.Millisecond {
@@ -241,5 +231,16 @@ func TestBatchesOneAtATimeByHand(t *testing.T) {
 	m.Window = time.Second
 	if p := Project(Storm{Events: 10, Clusters: 1, Accounts: 1}, m, lat); p.P99 != 1100*time.Millisecond {
 		t.Errorf("a full batch with a window of 1 s: p99 %s, want 1.1 s: it waits for nothing", p.P99)
+	}
+}
+
+// sameProjection fails t unless got is want, its Lambda seconds within a rounding of a float.
+func sameProjection(t *testing.T, got, want Projection) {
+	t.Helper()
+	if math.Abs(got.LambdaSeconds-want.LambdaSeconds) < 1e-9 {
+		got.LambdaSeconds = want.LambdaSeconds
+	}
+	if got != want {
+		t.Errorf("projection\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -91,13 +91,7 @@ func TestPackageUpgradeFromTheRecordedRelease(t *testing.T) {
 
 	installProvider(t, e, cur.Version)
 	dir := yamlProject(t, strings.ReplaceAll(upgradeProgram, "REGION", region))
-	state := filepath.Join(t.TempDir(), "stack.json")
-	if err := os.WriteFile(state, stack, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
-	pulumi(t, e, dir, "config", "set", "aws:region", region)
-	pulumi(t, e, dir, "stack", "import", "--file", state)
+	importRecorded(t, e, dir, stack)
 	var preview struct {
 		Steps []struct {
 			Op  string `json:"op"`
@@ -151,4 +145,16 @@ func recordPackageStack(t *testing.T, e *env, prev changelogRelease, dir string)
 		t.Fatal(err)
 	}
 	t.Logf("recorded release %s's stack in %s", prev.Version, dir)
+}
+
+// importRecorded makes stack dev of the project in dir, in the stack's region, from a recorded stack's state.
+func importRecorded(t *testing.T, e *env, dir string, stack []byte) {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "stack.json")
+	if err := os.WriteFile(state, stack, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
+	pulumi(t, e, dir, "config", "set", "aws:region", region)
+	pulumi(t, e, dir, "stack", "import", "--file", state)
 }

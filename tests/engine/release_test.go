@@ -138,17 +138,7 @@ func TestReleasedPackageWithoutGo(t *testing.T) {
 	for k, v := range npmOffline {
 		e.Extra[k] = v
 	}
-	cli, err := filepath.Abs(binDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No Go: the CLI, its YAML host, and the system's commands, not /usr/local/go/bin nor GOROOT.
-	// The AWS CLI, which the provider requires where it installs Karpenter (its kubeconfig's token command): here
-	// a stand-in that the stand-in Kubernetes provider never runs.
-	tools := t.TempDir()
-	if err := os.Symlink("/usr/bin/true", filepath.Join(tools, "aws")); err != nil {
-		t.Fatal(err)
-	}
+	cli, tools := withoutGo(t)
 	// Node.js, the one make puts first in PATH (tools/node), for the TypeScript programs.
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -422,4 +412,20 @@ func download(t *testing.T, e *env, url string) []byte {
 		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
 	}
 	return data
+}
+
+// withoutGo is what a machine without Go has on its PATH beside the system's commands (not /usr/local/go/bin nor
+// GOROOT): the CLI and its YAML host (cli), and tools, a directory holding the AWS CLI, which the provider requires
+// where it installs Karpenter (its kubeconfig's token command): a stand-in the stand-in Kubernetes provider never runs.
+func withoutGo(t *testing.T) (cli, tools string) {
+	t.Helper()
+	cli, err := filepath.Abs(binDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools = t.TempDir()
+	if err := os.Symlink("/usr/bin/true", filepath.Join(tools, "aws")); err != nil {
+		t.Fatal(err)
+	}
+	return cli, tools
 }

@@ -128,16 +128,8 @@ func TestATeamTakesTheReleaseAsTheDocsSay(t *testing.T) {
 		Roles: []string{hub + " KarpenterController-green"}, Versions: versions(t)}
 	e := newEnv(t, world)
 	e.Extra = asGitHubOverHTTP2(t, t.TempDir(), served)
-	cli, err := filepath.Abs(binDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No Go: the CLI and its YAML host, the system's commands (sh, curl, awk, sha256sum), not /usr/local/go/bin; the AWS
-	// CLI, which the provider requires where it installs Karpenter, a stand-in the stand-in Kubernetes provider never runs.
-	tools := t.TempDir()
-	if err := os.Symlink("/usr/bin/true", filepath.Join(tools, "aws")); err != nil {
-		t.Fatal(err)
-	}
+	// No Go: the CLI and its YAML host, the system's commands (sh, curl, awk, sha256sum).
+	cli, tools := withoutGo(t)
 	e.Extra["PATH"] = cli + ":" + tools + ":/usr/bin:/bin"
 	e.Extra["GOROOT"], e.Extra["GOTOOLCHAIN"] = "", "local"
 	e.Extra["CURL_CA_BUNDLE"] = e.Extra["SSL_CERT_FILE"]
@@ -190,13 +182,7 @@ func TestATeamTakesTheReleaseAsTheDocsSay(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no recorded stack of release %s: %v", prev.Version, err)
 	}
-	state := filepath.Join(t.TempDir(), "stack.json")
-	if err := os.WriteFile(state, stack, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pulumi(t, e, dir, "stack", "init", "dev", "--non-interactive")
-	pulumi(t, e, dir, "config", "set", "aws:region", region)
-	pulumi(t, e, dir, "stack", "import", "--file", state)
+	importRecorded(t, e, dir, stack)
 
 	// A teammate's machine, a clone of the project (its files, not what pulumi install makes).
 	mate := e.WithNewHome(t, world)
