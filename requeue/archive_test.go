@@ -467,7 +467,7 @@ func TestWhatADeleteMarkerHidesIsListed(t *testing.T) {
 		t.Errorf("read %d, hidden %d records and %d keys, selected %d; want 3, 1 and 1 whatever the selection, 0", rep.Read, rep.Hidden, rep.HiddenKeys, rep.Selected)
 	}
 	w.Reset()
-	if rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: keyVerifier{stack}}, out, Options{From: Archive}, &w); err != nil {
+	if _, err = Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: keyVerifier{stack}}, out, Options{From: Archive}, &w); err != nil {
 		t.Fatal(err)
 	}
 	lines := listed(w.String())

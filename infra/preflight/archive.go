@@ -49,7 +49,7 @@ func (f *Flight) checkArchive(ctx *pulumi.Context,
 			"(docs/deploying.md, \"Permissions\")", f.ArchiveBucket, err, id, bucketARN)
 	}
 	f.Archive = answer
-	why := ""
+	var why string
 	switch answer {
 	case bucketowner.Foreign:
 		why = fmt.Sprintf("S3 refuses it as account %s's (ExpectedBucketOwner) and answers it as another's", env.Account)

@@ -100,7 +100,7 @@ func plain(v resource.PropertyValue) resource.PropertyValue {
 
 // known reports whether v is a value a check can read: not unknown at a preview.
 func known(v resource.PropertyValue) bool {
-	return !v.IsComputed() && !(v.IsOutput() && !v.OutputValue().Known)
+	return !v.IsComputed() && (!v.IsOutput() || v.OutputValue().Known)
 }
 
 // Failure is one refusal: the property (its path as Pulumi names it, with the element's index) and the provider's

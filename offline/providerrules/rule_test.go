@@ -78,7 +78,7 @@ func TestCheck(t *testing.T) {
 		}},
 		{Property: "c", Attr: "c", Check: ConflictsWith(map[string]string{"a": "a_attr"})},
 	})
-	o := func(m resource.PropertyMap) resource.PropertyValue { return obj(m) }
+	o := obj
 	for _, c := range []struct {
 		name string
 		in   resource.PropertyMap

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -182,7 +183,7 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	queues[0] = r.route(ctx, evCtx, live, &stats)
 	wg.Wait()
 	stats.Add(&evStats)
-	msgs := append(live, evidence...)
+	msgs := slices.Concat(live, evidence)
 	now := r.now()
 	resp := r.respond(ctx, msgs, queues[0]+queues[1], &stats)
 	if r.metrics != nil {
