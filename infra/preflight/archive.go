@@ -33,9 +33,9 @@ func (f *Flight) checkArchive(ctx *pulumi.Context,
 		}
 	}
 	bucketARN := "arn:" + env.Partition + ":s3:::" + f.ArchiveBucket
-	id, err := concurrency.IdentityOf(ctx.GetConfig)
+	id, err := providerIdentity(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the AWS provider's identity from the stack's configuration: %w", err)
+		return err
 	}
 	if len(id.Unfollowed) > 0 {
 		_ = ctx.Log.Warn(fmt.Sprintf("archive: who owns bucket %s is not checked before anything is declared: the stack's AWS provider is "+

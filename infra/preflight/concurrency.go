@@ -19,9 +19,9 @@ func checkConcurrency(ctx *pulumi.Context, cfg config.Config, env awsenv.Env,
 	read func(ctx context.Context, region string, id concurrency.Identity, function string) (concurrency.Account, error),
 ) error {
 	fn := layout.RouterName(cfg)
-	id, err := concurrency.IdentityOf(ctx.GetConfig)
+	id, err := providerIdentity(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the AWS provider's identity from the stack's configuration: %w", err)
+		return err
 	}
 	if len(id.Unfollowed) > 0 {
 		// Read as another identity, or through another way in, it would judge another account, or fail naming no key.
@@ -57,4 +57,14 @@ func checkConcurrency(ctx *pulumi.Context, cfg config.Config, env awsenv.Env,
 		return fmt.Errorf("the account cannot give the router the concurrency the stack reserves, checked before anything was declared:\n  %s", p)
 	}
 	return nil
+}
+
+// providerIdentity is the identity the stack's AWS provider uses, as its configuration gives it (concurrency.IdentityOf):
+// who the checks that ask AWS before anything is declared ask as.
+func providerIdentity(ctx *pulumi.Context) (concurrency.Identity, error) {
+	id, err := concurrency.IdentityOf(ctx.GetConfig)
+	if err != nil {
+		return id, fmt.Errorf("reading the AWS provider's identity from the stack's configuration: %w", err)
+	}
+	return id, nil
 }

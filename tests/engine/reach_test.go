@@ -175,10 +175,7 @@ func TestAClusterOutOfReach(t *testing.T) {
 	outOfReach := func(t *testing.T, warnings []warning, reasons map[string]string) {
 		t.Helper()
 		named := map[string]bool{}
-		for _, w := range warnings {
-			if !strings.Contains(w.Message, "its Kubernetes API cannot be reached from here") {
-				continue
-			}
+		for _, w := range unreachable(warnings) {
 			var found bool
 			for name, reason := range reasons {
 				if strings.Contains(w.Message, "("+name+", account "+hub) {
@@ -562,4 +559,15 @@ func dependencies(t *testing.T, s *stack, name string) []string {
 func clustersConfig(clusters ...any) map[string]string {
 	b, _ := json.Marshal(clusters)
 	return map[string]string{config.Namespace + ":clusters": string(b)}
+}
+
+// unreachable are the warnings, among warnings, of a cluster whose Kubernetes API the preflight could not reach.
+func unreachable(warnings []warning) []warning {
+	var out []warning
+	for _, w := range warnings {
+		if strings.Contains(w.Message, "its Kubernetes API cannot be reached from here") {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -85,13 +85,7 @@ func TestOutOfReachFleet(t *testing.T) {
 	}
 	e.SetWorld(t, world(names))
 	warned := func(warnings []warning) error {
-		got := 0
-		for _, w := range warnings {
-			if strings.Contains(w.Message, "its Kubernetes API cannot be reached from here") {
-				got++
-			}
-		}
-		if got != n {
+		if got := len(unreachable(warnings)); got != n {
 			return fmt.Errorf("%d clusters warned of as out of reach, want %d", got, n)
 		}
 		return nil

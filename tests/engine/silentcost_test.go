@@ -57,12 +57,10 @@ func TestASilentClusterCostsAPreview(t *testing.T) {
 	}
 	outOfReach := func(warnings []warning) []string {
 		var out []string
-		for _, w := range warnings {
-			if strings.Contains(w.Message, "its Kubernetes API cannot be reached from here") {
-				for _, name := range names {
-					if strings.Contains(w.Message, "("+name+",") {
-						out = append(out, name)
-					}
+		for _, w := range unreachable(warnings) {
+			for _, name := range names {
+				if strings.Contains(w.Message, "("+name+",") {
+					out = append(out, name)
 				}
 			}
 		}
