@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws"
@@ -95,7 +96,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		Load: preflight.StackConfiguration,
 		Accounts: func(cfg config.Config, env awsenv.Env) (map[string][]pulumi.InvokeOption, error) {
 			var err error
-			accounts, err = declareAccounts(ctx, cfg, env)
+			accounts, err = declareAccounts(ctx, cfg, env, programNaming(cfg))
 			return invokeOptions(accounts), err
 		},
 	}, opts.preflight())
@@ -122,7 +123,7 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		routerRole = pulumi.String(layout.RouterRoleARN(cfg, env))
 		outputs = shardOutputs(f.Hub, cfg, env)
 	} else {
-		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), f.ArchiveAdoption(), nil)
+		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), f.ArchiveAdoption(), nil, programNaming(cfg))
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +262,7 @@ func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.In
 // package's Bus for the package (provider/), which is the bus there, so the queues and rules hang right under it
 // (bus.Declare).
 func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts Options, accounts map[string]account, rows []dashboard.Cluster,
-	adoption bus.Adoption, parent pulumi.Resource,
+	adoption bus.Adoption, parent pulumi.Resource, n naming,
 ) (shared, error) {
 	artifact, err := opts.BuildRouter(ctx.Context())
 	if err != nil {
@@ -278,7 +279,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 		}
 	}
 	tags := Tags(cfg)
-	b, err := declareBus(ctx, cfg.NamePrefix, &bus.Args{
+	b, err := declareBus(ctx, n.of(cfg.NamePrefix), &bus.Args{
 		NamePrefix:               cfg.NamePrefix,
 		CentralRetentionSeconds:  cfg.CentralQueue.MessageRetentionSeconds,
 		VisibilityTimeoutSeconds: cfg.Router.VisibilityTimeout(),
@@ -297,7 +298,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	if err != nil {
 		return shared{}, err
 	}
-	r, err := routerfn.New(ctx, layout.RouterName(cfg), &routerfn.Args{
+	r, err := routerfn.New(ctx, n.of(layout.RouterName(cfg)), &routerfn.Args{
 		FunctionName:                 layout.RouterName(cfg),
 		RoleName:                     layout.RouterRoleName(cfg, env.Region),
 		RoleDescription:              "Runs the karpenter-interruption-bus router of stack " + cfg.Stack,
@@ -326,7 +327,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	if err != nil {
 		return shared{}, err
 	}
-	a, err := alarms.New(ctx, cfg.NamePrefix+"-alarms", &alarms.Args{
+	a, err := alarms.New(ctx, n.of(cfg.NamePrefix+"-alarms"), &alarms.Args{
 		NamePrefix:              cfg.NamePrefix,
 		Bus:                     cfg.NamePrefix,
 		Namespace:               contract.MetricsNamespace,
@@ -341,12 +342,12 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	if err != nil {
 		return shared{}, err
 	}
-	others, err := declareMembers(ctx, cfg, env, accounts, b, r, tags, under...)
+	others, err := declareMembers(ctx, cfg, env, accounts, b, r, tags, n, under...)
 	if err != nil {
 		return shared{}, err
 	}
 	if cfg.Dashboard {
-		d, err := dashboard.New(ctx, cfg.NamePrefix+"-dashboard", &dashboard.Args{
+		d, err := dashboard.New(ctx, n.of(cfg.NamePrefix+"-dashboard"), &dashboard.Args{
 			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.ConcurrencyLimit(),
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
 			Clusters: rows,
@@ -521,11 +522,11 @@ type beat struct{ group, role pulumi.StringInput }
 
 // declareAccounts returns every account of the stack: its own, with the default provider, and each member's,
 // with a provider of its own (declared here: the lookups and resources of that account go through it).
-func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, under ...pulumi.ResourceOption) (map[string]account, error) {
+func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, n naming, under ...pulumi.ResourceOption) (map[string]account, error) {
 	accounts := map[string]account{hubEnv.Account: {env: hubEnv}}
 	for _, id := range cfg.MemberAccounts() {
 		a := cfg.Accounts[id]
-		p, err := aws.NewProvider(ctx, "account-"+id, &aws.ProviderArgs{
+		p, err := aws.NewProvider(ctx, n.of("account-"+id), &aws.ProviderArgs{
 			Region:            pulumi.String(hubEnv.Region),
 			AllowedAccountIds: pulumi.StringArray{pulumi.String(id)},
 			AssumeRole:        &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(a.DeployRoleARN), SessionName: pulumi.String("karpenter-interruption-bus")},
@@ -602,11 +603,11 @@ func spotOrigins(output any) map[string]spotrole.Origin {
 // the account's provider, one account at a time, or, with organization.memberOUs, once for every account of the
 // units as a StackSet (member.NewStackSet), which clusters in member accounts then wait for.
 func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, accounts map[string]account, b *bus.Bus, r *routerfn.Router, tags pulumi.StringMap,
-	under ...pulumi.ResourceOption,
+	n naming, under ...pulumi.ResourceOption,
 ) ([]pulumi.Resource, error) {
 	var declared []pulumi.Resource
 	if cfg.Heartbeat.Enabled {
-		h, err := heartbeat.New(ctx, heartbeat.Name(cfg.NamePrefix), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: hubEnv, Tags: tags}, under...)
+		h, err := heartbeat.New(ctx, n.of(heartbeat.Name(cfg.NamePrefix)), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: hubEnv, Tags: tags}, under...)
 		if err != nil {
 			return nil, err
 		}
@@ -619,7 +620,7 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	// roles by account and aws:PrincipalArn.
 	after := append([]pulumi.ResourceOption{pulumi.DependsOn(append(slices.Clone(b.WaitFor()), r))}, under...)
 	if cfg.Baselined() {
-		set, err := member.NewStackSet(ctx, member.StackSetName(cfg.NamePrefix), &member.StackSetArgs{
+		set, err := member.NewStackSet(ctx, n.of(member.StackSetName(cfg.NamePrefix)), &member.StackSetArgs{
 			Baseline:            baselineArgs(cfg, hubEnv, hubEnv.In(member.AccountPlaceholder), nil),
 			OrganizationalUnits: cfg.Organization.MemberOUs, Region: hubEnv.Region, CallAs: cfg.Organization.CallAs,
 		}, after...)
@@ -638,13 +639,13 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	for _, id := range cfg.MemberAccounts() {
 		acc := accounts[id]
-		m, err := member.New(ctx, "account-"+id+"-bus", baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...)
+		m, err := member.New(ctx, n.of("account-"+id+"-bus"), baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...)
 		if err != nil {
 			return nil, err
 		}
 		declared = append(declared, m)
 		if cfg.Heartbeat.Enabled {
-			h, err := heartbeat.New(ctx, "account-"+id+"-heartbeat", &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, append(slices.Clone(acc.opts), under...)...)
+			h, err := heartbeat.New(ctx, n.of("account-"+id+"-heartbeat"), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, append(slices.Clone(acc.opts), under...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -684,4 +685,34 @@ func sortedKeys(m map[string]pulumi.Input) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// naming gives the logical names of a bus's shared resources. The program's are named after its namePrefix, as
+// ever (and a member account's after the account); a Bus component's after the component, whose name is known at
+// every preview and unique in its stack, so two Buses of one stack (one per region) never share one.
+type naming struct {
+	// base replaces prefix at the start of a name; component: the names are a component's, each starting with base.
+	base, prefix string
+	component    bool
+}
+
+// programNaming names as the program always has.
+func programNaming(cfg config.Config) naming {
+	return naming{base: cfg.NamePrefix, prefix: cfg.NamePrefix}
+}
+
+// componentNaming names the shared resources of the Bus component named name, whose namePrefix is prefix.
+func componentNaming(name, prefix string) naming {
+	return naming{base: name, prefix: prefix, component: true}
+}
+
+// of is the logical name of what the program names name.
+func (n naming) of(name string) string {
+	if rest, ok := strings.CutPrefix(name, n.prefix); ok && (rest == "" || strings.HasPrefix(rest, "-")) {
+		return n.base + rest
+	}
+	if n.component {
+		return n.base + "-" + name
+	}
+	return name
 }

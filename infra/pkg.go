@@ -39,16 +39,18 @@ type Bus struct {
 }
 
 // DeclareBus declares the shared part of the bus configured by values (the keys of the stack configuration, as
-// config.Load reads them, except clusters and example) as children of parent: the bus, router, alarms,
-// heartbeat, members' baselines and dashboard, with a dashboard row for each of clusterNames.
-func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]string, clusterNames []string, opts Options) (Bus, error) {
+// config.Load reads them, except clusters and example) as children of parent, the component named name: the bus,
+// router, alarms, heartbeat, members' baselines and dashboard, with a dashboard row for each of clusterNames. Their
+// logical names start with name (FormerBusName: what they were named before).
+func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, name string, values map[string]string, clusterNames []string, unknowns preflight.Unknowns, opts Options) (Bus, error) {
 	opts = opts.withDefaults()
 	under := pulumi.Parent(parent)
 	rows := make([]dashboard.Cluster, len(clusterNames))
 	var accounts map[string]account
 	f, err := preflight.Run(ctx, preflight.Input{
-		Kind:  preflight.Bus,
-		Under: []pulumi.InvokeOption{under},
+		Kind:     preflight.Bus,
+		Under:    []pulumi.InvokeOption{under},
+		Unknowns: unknowns,
 		Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
 			cfg, err := config.LoadBus(ctx.Stack(), env.Account, values)
 			if err != nil {
@@ -64,7 +66,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 		},
 		Accounts: func(cfg config.Config, env awsenv.Env) (map[string][]pulumi.InvokeOption, error) {
 			var err error
-			accounts, err = declareAccounts(ctx, cfg, env, under)
+			accounts, err = declareAccounts(ctx, cfg, env, componentNaming(name, cfg.NamePrefix), under)
 			return invokeOptions(accounts), err
 		},
 	}, opts.preflight())
@@ -72,7 +74,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 		return Bus{}, err
 	}
 	cfg, env := f.Config, f.Env
-	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, f.ArchiveAdoption(), parent)
+	sh, err := declareShared(ctx, cfg, env, opts, accounts, rows, f.ArchiveAdoption(), parent, componentNaming(name, cfg.NamePrefix))
 	if err != nil {
 		return Bus{}, err
 	}
@@ -80,6 +82,20 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, values map[string]s
 	outputs[layout.OutputAccount] = pulumi.String(env.Account)
 	outputs[layout.OutputHeartbeatRate] = pulumi.String(heartbeatRate(cfg))
 	return Bus{Config: cfg, Env: env, Outputs: outputs}, nil
+}
+
+// FormerBusName is the logical name child, a resource the Bus component named name declares, had when a Bus's
+// resources were named after its namePrefix (prefix; 0.3.0 and before): a member account's named after the account
+// alone, the others after the prefix. False for a name not the component's.
+func FormerBusName(name, prefix, child string) (string, bool) {
+	rest, ok := strings.CutPrefix(child, name+"-")
+	if !ok {
+		return "", false
+	}
+	if strings.HasPrefix(rest, "account-") {
+		return rest, true
+	}
+	return prefix + "-" + rest, true
 }
 
 // heartbeatRate is the rate of the bus's heartbeat, "" without one: what its clusters' heartbeats take.
@@ -118,6 +134,9 @@ type Join struct {
 	// FormerName, when set, is what Name replaced (the cluster's name, before components were named after their own):
 	// the stack-level resources named after it are aliased to their former names.
 	FormerName string
+	// Unknowns are, at a preview, the stand-ins of the arguments unknown there and the known values that come from
+	// resources of the program: the lookups they need wait for the update.
+	Unknowns preflight.Unknowns
 }
 
 // DeclareJoin declares j's cluster as children of parent: its queue, its wiring to Karpenter, its heartbeat, and,
@@ -129,8 +148,9 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 	under := pulumi.Parent(parent)
 	hubAccount := j.HubAccount
 	f, err := preflight.Run(ctx, preflight.Input{
-		Kind:  preflight.Join,
-		Under: []pulumi.InvokeOption{under},
+		Kind:     preflight.Join,
+		Under:    []pulumi.InvokeOption{under},
+		Unknowns: j.Unknowns,
 		Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
 			hubAccount = cmp.Or(hubAccount, env.Account)
 			if err := hubProblem(j, hubAccount, env.Account); err != nil {

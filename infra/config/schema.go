@@ -410,11 +410,14 @@ func defaults(stack, account string) Config {
 		ProviderBudgetMB: DefaultProviderBudgetMB, Archive: DefaultArchive, Redrive: Redrive{TrustPolicyLimit: DefaultTrustPolicyLimit}}
 }
 
+// DefaultNamePrefix is the namePrefix of stack when none is set.
+func DefaultNamePrefix(stack string) string { return "kib-" + stack }
+
 // applyDefaults fills in what the defaults of c's decoded keys depend on: the prefixes and each cluster entry's
 // unset fields.
 func applyDefaults(c *Config) {
 	if c.NamePrefix == "" {
-		c.NamePrefix = "kib-" + c.Stack
+		c.NamePrefix = DefaultNamePrefix(c.Stack)
 	}
 	if o := c.Organization; o != nil && o.CallAs == "" {
 		o.CallAs = CallAsDelegatedAdmin

@@ -32,6 +32,9 @@ func (f *Flight) checkArchive(ctx *pulumi.Context,
 			f.ArchiveBucket, f.ArchiveInState = name, true
 		}
 	}
+	if f.unknowns.waits(ctx, f.ArchiveBucket, true) {
+		return nil // its name is unknown at this preview: the update asks S3
+	}
 	bucketARN := "arn:" + env.Partition + ":s3:::" + f.ArchiveBucket
 	id, err := providerIdentity(ctx)
 	if err != nil {

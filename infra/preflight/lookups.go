@@ -14,6 +14,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 )
 
@@ -41,6 +42,42 @@ type Report struct {
 	// an earlier deployment retained on delete (a cluster removed, or the stack destroyed), to adopt. Each has the ID
 	// of its pod identity association ("" with IRSA).
 	Retained map[string]string
+	// Pending are the clusters a preview could not look up, their name or the resource they come from not there
+	// yet (Unknowns): each has a stand-in entry in Clusters, whose values hold a mark, and the update looks them up.
+	Pending map[string]bool
+}
+
+// Unknowns are what a component's preview does not know yet: the values standing for its inputs unknown there
+// (Marks), and the known values that come from a resource of the program (FromResource), which this update may
+// create. A lookup of the one is not made, of the other is made and, finding nothing, waits for the update; only
+// at a preview. The zero value: everything is known.
+type Unknowns struct {
+	Marks        standin.Marks
+	FromResource func(value string) bool
+	// Say tells the preview of a lookup that waits for the update though its value is known (nil: nobody).
+	Say func(msg string)
+}
+
+// say tells msg, when someone listens.
+func (u Unknowns) say(msg string) {
+	if u.Say != nil {
+		u.Say(msg)
+	}
+}
+
+// waits says whether, at this preview, a lookup of value waits for the update: value stands for an unknown, or,
+// found is false and value comes from a resource of the program.
+func (u Unknowns) waits(ctx *pulumi.Context, value string, found bool) bool {
+	if !ctx.DryRun() {
+		return false
+	}
+	return u.Marks.Holds(value) || !found && u.FromResource != nil && u.FromResource(value)
+}
+
+// standIn is the entry of a cluster whose lookup waits: its values hold a mark, so what is made of them is unknown.
+func (u Unknowns) standIn() Cluster {
+	m := u.Marks.Text
+	return Cluster{ARN: m, Endpoint: "https://" + m, CertificateAuthority: m, OIDCIssuer: "https://" + m}
 }
 
 // Error lists every problem found, one per line.
@@ -58,8 +95,8 @@ func (e *Error) Error() string {
 // provider; none for the stack's own). Each missing piece is one problem naming the cluster, what is missing and the
 // fix; the error is a *Error listing them all, during preview and update alike (lookups run in both), so a first
 // pulumi up fails in seconds instead of halfway.
-func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption, last Last) (Report, error) {
-	r := Report{Clusters: map[string]Cluster{}, SpotServiceLinkedRole: map[string]bool{}, Retained: map[string]string{}}
+func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[string][]pulumi.InvokeOption, last Last, u Unknowns) (Report, error) {
+	r := Report{Clusters: map[string]Cluster{}, SpotServiceLinkedRole: map[string]bool{}, Retained: map[string]string{}, Pending: map[string]bool{}}
 	var problems []string
 	where := func(i int) string {
 		cl := cfg.Clusters[i]
@@ -72,6 +109,10 @@ func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[s
 			continue // the stack creates it
 		}
 		opts := invoke[cl.Account]
+		if u.waits(ctx, cl.Name, true) {
+			r.Clusters[cl.Name], r.Pending[cl.Name] = u.standIn(), true
+			continue
+		}
 		listed, ok := names[cl.Account]
 		if !ok {
 			res, err := eks.GetClusters(ctx, opts...)
@@ -87,6 +128,13 @@ func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[s
 		}
 		if slices.Contains(unlisted, cl.Account) {
 			continue // reported once, above
+		}
+		if !slices.Contains(listed, cl.Name) && u.waits(ctx, cl.Name, false) {
+			r.Clusters[cl.Name], r.Pending[cl.Name] = u.standIn(), true // the update may create it
+			u.say(fmt.Sprintf("no EKS cluster named %s exists at this preview, and its name comes from a resource of the program, "+
+				"which this update may create: the update looks the cluster up and checks it before the cluster's first resource; this "+
+				"preview shows the cluster's resources, what the lookup finds (its endpoint) unknown", cl.Name))
+			continue
 		}
 		if !slices.Contains(listed, cl.Name) {
 			if _, deployed := last.Deployed[cl.Name]; deployed {
@@ -122,7 +170,7 @@ func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[s
 		if cl.Mode != config.ModeInstall {
 			continue
 		}
-		problems = append(problems, installable(ctx, cl, c, found, where(i), opts)...)
+		problems = append(problems, installable(ctx, cl, c, found, where(i), opts, u)...)
 	}
 	for i, cl := range cfg.Clusters {
 		if _, deployed := last.Deployed[cl.Name]; deployed && !last.Adopting[cl.Name] || last.Deployed == nil || !cl.Mode.InstallsKarpenter() {
@@ -187,7 +235,7 @@ func roleExists(ctx *pulumi.Context, name string, opts []pulumi.InvokeOption) (b
 }
 
 // installable lists what keeps the stack from installing Karpenter on the existing cluster c.
-func installable(ctx *pulumi.Context, cl config.Cluster, c *eks.LookupClusterResult, found Cluster, where string, opts []pulumi.InvokeOption) []string {
+func installable(ctx *pulumi.Context, cl config.Cluster, c *eks.LookupClusterResult, found Cluster, where string, opts []pulumi.InvokeOption, u Unknowns) []string {
 	var problems []string
 	if c.Status != "ACTIVE" && c.Status != "UPDATING" {
 		problems = append(problems, fmt.Sprintf("%s: the cluster is %s, not ACTIVE. Fix: wait until it is active, or remove "+
@@ -219,18 +267,26 @@ func installable(ctx *pulumi.Context, cl config.Cluster, c *eks.LookupClusterRes
 				where, PodIdentityAgent, err, cl.Name, PodIdentityAgent))
 		}
 	case config.IdentityIRSA:
-		problems = append(problems, oidcProvider(ctx, cl, found, where, opts)...)
+		problems = append(problems, oidcProvider(ctx, cl, found, where, opts, u)...)
 	}
 	return problems
 }
 
 // oidcProvider checks that the entry's OIDC provider exists and is the cluster's: its URL is the cluster's
 // issuer, and it lists the audience of Karpenter's token.
-func oidcProvider(ctx *pulumi.Context, cl config.Cluster, found Cluster, where string, opts []pulumi.InvokeOption) []string {
+func oidcProvider(ctx *pulumi.Context, cl config.Cluster, found Cluster, where string, opts []pulumi.InvokeOption, u Unknowns) []string {
+	if u.waits(ctx, cl.OIDCProviderARN, true) {
+		return nil
+	}
 	fix := fmt.Sprintf("Fix: eksctl utils associate-iam-oidc-provider --cluster %s --approve, and set oidcProviderArn to "+
 		"the provider whose URL is the cluster's issuer (aws eks describe-cluster --name %s --query cluster.identity.oidc.issuer)",
 		cl.Name, cl.Name)
 	p, err := iam.LookupOpenIdConnectProvider(ctx, &iam.LookupOpenIdConnectProviderArgs{Arn: &cl.OIDCProviderARN}, opts...)
+	if err != nil && u.waits(ctx, cl.OIDCProviderARN, false) {
+		u.say(fmt.Sprintf("the OIDC provider %s was not found at this preview, and it comes from a resource of the program, which "+
+			"this update may create: the update checks it before the cluster's first resource", cl.OIDCProviderARN))
+		return nil
+	}
 	if err != nil {
 		return []string{fmt.Sprintf("%s: the OIDC provider %s was not found (%v). %s", where, cl.OIDCProviderARN, err, fix)}
 	}

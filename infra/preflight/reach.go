@@ -41,8 +41,8 @@ func Unreachable(ctx context.Context, cfg config.Config, region string, found Re
 	var at []int
 	for i, cl := range cfg.Clusters {
 		c, ok := found.Clusters[cl.Name]
-		if cl.Mode != config.ModeInstall || !ok {
-			continue
+		if cl.Mode != config.ModeInstall || !ok || found.Pending[cl.Name] {
+			continue // a cluster the lookups could not see yet has no endpoint to probe
 		}
 		role := ""
 		if cfg.IsMember(cl.Account) {

@@ -128,6 +128,8 @@ type Input struct {
 	// passed, and returns the options that reach each account (none for the stack's own). Nil: the stack's account
 	// only, through Under.
 	Accounts func(cfg config.Config, env awsenv.Env) (map[string][]pulumi.InvokeOption, error)
+	// Unknowns are what a component's preview does not know yet (the zero value for the program: everything).
+	Unknowns Unknowns
 }
 
 // Flight is what a run found, for the program or the component to declare with.
@@ -154,11 +156,13 @@ type Flight struct {
 	AdoptingOutOfReach map[string]string
 	// Ran are the steps run, in order.
 	Ran []Step
+	// unknowns are Input.Unknowns.
+	unknowns Unknowns
 }
 
 // Run runs in's steps in Order, each once, and returns what they found; the first failing step's error ends it.
 func Run(ctx *pulumi.Context, in Input, opts Options) (Flight, error) {
-	var f Flight
+	f := Flight{unknowns: in.Unknowns}
 	env, err := awsenv.Lookup(ctx, in.Under...) // provider lookups, no resource: the configuration names accounts against it
 	if err != nil {
 		return f, err
@@ -220,7 +224,7 @@ func (f *Flight) run(ctx *pulumi.Context, step Step, opts Options, invoke map[st
 	case StepConcurrency:
 		return checkConcurrency(ctx, cfg, f.Env, opts.ReadConcurrency)
 	case StepLookups:
-		found, err := lookups(ctx, cfg, f.Env.Region, invoke, f.Before)
+		found, err := lookups(ctx, cfg, f.Env.Region, invoke, f.Before, f.unknowns)
 		f.Found = found
 		return err
 	case StepReach:

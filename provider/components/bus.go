@@ -1,23 +1,27 @@
 package components
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
 // as ClusterInterruption components. Every one is optional; an absent one takes the program's default.
 type BusArgs struct {
-	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty" names:"starts the logical names of the bus's resources"`
+	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
 	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty" plain:"one baseline per member account, named by its ID"`
 	Organization *Organization            `pulumi:"organization,optional" json:"organization,omitempty"`
 	Router       *Router                  `pulumi:"router,optional" json:"router,omitempty"`
@@ -277,36 +281,54 @@ func (b *Bus) Annotate(an infer.Annotator) {
 // busConstructor is the Bus's constructor with opts.
 func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, args BusArgs, ro ...pulumi.ResourceOption) (*Bus, error) {
 	return func(ctx *pulumi.Context, name string, args BusArgs, ro ...pulumi.ResourceOption) (*Bus, error) {
-		values, err := configValues(args)
-		if err != nil {
-			return nil, err
-		}
 		b := &Bus{}
 		res := resolutionOf(ctx.Context())
 		if res.secret {
 			ro = append(ro, secretChildren())
 		}
-		children := 0
-		if err := ctx.RegisterComponentResource(bus.Type, name, b, append(ro, counting(b, &children))...); err != nil { // the token of the program's bus component
+		// Aliased to the names they had after the namePrefix (0.3.0 and before), unless it is a secret or unknown,
+		// which an alias would write to the state, or cannot give.
+		if prefix := cmp.Or(deref(args.NamePrefix), config.DefaultNamePrefix(ctx.Stack())); prefix != name &&
+			!slices.Contains(res.secrets, prefix) && !slices.Contains(res.deferred, "namePrefix") {
+			ro = append(ro, formerNames(func(child string) (string, bool) { return infra.FormerBusName(name, prefix, child) }))
+		}
+		if err := ctx.RegisterComponentResource(bus.Type, name, b, ro...); err != nil { // the token of the program's bus component
 			return nil, err
 		}
 		if len(res.deferred) > 0 {
+			if !ctx.DryRun() {
+				return nil, unknownInTheUpdate("Bus", name, res.deferred)
+			}
 			// The checks of the known arguments run at the preview, as with no unknown: a mistake in one fails it.
-			if ctx.DryRun() {
-				if err := infra.BusForm(ctx, b, values, args.ClusterNames, res.deferred); err != nil {
-					return nil, redacted(err, res.secrets)
-				}
-			}
-			return b, deferComponent(ctx, b, "Bus", name, "the bus's", res.deferred, busChecks)
-		}
-		err = checked(ctx, b, "Bus", name, "the bus's", res, &children, func() error {
-			out, err := infra.DeclareBus(ctx, b, values, args.ClusterNames, opts)
+			// Stand-ins take the unknowns' places, so the children are the update's, with unknown values there.
+			env, err := awsenv.Lookup(ctx, pulumi.Parent(b))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			return setOutputs(b, out.Outputs)
-		})
+			left := standIns(&args, res.unknown, res.marks, env)
+			values, err := configValues(args)
+			if err != nil {
+				return nil, err
+			}
+			if err := infra.BusForm(ctx, b, values, args.ClusterNames, res.deferred); err != nil {
+				return nil, redacted(err, res.secrets)
+			}
+			if len(left) > 0 {
+				return b, deferComponent(ctx, b, "Bus", name, "the bus's", left, res.deferred, busChecks)
+			}
+			if err := ctx.Log.Info(deferredMessage("Bus", name, "the bus's", nil, res.deferred, busChecks), &pulumi.LogArgs{Resource: b}); err != nil {
+				return nil, err
+			}
+		}
+		values, err := configValues(args)
 		if err != nil {
+			return nil, err
+		}
+		out, err := infra.DeclareBus(ctx, b, name, values, args.ClusterNames, preflight.Unknowns{Marks: res.marks, FromResource: res.fromResource}, opts)
+		if err != nil {
+			return nil, redacted(err, res.secrets)
+		}
+		if err := setOutputs(b, out.Outputs); err != nil {
 			return nil, err
 		}
 		if res.secret {

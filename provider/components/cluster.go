@@ -2,13 +2,17 @@ package components
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 )
 
 // Mode is how a cluster's Karpenter is wired to the bus (config.Mode).
@@ -167,47 +171,59 @@ func (c *ClusterInterruption) Annotate(an infer.Annotator) {
 // clusterConstructor is ClusterInterruption's constructor with opts.
 func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, args ClusterInterruptionArgs, ro ...pulumi.ResourceOption) (*ClusterInterruption, error) {
 	return func(ctx *pulumi.Context, name string, args ClusterInterruptionArgs, ro ...pulumi.ResourceOption) (*ClusterInterruption, error) {
-		entry, err := json.Marshal(args)
-		if err != nil {
-			return nil, err
-		}
-		j := infra.Join{
-			BusName: args.BusName, HubAccount: deref(args.HubAccountID), Cluster: entry, HeartbeatRate: deref(args.HeartbeatRate),
-			HeartbeatAlarmActions: args.HeartbeatAlarmActions, MemberBaseline: deref(args.MemberBaseline),
-			EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags, Name: name,
-		}
 		c := &ClusterInterruption{}
 		res := resolutionOf(ctx.Context())
 		if res.secret {
 			ro = append(ro, secretChildren())
 		}
-		children := 0
 		// Aliased to the names they had after the cluster, which stacks of 0.3.0 have (where no argument could be a
-		// secret): never after a secret, which an alias would write to the state in plain text.
-		if args.ClusterName != name && !slices.Contains(res.secrets, args.ClusterName) {
-			ro = append(ro, formerNames(name, args.ClusterName))
-			j.FormerName = args.ClusterName
+		// secret): never after a secret, which an alias would write to the state in plain text, nor an unknown.
+		former := ""
+		if args.ClusterName != name && !slices.Contains(res.secrets, args.ClusterName) && !slices.Contains(res.deferred, "clusterName") {
+			ro = append(ro, formerNames(func(child string) (string, bool) { return formerName(name, args.ClusterName, child) }))
+			former = args.ClusterName
 		}
-		if err := ctx.RegisterComponentResource(cluster.Type, name, c, append(ro, counting(c, &children))...); err != nil { // the program's clusters' token
+		if err := ctx.RegisterComponentResource(cluster.Type, name, c, ro...); err != nil { // the program's clusters' token
 			return nil, err
 		}
 		if len(res.deferred) > 0 {
+			if !ctx.DryRun() {
+				return nil, unknownInTheUpdate("ClusterInterruption", name, res.deferred)
+			}
 			// The checks of the known arguments run at the preview, as with no unknown: a mistake in one fails it.
-			if ctx.DryRun() {
-				if err := infra.JoinForm(ctx, c, j, res.deferred); err != nil {
-					return nil, redacted(err, res.secrets)
-				}
-			}
-			return c, deferComponent(ctx, c, "ClusterInterruption", name, "the cluster's", res.deferred, clusterChecks)
-		}
-		err = checked(ctx, c, "ClusterInterruption", name, "the cluster's", res, &children, func() error {
-			out, err := infra.DeclareJoin(ctx, c, j, opts)
+			// Stand-ins take the unknowns' places, so the children are the update's, with unknown values there.
+			env, err := awsenv.Lookup(ctx, pulumi.Parent(c))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			return setOutputs(c, out.Map())
-		})
+			left := standIns(&args, res.unknown, res.marks, env)
+			j, err := joinOf(args, name, former)
+			if err != nil {
+				return nil, err
+			}
+			if err := infra.JoinForm(ctx, c, j, res.deferred); err != nil {
+				return nil, redacted(err, res.secrets)
+			}
+			if len(left) > 0 {
+				return c, deferComponent(ctx, c, "ClusterInterruption", name, "the cluster's", left, res.deferred, clusterChecks)
+			}
+			if err := ctx.Log.Info(deferredMessage("ClusterInterruption", name, "the cluster's", nil, res.deferred, clusterChecks), &pulumi.LogArgs{Resource: c}); err != nil {
+				return nil, err
+			}
+		}
+		j, err := joinOf(args, name, former)
 		if err != nil {
+			return nil, err
+		}
+		j.Unknowns = preflight.Unknowns{Marks: res.marks, FromResource: res.fromResource, Say: func(msg string) {
+			said := redacted(fmt.Errorf("ClusterInterruption %s: %s (%s)", name, msg, strings.Join(res.fromResources, "; ")), res.secrets)
+			_ = ctx.Log.Info(said.Error()+".", &pulumi.LogArgs{Resource: c})
+		}}
+		out, err := infra.DeclareJoin(ctx, c, j, opts)
+		if err != nil {
+			return nil, redacted(err, res.secrets)
+		}
+		if err := setOutputs(c, out.Map()); err != nil {
 			return nil, err
 		}
 		if res.secret {
@@ -215,6 +231,20 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 		}
 		return c, nil
 	}
+}
+
+// joinOf is args as the program's code takes a joining cluster, the component named name (former: the name its
+// children had before, "" for none).
+func joinOf(args ClusterInterruptionArgs, name, former string) (infra.Join, error) {
+	entry, err := json.Marshal(args)
+	if err != nil {
+		return infra.Join{}, err
+	}
+	return infra.Join{
+		BusName: args.BusName, HubAccount: deref(args.HubAccountID), Cluster: entry, HeartbeatRate: deref(args.HeartbeatRate),
+		HeartbeatAlarmActions: args.HeartbeatAlarmActions, MemberBaseline: deref(args.MemberBaseline),
+		EnsureSpotServiceLinkedRole: deref(args.EnsureSpotServiceLinkedRole), Tags: args.Tags, Name: name, FormerName: former,
+	}, nil
 }
 
 func deref[T any](p *T) T {

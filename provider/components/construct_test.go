@@ -11,6 +11,7 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
@@ -85,13 +86,13 @@ func TestBus(t *testing.T) {
 			name:   "one account, defaults",
 			inputs: map[string]any{},
 			want: []string{
-				"karpenter-interruption-bus:index:Bus hub", "aws:sqs/queue:Queue kib-prod-central", "aws:sqs/queue:Queue kib-prod-dlq",
-				"aws:lambda/function:Function kib-prod-router", "karpenter-interruption-bus:index:Alarms kib-prod-alarms",
-				"karpenter-interruption-bus:index:Heartbeat kib-prod-heartbeat",
+				"karpenter-interruption-bus:index:Bus hub", "aws:sqs/queue:Queue hub-central", "aws:sqs/queue:Queue hub-dlq",
+				"aws:lambda/function:Function hub-router", "karpenter-interruption-bus:index:Alarms hub-alarms",
+				"karpenter-interruption-bus:index:Heartbeat hub-heartbeat",
 			},
 			// One component per concept: the Bus is the bus, with no Bus of the program's inside it.
 			absent: []string{
-				"aws:cloudformation/stackSet:StackSet kib-prod-member-baseline", "karpenter-interruption-bus:index:Dashboard kib-prod-dashboard",
+				"aws:cloudformation/stackSet:StackSet hub-member-baseline", "karpenter-interruption-bus:index:Dashboard hub-dashboard",
 				"karpenter-interruption-bus:index:Bus kib-prod",
 			},
 			outputs:  map[string]string{"busName": "kib-prod", "account": hub, "region": "us-east-1", "heartbeatRate": "5m", "clusterQueuePrefix": "kib-prod_", "routerRoleArn": "arn:aws:iam::" + hub + ":role/kib-prod-router-us-east-1"},
@@ -103,16 +104,16 @@ func TestBus(t *testing.T) {
 				"namePrefix": "fleet", "organization": map[string]any{"id": "o-abc123defg", "memberOUs": []any{"ou-ab12-cdef3456"}},
 				"heartbeat": map[string]any{"enabled": false}, "dashboard": true, "clusterNames": []any{"blue"},
 			},
-			want:     []string{"aws:cloudformation/stackSet:StackSet fleet-member-baseline", "aws:sqs/queue:Queue fleet-central", "karpenter-interruption-bus:index:Dashboard fleet-dashboard"},
-			absent:   []string{"karpenter-interruption-bus:index:Heartbeat fleet-heartbeat"},
+			want:     []string{"aws:cloudformation/stackSet:StackSet hub-member-baseline", "aws:sqs/queue:Queue hub-central", "karpenter-interruption-bus:index:Dashboard hub-dashboard"},
+			absent:   []string{"karpenter-interruption-bus:index:Heartbeat hub-heartbeat"},
 			outputs:  map[string]string{"busName": "fleet", "heartbeatRate": ""},
 			accounts: []string{hub},
 		},
 		{
 			name:     "organization without units: members bring their own baselines",
 			inputs:   map[string]any{"organization": map[string]any{"id": "o-abc123defg"}},
-			want:     []string{"aws:sqs/queuePolicy:QueuePolicy kib-prod-central", "karpenter-interruption-bus:index:Heartbeat kib-prod-heartbeat"},
-			absent:   []string{"aws:cloudformation/stackSet:StackSet kib-prod-member-baseline"},
+			want:     []string{"aws:sqs/queuePolicy:QueuePolicy hub-central", "karpenter-interruption-bus:index:Heartbeat hub-heartbeat"},
+			absent:   []string{"aws:cloudformation/stackSet:StackSet hub-member-baseline"},
 			outputs:  map[string]string{"busName": "kib-prod"},
 			accounts: []string{hub},
 		},
@@ -122,7 +123,7 @@ func TestBus(t *testing.T) {
 				"accounts":     map[string]any{member: map[string]any{"deployRoleArn": "arn:aws:iam::" + member + ":role/deploy"}},
 				"clusterNames": []any{"blue", "green"},
 			},
-			want:     []string{"pulumi:providers:aws account-" + member, "karpenter-interruption-bus:index:MemberAccount account-" + member + "-bus", "karpenter-interruption-bus:index:Heartbeat account-" + member + "-heartbeat"},
+			want:     []string{"pulumi:providers:aws hub-account-" + member, "karpenter-interruption-bus:index:MemberAccount hub-account-" + member + "-bus", "karpenter-interruption-bus:index:Heartbeat hub-account-" + member + "-heartbeat"},
 			outputs:  map[string]string{"busName": "kib-prod"},
 			accounts: []string{hub, member},
 		},
@@ -147,6 +148,17 @@ func TestBus(t *testing.T) {
 				}
 				if r.Parent == "" && r.Type != "karpenter-interruption-bus:index:Bus" {
 					t.Errorf("%s %s is not under the Bus", r.Type, r.Name)
+				}
+				// Named after the component, each aliased to its name after the namePrefix (0.3.0 and before).
+				if r.Type != "karpenter-interruption-bus:index:Bus" {
+					prefix, _ := tt.inputs["namePrefix"].(string)
+					if prefix == "" {
+						prefix = "kib-prod"
+					}
+					former, ok := infra.FormerBusName("hub", prefix, r.Name)
+					if !ok || !slices.Contains(r.Aliases, former) {
+						t.Errorf("%s %s: aliases %v, want %s", r.Type, r.Name, r.Aliases, former)
+					}
 				}
 			}
 			slices.Sort(accounts)

@@ -52,9 +52,10 @@ func argumentOf(path string) string {
 	return accountKey.ReplaceAllString(index.ReplaceAllString(path, ""), "")
 }
 
-// deferredMessage says which checks of the component named name (kind, what it declares: "the cluster's") wait for
-// the update, and why: each input of deferred, unknown at this preview, by the checks it is subject to.
-func deferredMessage(component, name, what string, deferred []string, checks checksOf) string {
+// deferredMessage says which checks of the component named name (what it declares: "the cluster's") wait for
+// the update, and why: each input of deferred, unknown at this preview, by the checks it is subject to; and, when
+// left holds some of them (inputs no stand-in can take the place of), that the preview shows none of its resources.
+func deferredMessage(component, name, what string, left, deferred []string, checks checksOf) string {
 	var each []string
 	seen := map[string]bool{}
 	for _, path := range deferred {
@@ -69,46 +70,31 @@ func deferredMessage(component, name, what string, deferred []string, checks che
 		}
 		each = append(each, fmt.Sprintf("%s (%s)", arg, c))
 	}
+	shown := fmt.Sprintf("this preview shows %s resources, with unknown values where they depend on those inputs", what)
+	if len(left) > 0 {
+		shown = fmt.Sprintf("this preview shows none of %s resources, and its outputs are unknown: %s decide which resources are "+
+			"declared, or their values cannot be stood for at a preview", what, strings.Join(left, ", "))
+	}
 	return fmt.Sprintf("%s %s: checks deferred to the update, their inputs unknown until other resources are created: %s. "+
-		"They run there before %s first resource, and fail the update naming the check; this preview shows none of %s "+
-		"resources, and its outputs are unknown (docs/package.md, \"Outputs as arguments\").",
-		component, name, strings.Join(each, "; "), what, what)
+		"They run there before %s first resource, and fail the update naming the check; %s (docs/package.md, \"Outputs as arguments\").",
+		component, name, strings.Join(each, "; "), what, shown)
 }
 
 // deferComponent declares nothing under c, the component named name, says once why (deferredMessage), and sets its
-// outputs unknown. Only a preview may defer: an input unknown in the update is refused, never left undeclared.
-func deferComponent(ctx *pulumi.Context, c pulumi.Resource, component, name, what string, deferred []string, checks checksOf) error {
-	if !ctx.DryRun() {
-		return fmt.Errorf("%s %s: %s unknown in the update: the engine hands a component its inputs' values there",
-			component, name, strings.Join(deferred, ", "))
-	}
-	if err := ctx.Log.Info(deferredMessage(component, name, what, deferred, checks), &pulumi.LogArgs{Resource: c}); err != nil {
+// outputs unknown: left are the inputs unknown at this preview that no stand-in can take the place of.
+func deferComponent(ctx *pulumi.Context, c pulumi.Resource, component, name, what string, left, deferred []string, checks checksOf) error {
+	if err := ctx.Log.Info(deferredMessage(component, name, what, left, deferred, checks), &pulumi.LogArgs{Resource: c}); err != nil {
 		return err
 	}
 	unknownOutputs(c)
 	return nil
 }
 
-// checked runs declare, the component's checks then its resources. At a preview, a check that fails on a value
-// coming from a resource of the program (res.fromValues: the failure names it), before anything is declared,
-// defers the component instead: the resource may be one this update creates (a cluster pulumi-eks creates under a
-// name the program gives, known at the preview), which the checks cannot find yet; the update runs them again. A
-// failure on anything else fails the preview. No message shows a secret argument's value.
-func checked(ctx *pulumi.Context, c pulumi.Resource, component, name, what string, res resolution, children *int, declare func() error) error {
-	err := declare()
-	if err == nil || !ctx.DryRun() || *children > 0 || !slices.ContainsFunc(res.fromValues, func(v string) bool {
-		return v != "" && strings.Contains(err.Error(), v)
-	}) {
-		return redacted(err, res.secrets)
-	}
-	msg := fmt.Sprintf("%s %s: its checks failed at this preview, where %s: deferred to the update, which may create "+
-		"what they look for, and runs them again before %s first resource (docs/package.md, \"Outputs as arguments\"). "+
-		"What they found: %v", component, name, strings.Join(res.fromResources, ", "), what, redacted(err, res.secrets))
-	if err := ctx.Log.Info(msg, &pulumi.LogArgs{Resource: c}); err != nil {
-		return err
-	}
-	unknownOutputs(c)
-	return nil
+// unknownInTheUpdate refuses inputs unknown in an update: the engine hands a component its inputs' values there,
+// and a component never stands for a value it declares for real.
+func unknownInTheUpdate(component, name string, deferred []string) error {
+	return fmt.Errorf("%s %s: %s unknown in the update: the engine hands a component its inputs' values there",
+		component, name, strings.Join(deferred, ", "))
 }
 
 // redacted is err with each of secrets in its text replaced by [secret]; nil for nil.
@@ -128,23 +114,12 @@ func redacted(err error, secrets []string) error {
 	return errors.New(text)
 }
 
-// counting counts the children of component as they are registered, through a transformation they inherit (and
-// the component's own registration runs, uncounted).
-func counting(component pulumi.Resource, n *int) pulumi.ResourceOption {
+// formerNames aliases each child of a component to the name former gives it: the name it had before children were
+// named after the component; a stack of then keeps its resources. Children are named after the component now,
+// whose name is known at every preview, never after an input, which may not be.
+func formerNames(former func(child string) (string, bool)) pulumi.ResourceOption {
 	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
-		if a.Resource != component {
-			*n++
-		}
-		return nil
-	}})
-}
-
-// formerNames aliases each child of component, named name, to the name it had when children were named after the
-// cluster (former, its clusterName; 0.3.0 and before): a stack of then keeps its resources. Children are named after
-// the component now, whose name is known at every preview, never after an input, which may not be.
-func formerNames(name, former string) pulumi.ResourceOption {
-	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
-		old, ok := formerName(name, former, a.Name)
+		old, ok := former(a.Name)
 		if !ok {
 			return nil
 		}
@@ -154,7 +129,8 @@ func formerNames(name, former string) pulumi.ResourceOption {
 }
 
 // formerName is the name child, a resource named after the component name, had when it was named after the
-// cluster former; false for a resource not named after the component (the component itself among them).
+// cluster former (0.3.0 and before); false for a resource not named after the component (the component itself
+// among them).
 func formerName(name, former, child string) (string, bool) {
 	rest, ok := strings.CutPrefix(child, name+"-")
 	if !ok {

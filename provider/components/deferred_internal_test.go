@@ -15,8 +15,10 @@ func TestDeferredMessage(t *testing.T) {
 	}{
 		{"each argument once, by its checks", []string{"clusterName", "heartbeatAlarmActions[0]", "heartbeatAlarmActions[1]"},
 			[]string{"ClusterInterruption payments: checks deferred to the update", "clusterName (the EKS cluster exists and is ACTIVE",
-				"heartbeatAlarmActions (SNS topic ARNs)", "before the cluster's first resource", "its outputs are unknown"},
-			[]string{"[0]", "[1]", "heartbeatAlarmActions (SNS topic ARNs); heartbeatAlarmActions"}},
+				"heartbeatAlarmActions (SNS topic ARNs)", "before the cluster's first resource", "this preview shows the cluster's resources, with unknown values"},
+			[]string{"[0]", "[1]", "heartbeatAlarmActions (SNS topic ARNs); heartbeatAlarmActions", "none of"}},
+		{"no stand-in for it: none of the resources", []string{"karpenter.version"},
+			[]string{"this preview shows none of the cluster's resources, and its outputs are unknown: karpenter.version decide"}, []string{"with unknown values"}},
 		{"an argument without listed checks: its form", []string{"karpenter.values.replicas"},
 			[]string{"karpenter.values.replicas (its form)"}, nil},
 		{"a member account's key dropped", []string{"accounts.222222222222.deployRoleArn"},
@@ -28,7 +30,10 @@ func TestDeferredMessage(t *testing.T) {
 			if strings.HasPrefix(tt.deferred[0], "accounts") {
 				checks = busChecks
 			}
-			got := deferredMessage("ClusterInterruption", "payments", "the cluster's", tt.deferred, checks)
+			got := deferredMessage("ClusterInterruption", "payments", "the cluster's", nil, tt.deferred, checks)
+			if strings.HasPrefix(tt.deferred[0], "karpenter.version") {
+				got = deferredMessage("ClusterInterruption", "payments", "the cluster's", tt.deferred, tt.deferred, checks)
+			}
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("%s\nwant %q", got, w)

@@ -11,6 +11,9 @@ import (
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/unknownmonitor"
 )
 
 // The components take outputs: an argument may be another resource's output (a cluster pulumi-eks creates in the
@@ -31,8 +34,9 @@ import (
 
 // resolution is what resolving a component's arguments found.
 type resolution struct {
-	// deferred are the inputs unknown at this preview, by path.
+	// deferred are the inputs unknown at this preview, by path; unknown the same, as the steps to them.
 	deferred []string
+	unknown  []argPath
 	// secret: an argument was a secret.
 	secret bool
 	// fromResources are the inputs known at this preview that come from a resource of the program (not a
@@ -41,6 +45,16 @@ type resolution struct {
 	fromResources, fromValues []string
 	// secrets are the values of the secret arguments, which no message of the component shows.
 	secrets []string
+	// marks are this preview's stand-ins' marks (zero without a stand-in): what holds one is unknown.
+	marks standin.Marks
+}
+
+// argPath is where an argument's value is: field names (their pulumi tags), list indexes, map keys.
+type argPath []any
+
+// fromResource says whether value, a known argument's, comes from a resource of the program.
+func (r resolution) fromResource(value string) bool {
+	return value != "" && slices.Contains(r.fromValues, value)
 }
 
 type resolutionKey struct{}
@@ -70,7 +84,7 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 			return construct(ctx, req)
 		}
 		var r resolver
-		req.Inputs = r.object("", req.Inputs, t, within{})
+		req.Inputs = r.object("", nil, req.Inputs, t, within{})
 		if len(r.refused) > 0 {
 			slices.Sort(r.refused)
 			return p.ConstructResponse{}, fmt.Errorf("%s: %s. These arguments decide which resources are declared, or are checked "+
@@ -79,11 +93,29 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 		}
 		slices.Sort(r.deferred)
 		slices.Sort(r.fromResources)
-		return construct(context.WithValue(ctx, resolutionKey{}, resolution{deferred: r.deferred, secret: r.secret,
-			fromResources: r.fromResources, fromValues: r.fromValues, secrets: r.secrets}), req)
+		res := resolution{deferred: r.deferred, unknown: r.unknown, secret: r.secret, fromResources: r.fromResources, fromValues: r.fromValues, secrets: r.secrets}
+		if req.DryRun && (len(r.deferred) > 0 || len(r.fromResources) > 0) {
+			// Stand-ins may take the place of values this preview does not know: a monitor between the component and
+			// the engine turns unknown what is made of them.
+			res.marks = newMarks()
+			mon, err := unknownmonitor.Serve(req.MonitorEndpoint, res.marks)
+			if err != nil {
+				return p.ConstructResponse{}, err
+			}
+			defer mon.Stop()
+			req.MonitorEndpoint = mon.Addr
+		}
+		resp, err := construct(context.WithValue(ctx, resolutionKey{}, res), req)
+		if err == nil && res.marks != (standin.Marks{}) {
+			resp.State = unknownState(resp.State, res.marks)
+		}
+		return resp, err
 	}
 	return prov
 }
+
+// newMarks draws a preview's marks (tests fix them).
+var newMarks = standin.New
 
 // isPlain says whether the argument f is plain: an enum (a named string type), a switch, a number, or tagged
 // `plain:"why"`; or an object holding one (so that a typed SDK can reach it).
@@ -124,20 +156,21 @@ func argName(f reflect.StructField) string {
 // resolver resolves a component's inputs to plain values, recording what it found.
 type resolver struct {
 	deferred, refused, fromResources, fromValues, secrets []string
+	unknown                                               []argPath
 	secret                                                bool
 }
 
 // within is what a value inherits from the arguments holding it.
 type within struct {
-	// plain: a plain argument (isPlain); names: an argument that names resources (tagged `names:"why"`): neither may
-	// be a secret, since resources' names (their URNs) are never encrypted.
-	plain, names, secret bool
+	// plain: a plain argument (isPlain), which may not be a secret: it decides or names resources, whose names (their
+	// URNs) are never encrypted.
+	plain, secret bool
 	// from is the resource of the program the value comes from ("" for none, or a StackReference).
 	from string
 }
 
-// object resolves m, the inputs of the struct type t, by its fields' arguments.
-func (r *resolver) object(prefix string, m property.Map, t reflect.Type, in within) property.Map {
+// object resolves m, the inputs of the struct type t at steps, by its fields' arguments.
+func (r *resolver) object(prefix string, steps argPath, m property.Map, t reflect.Type, in within) property.Map {
 	t = elemType(t)
 	if t.Kind() != reflect.Struct {
 		return m
@@ -147,8 +180,7 @@ func (r *resolver) object(prefix string, m property.Map, t reflect.Type, in with
 		f := t.Field(i)
 		name := argName(f)
 		if v, ok := m.GetOk(name); ok && name != "" {
-			_, names := f.Tag.Lookup("names")
-			out = out.Set(name, r.value(prefix+name, v, f.Type, within{plain: isPlain(f), names: names || in.names, secret: in.secret, from: in.from}))
+			out = out.Set(name, r.value(prefix+name, append(slices.Clip(steps), name), v, f.Type, within{plain: isPlain(f), secret: in.secret, from: in.from}))
 		}
 	}
 	return out
@@ -156,7 +188,7 @@ func (r *resolver) object(prefix string, m property.Map, t reflect.Type, in with
 
 // value is v, the argument at path of Go type t, as a plain value: a known output or secret as its value, an
 // unknown as t's zero value (deferred, or refused when plain).
-func (r *resolver) value(path string, v property.Value, t reflect.Type, in within) property.Value {
+func (r *resolver) value(path string, steps argPath, v property.Value, t reflect.Type, in within) property.Value {
 	t = elemType(t)
 	plain := in.plain
 	if v.IsComputed() {
@@ -164,11 +196,12 @@ func (r *resolver) value(path string, v property.Value, t reflect.Type, in withi
 			r.refused = append(r.refused, path+" is unknown at the preview (an output of a resource not created yet)")
 		} else {
 			r.deferred = append(r.deferred, path)
+			r.unknown = append(r.unknown, steps)
 		}
 		return zeroOf(t)
 	}
 	if v.Secret() && !in.secret {
-		if plain || in.names {
+		if plain {
 			r.refused = append(r.refused, path+" is a secret, and it decides or names the component's resources, whose "+
 				"names (URNs) are never encrypted")
 		}
@@ -198,22 +231,22 @@ func (r *resolver) value(path string, v property.Value, t reflect.Type, in withi
 		}
 		elems := v.AsArray().AsSlice()
 		for i, e := range elems {
-			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), e, elem, in)
+			elems[i] = r.value(fmt.Sprintf("%s[%d]", path, i), append(slices.Clip(steps), i), e, elem, in)
 		}
 		return property.New(elems)
 	case v.IsMap() && t.Kind() == reflect.Map:
 		elems := v.AsMap().AsMap()
 		for k, e := range elems {
 			in.plain = plain && elemType(t.Elem()).Kind() != reflect.Struct
-			elems[k] = r.value(path+"."+k, e, t.Elem(), in)
+			elems[k] = r.value(path+"."+k, append(slices.Clip(steps), k), e, t.Elem(), in)
 		}
 		return property.New(elems)
 	case v.IsMap() && t.Kind() == reflect.Struct:
-		return property.New(r.object(path+".", v.AsMap(), t, in))
+		return property.New(r.object(path+".", steps, v.AsMap(), t, in))
 	case v.IsMap(): // within an argument of any value
 		elems := v.AsMap().AsMap()
 		for k, e := range elems {
-			elems[k] = r.value(path+"."+k, e, t, in)
+			elems[k] = r.value(path+"."+k, append(slices.Clip(steps), k), e, t, in)
 		}
 		return property.New(elems)
 	}
@@ -298,4 +331,42 @@ func setPlain(t *schema.TypeSpec, plain bool) {
 			setPlain(e, plain)
 		}
 	}
+}
+
+// unknownState is a component's outputs with what holds one of marks unknown, as the monitor turns its
+// children's inputs (unknownmonitor.Unknown): a string holding one, a list holding the whole-list mark, a map
+// with a key holding one.
+func unknownState(m property.Map, marks standin.Marks) property.Map {
+	out := map[string]property.Value{}
+	for k, v := range m.All {
+		out[k] = unknownValue(v, marks)
+	}
+	return property.NewMap(out)
+}
+
+func unknownValue(v property.Value, marks standin.Marks) property.Value {
+	unknown := property.New(property.Computed).WithSecret(v.Secret()).WithDependencies(v.Dependencies())
+	switch {
+	case v.IsString() && marks.Holds(v.AsString()):
+		return unknown
+	case v.IsArray():
+		elems := v.AsArray().AsSlice()
+		for i, e := range elems {
+			if e.IsString() && marks.HoldsWhole(e.AsString()) {
+				return unknown
+			}
+			elems[i] = unknownValue(e, marks)
+		}
+		return property.New(elems).WithSecret(v.Secret()).WithDependencies(v.Dependencies())
+	case v.IsMap():
+		elems := v.AsMap().AsMap()
+		for k, e := range elems {
+			if marks.Holds(k) {
+				return unknown
+			}
+			elems[k] = unknownValue(e, marks)
+		}
+		return property.New(elems).WithSecret(v.Secret()).WithDependencies(v.Dependencies())
+	}
+	return v
 }

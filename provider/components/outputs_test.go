@@ -1,7 +1,9 @@
 package components_test
 
 import (
+	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +34,7 @@ func outputOf(v string, of presource.URN) presource.PropertyValue {
 func constructWith(t *testing.T, m *mocks.Mocks, typ string, inputs presource.PropertyMap) (p.ConstructResponse, map[string]mocks.Resource, error) {
 	t.Helper()
 	m.Project, m.Stack = "platform", "prod"
+	defer components.SetMarks(previewMarks)()
 	s := server(t, integration.WithMocks(m))
 	resp, err := s.Construct(p.ConstructRequest{
 		Urn:    presource.URN("urn:pulumi:prod::platform::" + components.Name + ":index:" + typ + "::c"),
@@ -74,8 +77,8 @@ func TestOutputsAsArguments(t *testing.T) {
 		}
 	})
 
-	t.Run("unknown at the preview: deferred", func(t *testing.T) {
-		for _, world := range []*mocks.Mocks{{}, {Existing: []string{"blue"}}} {
+	t.Run("unknown at the preview: the update's children, unknown where they depend on it", func(t *testing.T) {
+		for _, world := range []*mocks.Mocks{{SpotServiceLinkedRole: []string{hub}}, {SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}} {
 			resp, got, err := constructWith(t, world, "ClusterInterruption", presource.PropertyMap{
 				"busName": outputOf("kib-prod", hubStack), "clusterName": unknown(), "oidcProviderArn": unknown(),
 				"identity": presource.NewProperty("irsa"),
@@ -83,16 +86,18 @@ func TestOutputsAsArguments(t *testing.T) {
 			if err != nil {
 				t.Fatalf("refused: %v", err)
 			}
-			for k := range got {
-				if !strings.HasPrefix(k, "karpenter-interruption-bus:index:ClusterInterruption ") {
-					t.Errorf("declared %s in a preview that could not check it", k)
-				}
+			if len(got) < 5 {
+				t.Errorf("declared %v, want the cluster's children", slices.Sorted(maps.Keys(got)))
+			}
+			if q := asTheEngineSees(t, got["aws:sqs/queue:Queue c-queue"].Inputs, previewMarks)["name"]; !q.IsComputed() {
+				t.Errorf("the queue's name %v, want unknown", q)
 			}
 			for _, k := range []string{"queueName", "queueArn", "controllerRoleArn", "kubeconfig"} {
 				if v := output(t, resp, k); !v.IsComputed() {
 					t.Errorf("output %s = %v, want unknown", k, v)
 				}
 			}
+			noMarks(t, got)
 		}
 	})
 
@@ -136,18 +141,20 @@ func TestOutputsAsArguments(t *testing.T) {
 				[]string{"busName"}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
-				resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}}, "ClusterInterruption", tt.in)
-				if len(got) > 1 {
-					t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
-				}
+				_, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", tt.in)
 				if tt.fails == nil {
 					if err != nil {
 						t.Fatalf("refused: %v", err)
 					}
-					if v := output(t, resp, "queueName"); !v.IsComputed() {
-						t.Errorf("queueName = %v, want unknown", v)
+					// No stand-in takes the place of a version: the preview shows none of the cluster's resources.
+					if none := tt.name == "karpenter's version unknown"; len(got) < 2 != none {
+						t.Errorf("declared %v, want the cluster's children: %v", slices.Sorted(maps.Keys(got)), !none)
 					}
+					noMarks(t, got)
 					return
+				}
+				if len(got) > 1 {
+					t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
 				}
 				for _, want := range tt.fails {
 					if err == nil || !strings.Contains(err.Error(), want) {
@@ -158,12 +165,12 @@ func TestOutputsAsArguments(t *testing.T) {
 		}
 	})
 
-	t.Run("a check failing on a value from a resource: deferred at the preview, failing the update", func(t *testing.T) {
+	t.Run("a cluster not found, named by a resource of the program: looked up again by the update", func(t *testing.T) {
 		for _, tt := range []struct {
 			name   string
 			from   presource.URN
 			update bool
-			defers bool
+			waits  bool
 		}{
 			{"from a cluster of the program, at the preview", eksCluster, false, true},
 			{"from a cluster of the program, in the update", eksCluster, true, false},
@@ -174,21 +181,26 @@ func TestOutputsAsArguments(t *testing.T) {
 				resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Update: tt.update}, "ClusterInterruption", presource.PropertyMap{
 					"busName": presource.NewProperty("kib-prod"), "clusterName": outputOf("blue", tt.from),
 				})
-				if len(got) > 1 {
-					t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
-				}
-				if !tt.defers {
+				if !tt.waits {
 					if err == nil || !strings.Contains(err.Error(), "no EKS cluster named blue exists") {
 						t.Errorf("err = %v, want the check's failure", err)
+					}
+					if len(got) > 1 {
+						t.Errorf("declared %v", slices.Sorted(maps.Keys(got)))
 					}
 					return
 				}
 				if err != nil {
 					t.Fatalf("refused: %v", err)
 				}
-				if v := output(t, resp, "queueName"); !v.IsComputed() {
-					t.Errorf("queueName = %v, want unknown", v)
+				// Its name is known, and what is named after it; what the lookup would have found is not.
+				if got, want := str(t, resp, "queueName"), "kib-prod_blue"; got != want {
+					t.Errorf("queueName = %q, want %q", got, want)
 				}
+				if v := output(t, resp, "kubeconfig"); !v.IsComputed() {
+					t.Errorf("kubeconfig = %v, want unknown", v)
+				}
+				noMarks(t, got)
 			})
 		}
 	})
@@ -210,10 +222,11 @@ func TestOutputsAsArguments(t *testing.T) {
 		if !strings.Contains(release.String(), "spot") {
 			t.Errorf("the release's values %v lack the output's value", release)
 		}
-		resp, got, err := constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", values(unknown()))
-		if err != nil || len(got) > 1 || !output(t, resp, "queueName").IsComputed() {
-			t.Errorf("an unknown toleration: %v, declared %v", err, slices.Sorted(maps.Keys(got)))
+		_, got, err = constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", values(unknown()))
+		if err != nil || !asTheEngineSees(t, got["kubernetes:helm.sh/v3:Release c-karpenter"].Inputs, previewMarks)["values"].ContainsUnknowns() {
+			t.Errorf("an unknown toleration: %v, the release's values %v", err, got["kubernetes:helm.sh/v3:Release c-karpenter"].Inputs["values"])
 		}
+		noMarks(t, got)
 		_, got, err = constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{
 			"namePrefix": presource.NewProperty("kib-prod"),
 			"accounts": presource.NewProperty(presource.PropertyMap{member: presource.NewProperty(presource.PropertyMap{
@@ -231,7 +244,7 @@ func TestOutputsAsArguments(t *testing.T) {
 			t.Errorf("the member accounts unknown: %v, want them refused (one baseline per account)", err)
 		}
 		// A member's settings unknown, its account known: the baseline it decides on is known; the checks wait.
-		resp, got, err = constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{
+		resp, got, err := constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{
 			"namePrefix": presource.NewProperty("kib-prod"),
 			"accounts":   presource.NewProperty(presource.PropertyMap{member: unknown()}),
 		})
@@ -267,7 +280,6 @@ func TestOutputsAsArguments(t *testing.T) {
 			inputs presource.PropertyMap
 			want   string
 		}{
-			{"Bus", presource.PropertyMap{"namePrefix": presource.MakeSecret(presource.NewProperty("kib-prod"))}, "namePrefix is a secret"},
 			{"ClusterInterruption", presource.PropertyMap{"busName": presource.NewProperty("kib-prod"), "clusterName": presource.NewProperty("blue"),
 				"mode": presource.MakeSecret(presource.NewProperty("install"))}, "mode is a secret"},
 		} {
@@ -422,12 +434,30 @@ func TestABusTakesOutputs(t *testing.T) {
 			t.Errorf("%s: tags %v not secret", k, tags)
 		}
 	}
+	// An unknown namePrefix: the Bus's resources (named after the component) with their names unknown.
 	resp, got, err = constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{"namePrefix": unknown()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) > 1 || !output(t, resp, "busName").IsComputed() || !output(t, resp, "ruleArns").IsComputed() {
+	if len(got) < 10 || !output(t, resp, "busName").IsComputed() || !output(t, resp, "ruleArns").HasComputed() ||
+		!asTheEngineSees(t, got["aws:sqs/queue:Queue c-central"].Inputs, previewMarks)["name"].IsComputed() {
 		t.Errorf("an unknown namePrefix: declared %v, busName %v", slices.Sorted(maps.Keys(got)), output(t, resp, "busName"))
+	}
+	noMarks(t, got)
+	// A secret namePrefix names no resource (their names are the component's): taken, its value never in a URN
+	// or an alias, the outputs secret.
+	m := &mocks.Mocks{}
+	resp, _, err = constructWith(t, m, "Bus", presource.PropertyMap{"namePrefix": presource.MakeSecret(presource.NewProperty("kib-secret"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !output(t, resp, "busName").Secret() {
+		t.Error("a secret namePrefix: busName not secret")
+	}
+	for _, r := range m.Resources() {
+		if strings.Contains(r.URN, "kib-secret") || slices.ContainsFunc(r.Aliases, func(a string) bool { return strings.Contains(a, "kib-secret") }) {
+			t.Errorf("%s (aliases %q) holds the secret namePrefix", r.URN, r.Aliases)
+		}
 	}
 	// The known arguments' checks run at the preview all the same: a mistake fails it, naming the argument.
 	for _, tt := range []struct {
@@ -450,5 +480,22 @@ func TestABusTakesOutputs(t *testing.T) {
 		"alarms": presource.NewProperty(presource.PropertyMap{"topicArn": unknown()})})
 	if err != nil {
 		t.Errorf("an unknown topic, the rest known and good: %v", err)
+	}
+}
+
+// previewMarks are the marks of the previews constructWith runs.
+var previewMarks = marksA
+
+// markRE matches a stand-in's mark (infra/standin): none may reach the engine.
+var markRE = regexp.MustCompile(`\bki[bw][a-z0-9]{7}\b|\b9[0-9]{11}\b`)
+
+// noMarks fails when an input of a declared resource, as the engine is handed it (asTheEngineSees), holds a
+// stand-in's mark.
+func noMarks(t *testing.T, declared map[string]mocks.Resource) {
+	t.Helper()
+	for k, r := range declared {
+		if m := markRE.FindString(fmt.Sprint(asTheEngineSees(t, r.Inputs, previewMarks))); m != "" {
+			t.Errorf("%s holds the stand-in %s: %v", k, m, r.Inputs)
+		}
 	}
 }

@@ -78,7 +78,8 @@ func diagnostics(preview string) string {
 
 // TestYAMLClusterOfTheSameProgram: a team's cluster created in the same program joins the hub read through a
 // StackReference, in one pulumi up through the real CLI and the YAML host. The preview cannot find the cluster the
-// update creates: it defers the component's checks, saying so once; the update runs them before the cluster's first
+// update creates: its lookup waits for the update, saying so once, and the preview shows the cluster's resources; the
+// update runs the checks before the cluster's first
 // resource, and fails with the check's message when EKS has the cluster not ACTIVE, or running a Kubernetes version
 // Karpenter does not run on, declaring nothing of it; once it is ACTIVE, up declares it, and a preview has no change.
 func TestYAMLClusterOfTheSameProgram(t *testing.T) {
@@ -105,9 +106,9 @@ func TestYAMLClusterOfTheSameProgram(t *testing.T) {
 		t.Run(tt.stack, func(t *testing.T) {
 			stack(tt.stack, tt.cluster)
 			preview := pulumi(t, e, dir, "preview", "--non-interactive")
-			if n := strings.Count(diagnostics(preview), "its checks failed at this preview, where clusterName (from cluster, aws:eks/cluster:Cluster)"); n != 1 ||
-				!strings.Contains(preview, "no EKS cluster named "+tt.cluster+" exists") {
-				t.Errorf("the preview: %d deferrals naming clusterName\n%s", n, preview)
+			if n := strings.Count(diagnostics(preview), "no EKS cluster named "+tt.cluster+" exists at this preview, and its name comes from a resource of the program"); n != 1 ||
+				!strings.Contains(preview, "(clusterName (from cluster, aws:eks/cluster:Cluster))") || !strings.Contains(preview, "payments-queue") || strings.Contains(preview, " delete") {
+				t.Errorf("the preview: %d lookups waiting for the update, naming clusterName\n%s", n, preview)
 			}
 			out, err := pulumiErr(e, dir, "up", "--yes", "--non-interactive")
 			if err == nil || !strings.Contains(err.Error(), tt.fails) {
@@ -171,8 +172,8 @@ func goTeam(ctx *pulumisdk.Context) error {
 	return nil
 }
 
-// goClusterOfTheSameProgram runs goTeam through the Automation API and the real CLI: the preview defers the
-// component's checks (EKS has no cluster orders until the update creates it); up fails with the check's message while
+// goClusterOfTheSameProgram runs goTeam through the Automation API and the real CLI: the preview's lookup of the
+// cluster waits for the update (EKS has no cluster orders until the update creates it), showing its resources; up fails with the check's message while
 // EKS has the cluster CREATING, declaring nothing of it; once active (active makes it so), up declares it, and a
 // preview after has no change.
 func goClusterOfTheSameProgram(t *testing.T, e *env, active func()) {
@@ -185,8 +186,9 @@ func goClusterOfTheSameProgram(t *testing.T, e *env, active func()) {
 	if _, err := s.Preview(ctx, optpreview.ProgressStreams(&out)); err != nil {
 		t.Fatalf("preview: %v\n%s", err, out.String())
 	}
-	if n := strings.Count(diagnostics(out.String()), "ClusterInterruption orders: its checks failed at this preview, where clusterName (from "); n != 1 {
-		t.Errorf("the preview: %d deferrals naming clusterName\n%s", n, out.String())
+	if n := strings.Count(diagnostics(out.String()), "ClusterInterruption orders: no EKS cluster named orders exists at this preview"); n != 1 ||
+		!strings.Contains(out.String(), "orders-queue") {
+		t.Errorf("the preview: %d lookups waiting for the update, naming clusterName\n%s", n, out.String())
 	}
 	out.Reset()
 	if _, err := s.Up(ctx, optup.ProgressStreams(&out)); err == nil || !strings.Contains(out.String(), "the cluster is CREATING, not ACTIVE") {

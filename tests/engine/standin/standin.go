@@ -117,6 +117,8 @@ type Provider struct {
 	// account is where the configured provider's resources live: an AWS provider's account (its one allowed
 	// account, the world's by default), a Kubernetes provider's cluster (its kubeconfig's context).
 	account string
+	// region is an AWS provider's configured region ("": the world's).
+	region string
 }
 
 var _ pulumirpc.ResourceProviderServer = (*Provider)(nil)
@@ -128,6 +130,16 @@ func (p *Provider) callerAccount() string {
 		return p.account
 	}
 	return p.World.Account
+}
+
+// regional is w in the provider's region: the one it is configured with, the world's by default.
+func (p *Provider) regional(w World) World {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.region != "" {
+		w.Region = p.region
+	}
+	return w
 }
 
 // GetPluginInfo reports the version the engine installed the plugin at.
@@ -146,6 +158,7 @@ func (p *Provider) GetSchema(context.Context, *pulumirpc.GetSchemaRequest) (*pul
 		spec["types"] = map[string]any{
 			"aws:eks/ClusterVpcConfig:ClusterVpcConfig": map[string]any{"type": "object", "properties": map[string]any{"subnetIds": strs}},
 		}
+		spec["provider"] = map[string]any{"inputProperties": map[string]any{"region": str}}
 		spec["resources"] = map[string]any{
 			"aws:sns/topic:Topic": map[string]any{
 				"inputProperties": map[string]any{"name": str},
@@ -179,6 +192,11 @@ func (p *Provider) Configure(_ context.Context, req *pulumirpc.ConfigureRequest)
 	args, err := unmarshal(req.GetArgs())
 	if err != nil {
 		return nil, err
+	}
+	if r := args["region"]; r.IsString() && r.StringValue() != "" {
+		p.mu.Lock()
+		p.region = r.StringValue()
+		p.mu.Unlock()
 	}
 	if ids := args["allowedAccountIds"]; ids.IsArray() && len(ids.ArrayValue()) == 1 && ids.ArrayValue()[0].IsString() {
 		p.mu.Lock()
@@ -275,7 +293,7 @@ func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pul
 	if err != nil {
 		return nil, err
 	}
-	id, outs := p.World.Mocks().Outputs(string(urn.Type()), urn.Name(), true, named(string(urn.Type()), inputs), p.callerAccount())
+	id, outs := p.regional(p.World).Mocks().Outputs(string(urn.Type()), urn.Name(), true, named(string(urn.Type()), inputs), p.callerAccount())
 	if req.GetPreview() {
 		for k, v := range outs {
 			if _, ok := inputs[k]; !ok {
@@ -286,7 +304,7 @@ func (p *Provider) Create(_ context.Context, req *pulumirpc.CreateRequest) (*pul
 		props, err := marshal(outs)
 		return &pulumirpc.CreateResponse{Properties: props}, err
 	}
-	rec := Record{Package: p.Package, Type: string(urn.Type()), ID: id, URN: string(urn), Account: p.callerAccount()}
+	rec := Record{Package: p.Package, Type: string(urn.Type()), ID: id, URN: string(urn), Account: p.callerAccount(), Region: p.regional(p.World).Region}
 	if err := p.refuseTaken(rec, inputs); err != nil {
 		return nil, err
 	}
@@ -384,7 +402,7 @@ const queueNameHold = 60 * time.Second
 // refuseTaken refuses the create of rec with inputs as AWS would when another resource of the store holds its
 // name, or SQS still holds a deleted queue's.
 func (p *Provider) refuseTaken(rec Record, inputs resource.PropertyMap) error {
-	key, refusal := uniqueKey(rec.Type, rec.Account, p.World.Region, inputs)
+	key, refusal := uniqueKey(rec.Type, rec.Account, p.regional(p.World).Region, inputs)
 	if key == "" {
 		return nil
 	}
@@ -403,7 +421,7 @@ func (p *Provider) refuseTaken(rec Record, inputs resource.PropertyMap) error {
 		if err != nil {
 			return err
 		}
-		if k, _ := uniqueKey(r.Type, r.Account, p.World.Region, held); k == key {
+		if k, _ := uniqueKey(r.Type, r.Account, cmp.Or(r.Region, p.World.Region), held); k == key {
 			if rec.Type == "aws:sqs/queue:Queue" && plain(resource.NewObjectProperty(held)).DeepEquals(plain(resource.NewObjectProperty(inputs))) {
 				// "If you provide the name of an existing queue along with the exact names and values of all the
 				// queue's attributes, CreateQueue returns the queue URL for the existing queue" (CreateQueue).
@@ -426,7 +444,7 @@ func (p *Provider) Read(_ context.Context, req *pulumirpc.ReadRequest) (*pulumir
 		if inputs, outs = p.existing(typ, id); inputs == nil {
 			return &pulumirpc.ReadResponse{}, nil
 		}
-		rec = Record{Package: p.Package, Type: typ, ID: id, URN: string(urn), Account: p.callerAccount()}
+		rec = Record{Package: p.Package, Type: typ, ID: id, URN: string(urn), Account: p.callerAccount(), Region: p.regional(p.World).Region}
 		if err := p.Store.Put(rec, inputs, outs); err != nil {
 			return nil, err
 		}
@@ -485,9 +503,9 @@ func (p *Provider) Update(_ context.Context, req *pulumirpc.UpdateRequest) (*pul
 	if err != nil {
 		return nil, err
 	}
-	_, outs := p.World.Mocks().Outputs(string(urn.Type()), urn.Name(), true, inputs, p.callerAccount())
+	_, outs := p.regional(p.World).Mocks().Outputs(string(urn.Type()), urn.Name(), true, inputs, p.callerAccount())
 	if !req.GetPreview() {
-		rec := Record{Package: p.Package, Type: string(urn.Type()), ID: req.GetId(), URN: string(urn), Account: p.callerAccount()}
+		rec := Record{Package: p.Package, Type: string(urn.Type()), ID: req.GetId(), URN: string(urn), Account: p.callerAccount(), Region: p.regional(p.World).Region}
 		if err := p.Store.Put(rec, inputs, outs); err != nil {
 			return nil, err
 		}
@@ -502,7 +520,7 @@ func (p *Provider) Delete(_ context.Context, req *pulumirpc.DeleteRequest) (*emp
 	urn := resource.URN(req.GetUrn())
 	typ, account := string(urn.Type()), p.callerAccount()
 	if _, inputs, _, err := p.Store.Get(account, p.Package, typ, req.GetId()); err == nil {
-		if key, _ := uniqueKey(typ, account, p.World.Region, inputs); key != "" {
+		if key, _ := uniqueKey(typ, account, p.regional(p.World).Region, inputs); key != "" {
 			if err := p.Store.MarkDeleted(key); err != nil {
 				return nil, err
 			}
@@ -530,7 +548,7 @@ func (p *Provider) Invoke(_ context.Context, req *pulumirpc.InvokeRequest) (*pul
 // world is the world as it is now: the Spot service-linked roles and the EKS clusters the stand-ins created exist
 // too (IAM and EKS list them), besides those the world had.
 func (p *Provider) world() World {
-	w := p.World
+	w := p.regional(p.World)
 	rs, err := p.Store.All()
 	if err != nil {
 		return w
@@ -678,6 +696,8 @@ func marshal(m resource.PropertyMap) (*structpb.Struct, error) {
 // Record is one resource in the store.
 type Record struct {
 	Package, Type, ID, URN, Account string
+	// Region is where it lives: its provider's region.
+	Region string
 	// Inputs and Outputs are the properties in Pulumi's wire format (protobuf JSON).
 	Inputs, Outputs json.RawMessage
 }
