@@ -134,7 +134,7 @@ func (l leaf) load(v any) (config.Config, []string) {
 	var mine []string
 	for _, p := range cerr.Problems {
 		// l's own, its elements', or its object's as a whole (e.g. "create.systemNodes: needs min <= max").
-		if path, why, _ := strings.Cut(p, ": "); path == l.concrete() || strings.HasPrefix(path, l.concrete()+".") ||
+		if path, why := p.Path, p.Reason; path == l.concrete() || strings.HasPrefix(path, l.concrete()+".") ||
 			strings.HasPrefix(path, l.concrete()+"[") || len(l.probe) > 2 && strings.HasPrefix(l.concrete(), path+".") {
 			mine = append(mine, why)
 		}

@@ -153,15 +153,19 @@ func DeclareJoin(ctx *pulumi.Context, parent pulumi.Resource, j Join, opts Optio
 		Unknowns: j.Unknowns,
 		Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
 			hubAccount = cmp.Or(hubAccount, env.Account)
-			if err := hubProblem(j, hubAccount, env.Account); err != nil {
-				return config.Config{}, err
+			if p := hubProblem(j, hubAccount, env.Account); p != nil {
+				return config.Config{}, &config.Error{Problems: []config.Problem{*p}}
 			}
 			return joinConfig(ctx.Stack(), env.Account, j)
 		},
 	}, opts.preflight())
 	var perr *preflight.Error
 	if errors.As(err, &perr) {
-		return fail(&preflight.Error{Problems: asArguments(perr.Problems)})
+		problems := make([]string, len(perr.Problems))
+		for i, p := range perr.Problems {
+			problems[i] = argumentText.Replace(p)
+		}
+		return fail(&preflight.Error{Problems: problems})
 	}
 	if err != nil {
 		return fail(err)
@@ -227,15 +231,18 @@ func joinSpotRole(ctx *pulumi.Context, base string, cl config.Cluster, env awsen
 	return nil, nil
 }
 
-// hubProblem is what is wrong with hub, j's hub account, for a cluster of account.
-func hubProblem(j Join, hub, account string) error {
-	if !contract.IsAccount(hub) {
-		return fmt.Errorf("hubAccountId: %q is not an AWS account ID (12 digits)", hub)
+// hubProblem is what is wrong with hub, j's hub account, for a cluster of account; nil when nothing is.
+func hubProblem(j Join, hub, account string) *config.Problem {
+	var p config.Problem
+	switch {
+	case !contract.IsAccount(hub):
+		p = config.Problemf("hubAccountId", "%q is not an AWS account ID (12 digits)", hub)
+	case j.MemberBaseline && hub == account:
+		p = config.Problemf("memberBaseline", "the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", account)
+	default:
+		return nil
 	}
-	if j.MemberBaseline && hub == account {
-		return fmt.Errorf("memberBaseline: the cluster is in the hub's own account (%s), where the Bus declares what a member's baseline would", account)
-	}
-	return nil
+	return &p
 }
 
 // joinStandIn stands for a bus name unknown at a preview in JoinForm: the shortest the configuration takes, so that
@@ -252,12 +259,12 @@ func JoinForm(ctx *pulumi.Context, parent pulumi.Resource, j Join, unknown []str
 		return err
 	}
 	of := func(arg string) bool {
-		return slices.ContainsFunc(unknown, func(u string) bool { return about(u, arg) }) // u is at arg, or within it
+		return slices.ContainsFunc(unknown, func(u string) bool { return config.Within(u, arg) }) // u is at arg, or within it
 	}
-	var problems []string
+	var problems []config.Problem
 	if !of("hubAccountId") {
-		if err := hubProblem(j, cmp.Or(j.HubAccount, env.Account), env.Account); err != nil {
-			problems = append(problems, err.Error())
+		if p := hubProblem(j, cmp.Or(j.HubAccount, env.Account), env.Account); p != nil {
+			problems = append(problems, *p)
 		}
 	}
 	if of("busName") {
@@ -279,16 +286,18 @@ func BusForm(ctx *pulumi.Context, parent pulumi.Resource, values map[string]stri
 	problems := problemsOf(err)
 	for i, n := range clusterNames {
 		if err := queuename.ValidateCluster(n); err != nil {
-			problems = append(problems, fmt.Sprintf("clusterNames[%d]: %v", i, err))
+			problems = append(problems, config.Problemf(fmt.Sprintf("clusterNames[%d]", i), "%v", err))
 		}
 	}
 	return known(problems, unknown)
 }
 
-// known is a config.Error of problems but those about the arguments at the paths unknown; nil when none is left.
-func known(problems, unknown []string) error {
-	problems = slices.DeleteFunc(problems, func(p string) bool {
-		return slices.ContainsFunc(unknown, func(u string) bool { return about(p, u) })
+// known is a config.Error of problems but those about the arguments at the paths unknown (or within them); nil
+// when none is left. A problem of the argument holding one (a tag key too long, beside a tag whose value is unknown)
+// is known to be one.
+func known(problems []config.Problem, unknown []string) error {
+	problems = slices.DeleteFunc(problems, func(p config.Problem) bool {
+		return slices.ContainsFunc(unknown, p.About)
 	})
 	if len(problems) == 0 {
 		return nil
@@ -296,23 +305,14 @@ func known(problems, unknown []string) error {
 	return &config.Error{Problems: problems}
 }
 
-// about says whether problem p is about the argument at path, or within it: its text before the first colon names
-// an argument ("heartbeatAlarmActions[0]: ...", "tags.team: ..."; an unknown list is empty, with no element to
-// name). A problem of the argument holding path is not (a tag key too long, beside a tag whose value is unknown, is
-// known to be wrong).
-func about(p, path string) bool {
-	lead, _, _ := strings.Cut(p, ":")
-	return lead == path || strings.HasPrefix(lead, path+".")
-}
-
 // problemsOf are the problems err reports: a configuration's each, another error's text.
-func problemsOf(err error) []string {
+func problemsOf(err error) []config.Problem {
 	var cerr *config.Error
 	if errors.As(err, &cerr) {
 		return cerr.Problems
 	}
 	if err != nil {
-		return []string{err.Error()}
+		return []config.Problem{{Reason: err.Error()}}
 	}
 	return nil
 }
@@ -321,7 +321,7 @@ func problemsOf(err error) []string {
 // component's arguments.
 func joinConfig(stack, account string, j Join) (config.Config, error) {
 	if j.BusName == "" {
-		return config.Config{}, errors.New("busName: required, the bus's name (the Bus's output busName)")
+		return config.Config{}, &config.Error{Problems: []config.Problem{config.Problemf("busName", "required, the bus's name (the Bus's output busName)")}}
 	}
 	beat := map[string]any{"enabled": j.HeartbeatRate != ""}
 	if j.HeartbeatRate != "" {
@@ -336,10 +336,13 @@ func joinConfig(stack, account string, j Join) (config.Config, error) {
 		values[k] = string(text)
 	}
 	cfg, err := config.Load(stack, account, values)
-	problems := asArguments(problemsOf(err))
+	var problems []config.Problem
+	for _, p := range problemsOf(err) {
+		problems = append(problems, asArgument(p))
+	}
 	for i, arn := range j.HeartbeatAlarmActions {
 		if problem := config.AlarmTopicProblem(arn, account); problem != "" {
-			problems = append(problems, fmt.Sprintf("heartbeatAlarmActions[%d]: %s", i, problem))
+			problems = append(problems, config.Problemf(fmt.Sprintf("heartbeatAlarmActions[%d]", i), "%s", problem))
 		}
 	}
 	if len(problems) > 0 {
@@ -348,31 +351,29 @@ func joinConfig(stack, account string, j Join) (config.Config, error) {
 	return cfg, nil
 }
 
-// Where a configuration of the one cluster (joinConfig) names its keys, a joining cluster has the component's
-// arguments: argumentPaths at the start of a configuration problem, argumentText anywhere in a preflight problem.
-var (
-	argumentPaths = [][2]string{ // the first that matches
-		{"clusters[0].name:", "clusterName:"}, {"clusters[0].", ""}, {"clusters[0]:", "cluster:"}, {"namePrefix:", "busName:"}, {"heartbeat.rate:", "heartbeatRate:"},
-	}
-	argumentText = strings.NewReplacer(
-		"its account (clusters[0].account)", "the account of the AWS provider the component is given",
-		"clusters[0] (", "cluster (",
-		"clusters[0].", "",
-	)
+// argumentText names, in a problem's reason, the configuration's keys of the one cluster (joinConfig) by the
+// component's arguments; and in a preflight problem, the cluster.
+var argumentText = strings.NewReplacer(
+	"its account (clusters[0].account)", "the account of the AWS provider the component is given",
+	"clusters[0] (", "cluster (",
+	"clusters[0].", "",
 )
 
-// asArguments names the problems of joinConfig's configuration, or of the preflight on it, by the component's
-// arguments.
-func asArguments(problems []string) []string {
-	out := make([]string, len(problems))
-	for i, p := range problems {
-		for _, path := range argumentPaths {
-			if rest, ok := strings.CutPrefix(p, path[0]); ok {
-				p = path[1] + rest
-				break
-			}
-		}
-		out[i] = argumentText.Replace(p)
+// asArgument is p, a problem of joinConfig's configuration, named by the component's arguments: its path, and
+// the keys its reason names.
+func asArgument(p config.Problem) config.Problem {
+	switch {
+	case p.Path == "clusters[0].name":
+		p.Path = "clusterName"
+	case strings.HasPrefix(p.Path, "clusters[0]."):
+		p.Path = strings.TrimPrefix(p.Path, "clusters[0].")
+	case p.Path == "clusters[0]":
+		p.Path = "cluster"
+	case p.Path == "namePrefix":
+		p.Path = "busName"
+	case p.Path == "heartbeat.rate":
+		p.Path = "heartbeatRate"
 	}
-	return out
+	p.Reason = argumentText.Replace(p.Reason)
+	return p
 }

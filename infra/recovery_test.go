@@ -216,7 +216,7 @@ func TestRedriveAndDeliveryAreChecked(t *testing.T) {
 		"redrive.principals[4]: duplicate of redrive.principals[3]",
 		"centralQueue.hubDelivery: \"resourcePolicy\" is not one of executionRole, queuePolicy",
 	} {
-		if !slices.ContainsFunc(cerr.Problems, func(p string) bool { return strings.HasPrefix(p, want) }) {
+		if !slices.ContainsFunc(cerr.Problems, func(p config.Problem) bool { return strings.HasPrefix(p.String(), want) }) {
 			t.Errorf("problems %q\ndo not say %q", cerr.Problems, want)
 		}
 	}

@@ -68,7 +68,7 @@ func TestEveryBoundIsItsOwn(t *testing.T) {
 	}
 	visible.MaximumBatchingWindowSeconds = 1
 	validateCentralQueue(DefaultCentralQueue, visible, &p)
-	if len(p) != 1 || !strings.HasPrefix(p[0], "router.timeoutSeconds: ") {
+	if len(p) != 1 || p[0].Path != "router.timeoutSeconds" {
 		t.Errorf("a visibility timeout of 43201 s: %v, want it refused", p)
 	}
 }

@@ -18,11 +18,41 @@ func Values(pulumiConfig map[string]string, namespace string) map[string]string 
 	return out
 }
 
+// Problem is one problem of a configuration: the path of the key it is about (clusters[0].name, router.memoryMb;
+// "" for none) and the reason. The program prints it as "path: reason"; the component package names the path by
+// its own arguments.
+type Problem struct{ Path, Reason string }
+
+// Problemf is the problem at path, its reason formatted.
+func Problemf(path, format string, args ...any) Problem {
+	return Problem{Path: path, Reason: fmt.Sprintf(format, args...)}
+}
+
+func (p Problem) String() string {
+	if p.Path == "" {
+		return p.Reason
+	}
+	return p.Path + ": " + p.Reason
+}
+
+// About says whether p is about the key at path, or one within it (path's elements or fields); not one of the
+// key holding path.
+func (p Problem) About(path string) bool { return Within(p.Path, path) }
+
+// Within says whether the key at path is key, or one of its elements or fields.
+func Within(path, key string) bool {
+	return path == key || strings.HasPrefix(path, key+".") || strings.HasPrefix(path, key+"[")
+}
+
 // Error lists every problem of a configuration, one "path: reason" a line.
-type Error struct{ Problems []string }
+type Error struct{ Problems []Problem }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("invalid stack configuration (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return fmt.Sprintf("invalid stack configuration (%d problems):\n  %s", len(e.Problems), strings.Join(lines, "\n  "))
 }
 
 // Load reads the configuration of stack, deployed in account (the provider's, looked up), from values (the
@@ -53,7 +83,7 @@ func load(stack, account string, values map[string]string, clustersJoin bool) (C
 	applyDefaults(&c)
 	validate(c, clustersJoin, &p)
 	if len(p) > 0 {
-		sort.Strings(p)
+		sort.Slice(p, func(i, j int) bool { return p[i].String() < p[j].String() })
 		return Config{}, &Error{Problems: p}
 	}
 	return c, nil

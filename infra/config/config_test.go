@@ -193,7 +193,7 @@ func TestValidateFillsNothingIn(t *testing.T) {
 	c.Clusters = []Cluster{{Name: "a"}}
 	var p problems
 	validate(c, false, &p)
-	if len(p) != 1 || !strings.Contains(p[0], `clusters[0].mode: "" is not one of install, existing-role, create`) {
+	if len(p) != 1 || !strings.Contains(p[0].String(), `clusters[0].mode: "" is not one of install, existing-role, create`) {
 		t.Fatalf("problems = %v, want the empty mode reported", p)
 	}
 	if c.Clusters[0].Mode != "" {

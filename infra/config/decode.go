@@ -12,10 +12,10 @@ import (
 )
 
 // problems collects "path: reason" lines while decoding and validating.
-type problems []string
+type problems []Problem
 
 func (p *problems) addf(path, format string, args ...any) {
-	*p = append(*p, path+": "+fmt.Sprintf(format, args...))
+	*p = append(*p, Problemf(path, format, args...))
 }
 
 // keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.

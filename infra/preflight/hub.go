@@ -52,22 +52,22 @@ func joinHub(ctx *pulumi.Context, cfg config.Config, env awsenv.Env) (config.Con
 		out[k] = s
 	}
 	h.RouterLogGroup = out[layout.OutputRouterLogGroup]
-	var problems []string
+	var problems []config.Problem
 	if out[layout.OutputBusName] != cfg.NamePrefix {
-		problems = append(problems, fmt.Sprintf("namePrefix: %q, but the bus of hub %s is %q: a shard's namePrefix is its hub's", cfg.NamePrefix, cfg.Hub, out[layout.OutputBusName]))
+		problems = append(problems, config.Problemf("namePrefix", "%q, but the bus of hub %s is %q: a shard's namePrefix is its hub's", cfg.NamePrefix, cfg.Hub, out[layout.OutputBusName]))
 	}
 	if out[layout.OutputRegion] != env.Region {
-		problems = append(problems, fmt.Sprintf("hub: %s is in %s, this stack in %s: a shard runs in its hub's region", cfg.Hub, out[layout.OutputRegion], env.Region))
+		problems = append(problems, config.Problemf("hub", "%s is in %s, this stack in %s: a shard runs in its hub's region", cfg.Hub, out[layout.OutputRegion], env.Region))
 	}
 	if out[layout.OutputAccount] != env.Account {
-		problems = append(problems, fmt.Sprintf("hub: %s runs in account %s, this stack in %s: a shard runs in its hub's account", cfg.Hub, out[layout.OutputAccount], env.Account))
+		problems = append(problems, config.Problemf("hub", "%s runs in account %s, this stack in %s: a shard runs in its hub's account", cfg.Hub, out[layout.OutputAccount], env.Account))
 	}
 	if out[layout.OutputMemberBaseline] != layout.BaselineStackSet {
 		for i, cl := range cfg.Clusters {
 			if cfg.IsMember(cl.Account) {
-				problems = append(problems, fmt.Sprintf("clusters[%d].account: %s is a member account, and hub %s gives members their baseline "+
+				problems = append(problems, config.Problemf(fmt.Sprintf("clusters[%d].account", i), "%s is a member account, and hub %s gives members their baseline "+
 					"through its own list of accounts, not organization.memberOUs: keep the account's clusters in the hub, or give the "+
-					"hub organization.memberOUs", i, cl.Account, cfg.Hub))
+					"hub organization.memberOUs", cl.Account, cfg.Hub))
 			}
 		}
 	}

@@ -17,13 +17,13 @@ import (
 // enforces at create time: a list of member accounts (memberQuotas), and the redrive role's trust, which names
 // every principal of redrive.principals.
 func hubQuotas(cfg config.Config, env awsenv.Env) error {
-	var problems []string
+	var problems []config.Problem
 	for i, arn := range cfg.Redrive.Principals {
 		// IAM refuses a principal of another partition only when the role is created or assumed: say so now.
 		if p := strings.SplitN(arn, ":", 3); len(p) == 3 && p[1] != env.Partition {
-			problems = append(problems, fmt.Sprintf("redrive.principals[%d]: %q is of partition %s, and the stack deploys into %s: a role's trust "+
+			problems = append(problems, config.Problemf(fmt.Sprintf("redrive.principals[%d]", i), "%q is of partition %s, and the stack deploys into %s: a role's trust "+
 				"names principals of its own partition only (\"IAM identifiers\", ARNs, https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html)",
-				i, arn, p[1], env.Partition))
+				arn, p[1], env.Partition))
 		}
 	}
 	if n := len(cfg.Redrive.Principals); n > 0 {
@@ -35,7 +35,7 @@ func hubQuotas(cfg config.Config, env awsenv.Env) error {
 			if q.Limit >= config.MaxTrustPolicyLimit {
 				raise = ""
 			}
-			problems = append(problems, fmt.Sprintf("redrive.principals: %d principals make the redrive role's trust policy %d characters, over the "+
+			problems = append(problems, config.Problemf("redrive.principals", "%d principals make the redrive role's trust policy %d characters, over the "+
 				"account's %d (redrive.trustPolicyLimit; %s): name fewer, such as one role the others may assume%s", n, f.Value, q.Limit, q.Doc, raise))
 		}
 	}
@@ -61,7 +61,7 @@ func memberQuotas(cfg config.Config, env awsenv.Env) error {
 	if len(over) == 0 {
 		return nil
 	}
-	return &config.Error{Problems: []string{fmt.Sprintf("accounts: %d member accounts, listed one by one, make %s. Set organization.id to "+
+	return &config.Error{Problems: []config.Problem{config.Problemf("accounts", "%d member accounts, listed one by one, make %s. Set organization.id to "+
 		"admit the members by their organization instead: the hub's policies then name the organization, and grow with "+
 		"no member (docs/organization.md, \"An organization of any size\")", len(cfg.MemberAccounts()), strings.Join(over, "; "))}}
 }

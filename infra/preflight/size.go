@@ -24,7 +24,7 @@ func size(cfg config.Config) error {
 	if kubernetes > 0 {
 		what = append(what, fmt.Sprintf("%d clusters with Karpenter installed", kubernetes))
 	}
-	return &config.Error{Problems: []string{fmt.Sprintf("clusters: this stack starts %d provider processes in one preview (%s, one "+
+	return &config.Error{Problems: []config.Problem{config.Problemf("clusters", "this stack starts %d provider processes in one preview (%s, one "+
 		"provider each, and the stack's own), about %.1f GB with pulumi-aws at %d MB and pulumi-kubernetes at %d MB a process: "+
 		"past providerBudgetMB, %d MB (%s). Split it into shards: make shards STACK=%s prints the shards' configurations and the "+
 		"pulumi state move commands that move each cluster without touching AWS (docs/deploying.md, \"One stack or shards\"); "+

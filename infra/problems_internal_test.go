@@ -1,0 +1,65 @@
+package infra
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+)
+
+// TestAProblemIsNamedByTheComponentsArgument: a problem of a joining cluster's configuration is named by the
+// component's argument, its path mapped as data, the keys its reason names too.
+func TestAProblemIsNamedByTheComponentsArgument(t *testing.T) {
+	for _, tt := range []struct {
+		in, want config.Problem
+	}{
+		{config.Problem{Path: "clusters[0].name", Reason: "required"}, config.Problem{Path: "clusterName", Reason: "required"}},
+		{config.Problem{Path: "clusters[0].karpenter.namespace", Reason: "x"}, config.Problem{Path: "karpenter.namespace", Reason: "x"}},
+		{config.Problem{Path: "clusters[0]", Reason: "x"}, config.Problem{Path: "cluster", Reason: "x"}},
+		{config.Problem{Path: "namePrefix", Reason: "too long"}, config.Problem{Path: "busName", Reason: "too long"}},
+		{config.Problem{Path: "heartbeat.rate", Reason: "7s"}, config.Problem{Path: "heartbeatRate", Reason: "7s"}},
+		{config.Problem{Path: "tags", Reason: "key"}, config.Problem{Path: "tags", Reason: "key"}},
+		{config.Problem{Path: "clusters[0].oidcProviderArn", Reason: "is required with clusters[0].identity irsa"},
+			config.Problem{Path: "oidcProviderArn", Reason: "is required with identity irsa"}},
+		{config.Problem{Path: "clusters[0].account", Reason: "its account (clusters[0].account) is not the hub's"},
+			config.Problem{Path: "account", Reason: "the account of the AWS provider the component is given is not the hub's"}},
+	} {
+		if got := asArgument(tt.in); got != tt.want {
+			t.Errorf("asArgument(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestKnownDropsTheProblemsOfTheUnknownsAlone: at a preview, a problem of an argument unknown there (or within it) is
+// no problem yet; one of an argument holding it, or of another, is.
+func TestKnownDropsTheProblemsOfTheUnknownsAlone(t *testing.T) {
+	problems := []config.Problem{
+		{Path: "heartbeatAlarmActions[0]", Reason: "not a topic"},
+		{Path: "heartbeatAlarmActions[1]", Reason: "not a topic"},
+		{Path: "tags", Reason: "a key too long"},
+		{Path: "tags.team", Reason: "a value too long"},
+		{Path: "busNameX", Reason: "another argument"},
+	}
+	for _, tt := range []struct {
+		unknown []string
+		left    []string
+	}{
+		{nil, []string{"heartbeatAlarmActions[0]", "heartbeatAlarmActions[1]", "tags", "tags.team", "busNameX"}},
+		{[]string{"heartbeatAlarmActions[0]"}, []string{"heartbeatAlarmActions[1]", "tags", "tags.team", "busNameX"}},
+		{[]string{"heartbeatAlarmActions"}, []string{"tags", "tags.team", "busNameX"}},
+		{[]string{"tags.team"}, []string{"heartbeatAlarmActions[0]", "heartbeatAlarmActions[1]", "tags", "busNameX"}},
+		{[]string{"busName"}, []string{"heartbeatAlarmActions[0]", "heartbeatAlarmActions[1]", "tags", "tags.team", "busNameX"}},
+	} {
+		var left []string
+		var cerr *config.Error
+		if err := known(slices.Clone(problems), tt.unknown); errors.As(err, &cerr) {
+			for _, p := range cerr.Problems {
+				left = append(left, p.Path)
+			}
+		}
+		if !slices.Equal(left, tt.left) {
+			t.Errorf("unknown %v: left %v, want %v", tt.unknown, left, tt.left)
+		}
+	}
+}
