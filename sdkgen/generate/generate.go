@@ -10,13 +10,14 @@ import (
 	"strings"
 
 	"github.com/blang/semver"
+	gogen "github.com/pulumi/pulumi/pkg/v3/codegen/go"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/nodejs"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/python"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
 )
 
 // Languages are the SDKs generated, by directory name.
-var Languages = []string{"nodejs", "python"}
+var Languages = []string{"nodejs", "python", "go"}
 
 // tool is what the generated files say made them.
 const tool = "karpenter-interruption-bus sdkgen"
@@ -86,10 +87,14 @@ func Generate(schemaText []byte, opts Options) (map[string][]byte, error) {
 	if opts.Version != "" {
 		spec.Version = strings.TrimPrefix(opts.Version, "v")
 	}
+	if err := goOptions(&spec); err != nil {
+		return nil, err
+	}
 	out := map[string][]byte{}
 	for _, lang := range Languages {
 		// Each generator adds its language's info to the package: bind it afresh for each.
-		pkg, err := schema.ImportSpec(spec, map[string]schema.Language{"nodejs": nodejs.Importer, "python": python.Importer}, noPackages{}, schema.ValidationOptions{})
+		pkg, err := schema.ImportSpec(spec, map[string]schema.Language{"nodejs": nodejs.Importer, "python": python.Importer, "go": gogen.Importer},
+			noPackages{}, schema.ValidationOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("binding the schema: %w", err)
 		}
@@ -99,6 +104,8 @@ func Generate(schemaText []byte, opts Options) (map[string][]byte, error) {
 			files, err = nodejs.GeneratePackage(tool, pkg, nil, nil, !opts.Publish, nil)
 		case "python":
 			files, err = python.GeneratePackage(tool, pkg, nil, nil)
+		case "go":
+			files, err = gogen.GeneratePackage(tool, pkg, nil)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("generating the %s SDK: %w", lang, err)
@@ -108,6 +115,28 @@ func Generate(schemaText []byte, opts Options) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// goOptions sets the Go generator's options the schema does not: input types for every object type, as a plain map
+// of objects (Bus.accounts) takes its objects' input types, which the generator otherwise makes only for the types
+// used as inputs.
+func goOptions(spec *schema.PackageSpec) error {
+	info := map[string]any{}
+	if raw, ok := spec.Language["go"]; ok {
+		if err := json.Unmarshal(raw, &info); err != nil {
+			return fmt.Errorf("reading the schema's Go options: %w", err)
+		}
+	}
+	info["generateExtraInputTypes"] = true
+	raw, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	if spec.Language == nil {
+		spec.Language = map[string]schema.RawMessage{}
+	}
+	spec.Language["go"] = raw
+	return nil
 }
 
 // noPackages loads no other package: the schema refers to none, and binding fails if it starts to.

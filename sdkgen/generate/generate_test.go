@@ -126,3 +126,39 @@ func TestTheReleasedSchemaCarriesItsVersion(t *testing.T) {
 		t.Error("the released schema differs from the provider's in more than its version")
 	}
 }
+
+// TestTheGoSDKIsTheCommittedOne: the Go SDK is committed where its import path says (sdk/go/kib of the root module:
+// go get takes it at a release's tag), and is what the generator makes of the schema, file for file: a change of
+// the schema without make sdk fails here.
+func TestTheGoSDKIsTheCommittedOne(t *testing.T) {
+	files := generated(t, "")
+	dir := filepath.Join("..", "..", "sdk", "go")
+	want := map[string]bool{}
+	for name, body := range files {
+		rest, ok := strings.CutPrefix(name, "go/")
+		if !ok || rest == ".gitattributes" {
+			continue
+		}
+		want[rest] = true
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rest)))
+		if err != nil || string(got) != string(body) {
+			t.Errorf("sdk/go/%s is not what the generator makes of provider/schema.json (%v): run make sdk", rest, err)
+		}
+	}
+	if len(want) < 5 {
+		t.Fatalf("the Go SDK has %d files", len(want))
+	}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if !want[filepath.ToSlash(rel)] {
+			t.Errorf("sdk/go/%s is not generated: run make sdk", rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

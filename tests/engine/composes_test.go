@@ -13,6 +13,7 @@ import (
 	pulumisdk "github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/sdk/go/kib"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/tests/engine/standin"
 )
 
@@ -142,15 +143,10 @@ func TestYAMLClusterOfTheSameProgram(t *testing.T) {
 	})
 }
 
-// joined is a ClusterInterruption as a Go program registers the package's component (its outputs it reads).
-type joined struct {
-	pulumisdk.ResourceState
-	QueueName pulumisdk.StringOutput `pulumi:"queueName"`
-}
-
 // goTeam is a team's Go program: the hub's outputs through a StackReference, its EKS cluster created with
 // pulumi-eks (the stand-in eks provider, which names the EKS cluster after the component's name without "-eks"),
-// and the package's ClusterInterruption given the cluster's name as pulumi-eks outputs it.
+// and the package's ClusterInterruption through the generated Go SDK (sdk/go/kib), given the cluster's name as
+// pulumi-eks outputs it, typed as the schema says.
 func goTeam(ctx *pulumisdk.Context) error {
 	hub, err := pulumisdk.NewStackReference(ctx, "hub", &pulumisdk.StackReferenceArgs{Name: pulumisdk.String("organization/kib-hub/dev")})
 	if err != nil {
@@ -160,15 +156,18 @@ func goTeam(ctx *pulumisdk.Context) error {
 	if err != nil {
 		return err
 	}
-	var j joined
-	if err := ctx.RegisterRemoteComponentResource(packageName+":index:ClusterInterruption", "orders", pulumisdk.Map{
-		"busName":      hub.GetStringOutput(pulumisdk.String("busName")),
-		"hubAccountId": hub.GetStringOutput(pulumisdk.String("account")),
-		"clusterName":  cluster.EksCluster.Name(),
-	}, &j, pulumisdk.Version("0.1.0")); err != nil {
+	mode, identity := kib.ModeInstall, kib.IdentityPodIdentity // plain: the SDK takes no output for them
+	orders, err := kib.NewClusterInterruption(ctx, "orders", &kib.ClusterInterruptionArgs{
+		BusName:      hub.GetStringOutput(pulumisdk.String("busName")),
+		HubAccountId: hub.GetStringOutput(pulumisdk.String("account")).ToStringPtrOutput(),
+		ClusterName:  cluster.EksCluster.Name(),
+		Mode:         &mode,
+		Identity:     &identity,
+	}, pulumisdk.Version("0.1.0"))
+	if err != nil {
 		return err
 	}
-	ctx.Export("queueName", j.QueueName)
+	ctx.Export("queueName", orders.QueueName)
 	return nil
 }
 
