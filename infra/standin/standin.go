@@ -7,6 +7,7 @@ package standin
 
 import (
 	"crypto/rand"
+	"strconv"
 	"strings"
 )
 
@@ -32,6 +33,13 @@ func draw(alphabet string, n int) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b)
+}
+
+// Nth are m's marks for the nth unknown input: its own text marks (m's, with a suffix), so that what is made of
+// it is told from what is made of another, and still held by m (Holds).
+func (m Marks) Nth(n int) Marks {
+	suffix := strconv.FormatInt(int64(n), 36)
+	return Marks{Text: m.Text + suffix, Whole: m.Whole + suffix, Digits: m.Digits, Hex: m.Hex}
 }
 
 // Holds says whether s holds one of m's marks: s stands for, or is made from, an unknown value.

@@ -283,9 +283,6 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 	return func(ctx *pulumi.Context, name string, args BusArgs, ro ...pulumi.ResourceOption) (*Bus, error) {
 		b := &Bus{}
 		res := resolutionOf(ctx.Context())
-		if res.secret {
-			ro = append(ro, secretChildren())
-		}
 		// Aliased to the names they had after the namePrefix (0.3.0 and before), unless it is a secret or unknown,
 		// which an alias would write to the state, or cannot give.
 		if prefix := cmp.Or(deref(args.NamePrefix), config.DefaultNamePrefix(ctx.Stack())); prefix != name &&
@@ -330,9 +327,6 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 		}
 		if err := setOutputs(b, out.Outputs); err != nil {
 			return nil, err
-		}
-		if res.secret {
-			secretOutputs(b)
 		}
 		return b, nil
 	}

@@ -173,9 +173,6 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 	return func(ctx *pulumi.Context, name string, args ClusterInterruptionArgs, ro ...pulumi.ResourceOption) (*ClusterInterruption, error) {
 		c := &ClusterInterruption{}
 		res := resolutionOf(ctx.Context())
-		if res.secret {
-			ro = append(ro, secretChildren())
-		}
 		// Aliased to the names they had after the cluster, which stacks of 0.3.0 have (where no argument could be a
 		// secret): never after a secret, which an alias would write to the state in plain text, nor an unknown.
 		former := ""
@@ -225,9 +222,6 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 		}
 		if err := setOutputs(c, out.Map()); err != nil {
 			return nil, err
-		}
-		if res.secret {
-			secretOutputs(c)
 		}
 		return c, nil
 	}

@@ -149,34 +149,3 @@ func unknownOutputs(component any) {
 		return nil
 	})
 }
-
-// secretOutputs makes every output of component secret.
-func secretOutputs(component any) {
-	_ = eachOutput(component, func(_ string, f reflect.Value) error {
-		f.Set(reflect.ValueOf(pulumi.ToSecret(f.Interface())))
-		return nil
-	})
-}
-
-// secretChildren makes every input of the component's children secret, through a transformation they inherit:
-// an argument that was a secret reaches them as a plain value (the component's code takes values), so each of
-// their inputs might hold it.
-func secretChildren() pulumi.ResourceOption {
-	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
-		v := reflect.ValueOf(a.Props) // a component's are nil
-		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-			return nil
-		}
-		s := v.Elem()
-		for i := range s.NumField() {
-			f := s.Field(i)
-			if f.Kind() != reflect.Interface || f.IsNil() || !f.CanSet() {
-				continue
-			}
-			if secret := reflect.ValueOf(pulumi.ToSecret(f.Interface())); secret.Type().AssignableTo(f.Type()) {
-				f.Set(secret)
-			}
-		}
-		return &pulumi.ResourceTransformationResult{Props: a.Props, Opts: a.Opts}
-	}})
-}

@@ -10,7 +10,10 @@ import (
 
 	p "github.com/pulumi/pulumi-go-provider"
 	"github.com/pulumi/pulumi/pkg/v3/codegen/schema"
+	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/unknownmonitor"
@@ -47,6 +50,8 @@ type resolution struct {
 	secrets []string
 	// marks are this preview's stand-ins' marks (zero without a stand-in): what holds one is unknown.
 	marks standin.Marks
+	// dependencies are, for each value of an input that has any, the URNs of the resources it comes from.
+	dependencies map[string][]string
 }
 
 // argPath is where an argument's value is: field names (their pulumi tags), list indexes, map keys.
@@ -93,12 +98,37 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 		}
 		slices.Sort(r.deferred)
 		slices.Sort(r.fromResources)
-		res := resolution{deferred: r.deferred, unknown: r.unknown, secret: r.secret, fromResources: r.fromResources, fromValues: r.fromValues, secrets: r.secrets}
+		res := resolution{deferred: r.deferred, unknown: r.unknown, secret: r.secret, fromResources: r.fromResources, fromValues: r.fromValues,
+			secrets: r.secrets, dependencies: r.dependencies}
 		if req.DryRun && (len(r.deferred) > 0 || len(r.fromResources) > 0) {
-			// Stand-ins may take the place of values this preview does not know: a monitor between the component and
-			// the engine turns unknown what is made of them.
+			// Stand-ins may take the place of values this preview does not know (standIns: the nth unknown's marks
+			// are marks.Nth(n)), each with the dependencies of the input it stands for.
 			res.marks = newMarks()
-			mon, err := unknownmonitor.Serve(req.MonitorEndpoint, res.marks)
+			for i, at := range r.unknown {
+				if len(r.unknownDeps[i]) == 0 {
+					continue
+				}
+				if res.dependencies == nil {
+					res.dependencies = map[string][]string{}
+				}
+				nth := res.marks.Nth(i)
+				keys := []string{nth.Text, nth.Whole}
+				switch argumentOf(pathText(at)) {
+				case "hubAccountId":
+					keys = append(keys, nth.Digits)
+				case "create.vpcId":
+					keys = append(keys, nth.Hex)
+				}
+				for _, k := range keys {
+					res.dependencies[k] = append(res.dependencies[k], r.unknownDeps[i]...)
+				}
+			}
+		}
+		in := unknownmonitor.Inputs{Marks: res.marks, Secrets: res.secrets, Dependencies: res.dependencies}
+		if in.Marks != (standin.Marks{}) || len(in.Secrets) > 0 || len(in.Dependencies) > 0 {
+			// The component's code takes values: a monitor between it and the engine gives each value of its children
+			// what Pulumi carries with the inputs it is made from (unknown, secret, dependencies).
+			mon, err := unknownmonitor.Serve(req.MonitorEndpoint, in)
 			if err != nil {
 				return p.ConstructResponse{}, err
 			}
@@ -106,8 +136,8 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 			req.MonitorEndpoint = mon.Addr
 		}
 		resp, err := construct(context.WithValue(ctx, resolutionKey{}, res), req)
-		if err == nil && res.marks != (standin.Marks{}) {
-			resp.State = unknownState(resp.State, res.marks)
+		if err == nil {
+			resp.State, err = derivedState(resp.State, in)
 		}
 		return resp, err
 	}
@@ -158,6 +188,9 @@ type resolver struct {
 	deferred, refused, fromResources, fromValues, secrets []string
 	unknown                                               []argPath
 	secret                                                bool
+	dependencies                                          map[string][]string
+	// unknownDeps are the dependencies of each of unknown.
+	unknownDeps [][]string
 }
 
 // within is what a value inherits from the arguments holding it.
@@ -167,6 +200,8 @@ type within struct {
 	plain, secret bool
 	// from is the resource of the program the value comes from ("" for none, or a StackReference).
 	from string
+	// deps are the URNs of the resources the value comes from.
+	deps []string
 }
 
 // object resolves m, the inputs of the struct type t at steps, by its fields' arguments.
@@ -197,6 +232,11 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 		} else {
 			r.deferred = append(r.deferred, path)
 			r.unknown = append(r.unknown, steps)
+			deps := slices.Clone(in.deps)
+			for _, d := range v.Dependencies() {
+				deps = append(deps, string(d))
+			}
+			r.unknownDeps = append(r.unknownDeps, deps)
 		}
 		return zeroOf(t)
 	}
@@ -208,6 +248,9 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 		r.secret, in.secret = true, true
 	}
 	for _, d := range v.Dependencies() {
+		if !slices.Contains(in.deps, string(d)) {
+			in.deps = append(slices.Clip(in.deps), string(d))
+		}
 		if d.Type() != "pulumi:pulumi:StackReference" && in.from == "" {
 			in.from = fmt.Sprintf("%s (from %s, %s)", path, d.Name(), d.Type())
 			r.fromResources = append(r.fromResources, in.from)
@@ -221,6 +264,12 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 		}
 		if in.from != "" {
 			r.fromValues = append(r.fromValues, v.AsString())
+		}
+		if len(in.deps) > 0 && v.AsString() != "" {
+			if r.dependencies == nil {
+				r.dependencies = map[string][]string{}
+			}
+			r.dependencies[v.AsString()] = append(r.dependencies[v.AsString()], in.deps...)
 		}
 	}
 	switch {
@@ -333,40 +382,21 @@ func setPlain(t *schema.TypeSpec, plain bool) {
 	}
 }
 
-// unknownState is a component's outputs with what holds one of marks unknown, as the monitor turns its
-// children's inputs (unknownmonitor.Unknown): a string holding one, a list holding the whole-list mark, a map
-// with a key holding one.
-func unknownState(m property.Map, marks standin.Marks) property.Map {
-	out := map[string]property.Value{}
-	for k, v := range m.All {
-		out[k] = unknownValue(v, marks)
+// derivedState is a component's outputs (state) as the monitor gives its children's values (unknownmonitor): what
+// holds a mark unknown, what holds a secret input's value secret.
+func derivedState(state property.Map, in unknownmonitor.Inputs) (property.Map, error) {
+	if in.Marks == (standin.Marks{}) && len(in.Secrets) == 0 {
+		return state, nil
 	}
-	return property.NewMap(out)
-}
-
-func unknownValue(v property.Value, marks standin.Marks) property.Value {
-	unknown := property.New(property.Computed).WithSecret(v.Secret()).WithDependencies(v.Dependencies())
-	switch {
-	case v.IsString() && marks.Holds(v.AsString()):
-		return unknown
-	case v.IsArray():
-		elems := v.AsArray().AsSlice()
-		for i, e := range elems {
-			if e.IsString() && marks.HoldsWhole(e.AsString()) {
-				return unknown
-			}
-			elems[i] = unknownValue(e, marks)
-		}
-		return property.New(elems).WithSecret(v.Secret()).WithDependencies(v.Dependencies())
-	case v.IsMap():
-		elems := v.AsMap().AsMap()
-		for k, e := range elems {
-			if marks.Holds(k) {
-				return unknown
-			}
-			elems[k] = unknownValue(e, marks)
-		}
-		return property.New(elems).WithSecret(v.Secret()).WithDependencies(v.Dependencies())
+	opts := plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true, KeepResources: true, KeepOutputValues: true}
+	s, err := plugin.MarshalProperties(presource.ToResourcePropertyMap(state), opts)
+	if err != nil {
+		return state, fmt.Errorf("reading the component's outputs: %w", err)
 	}
-	return v
+	v := unknownmonitor.Secret(unknownmonitor.Unknown(structpb.NewStructValue(s), in.Marks), in.Secrets)
+	out, err := plugin.UnmarshalProperties(v.GetStructValue(), opts)
+	if err != nil {
+		return state, fmt.Errorf("writing the component's outputs: %w", err)
+	}
+	return presource.FromResourcePropertyMap(out), nil
 }

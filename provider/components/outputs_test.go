@@ -14,6 +14,7 @@ import (
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/components"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/unknownmonitor"
 )
 
 // What the engine hands a component for an argument given as another resource's output: at a preview, before that
@@ -89,7 +90,7 @@ func TestOutputsAsArguments(t *testing.T) {
 			if len(got) < 5 {
 				t.Errorf("declared %v, want the cluster's children", slices.Sorted(maps.Keys(got)))
 			}
-			if q := asTheEngineSees(t, got["aws:sqs/queue:Queue c-queue"].Inputs, previewMarks)["name"]; !q.IsComputed() {
+			if q := asTheEngineSees(t, got["aws:sqs/queue:Queue c-queue"].Inputs, unknownmonitor.Inputs{Marks: previewMarks})["name"]; !q.IsComputed() {
 				t.Errorf("the queue's name %v, want unknown", q)
 			}
 			for _, k := range []string{"queueName", "queueArn", "controllerRoleArn", "kubeconfig"} {
@@ -223,7 +224,7 @@ func TestOutputsAsArguments(t *testing.T) {
 			t.Errorf("the release's values %v lack the output's value", release)
 		}
 		_, got, err = constructWith(t, &mocks.Mocks{SpotServiceLinkedRole: []string{hub}, Existing: []string{"blue"}}, "ClusterInterruption", values(unknown()))
-		if err != nil || !asTheEngineSees(t, got["kubernetes:helm.sh/v3:Release c-karpenter"].Inputs, previewMarks)["values"].ContainsUnknowns() {
+		if err != nil || !asTheEngineSees(t, got["kubernetes:helm.sh/v3:Release c-karpenter"].Inputs, unknownmonitor.Inputs{Marks: previewMarks})["values"].ContainsUnknowns() {
 			t.Errorf("an unknown toleration: %v, the release's values %v", err, got["kubernetes:helm.sh/v3:Release c-karpenter"].Inputs["values"])
 		}
 		noMarks(t, got)
@@ -355,8 +356,12 @@ func TestOutputsAsArguments(t *testing.T) {
 		if !ok {
 			t.Fatalf("no queue among %v", slices.Sorted(maps.Keys(got)))
 		}
-		if name := q.Inputs["name"]; !name.ContainsSecrets() {
+		seen := asTheEngineSees(t, q.Inputs, unknownmonitor.Inputs{Secrets: []string{"blue"}})
+		if name := seen["name"]; !name.ContainsSecrets() {
 			t.Errorf("the queue's name %v is not secret", name)
+		}
+		if retention := seen["messageRetentionSeconds"]; retention.ContainsSecrets() {
+			t.Errorf("the queue's retention %v is secret, made of no secret", retention)
 		}
 	})
 }
@@ -418,20 +423,24 @@ func TestABusTakesOutputs(t *testing.T) {
 	if len(got) < 10 {
 		t.Errorf("declared %d resources", len(got))
 	}
-	// A secret tag: every output and every input of the Bus's resources secret.
+	// A secret tag: what holds it secret (every resource's tags), nothing else (the outputs, made of no secret).
 	resp, got, err := constructWith(t, &mocks.Mocks{}, "Bus", presource.PropertyMap{
 		"namePrefix": presource.NewProperty("kib-prod"),
-		"tags":       presource.NewProperty(presource.PropertyMap{"cost-center": presource.MakeSecret(presource.NewProperty("4711"))}),
+		"tags":       presource.NewProperty(presource.PropertyMap{"cost-center": presource.MakeSecret(presource.NewProperty("cc-4711"))}),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !output(t, resp, "busName").Secret() || !output(t, resp, "centralQueueArn").Secret() {
-		t.Error("the Bus's outputs are not secret")
+	if output(t, resp, "busName").Secret() || output(t, resp, "centralQueueArn").Secret() {
+		t.Error("the Bus's outputs are secret, made of no secret")
 	}
 	for k, r := range got {
-		if tags, ok := r.Inputs["tags"]; ok && r.Custom && !tags.ContainsSecrets() {
+		seen := asTheEngineSees(t, r.Inputs, unknownmonitor.Inputs{Secrets: []string{"cc-4711"}})
+		if tags, ok := seen["tags"]; ok && r.Custom && !tags.ContainsSecrets() {
 			t.Errorf("%s: tags %v not secret", k, tags)
+		}
+		if name, ok := seen["name"]; ok && name.ContainsSecrets() {
+			t.Errorf("%s: name %v secret, made of no secret", k, name)
 		}
 	}
 	// An unknown namePrefix: the Bus's resources (named after the component) with their names unknown.
@@ -440,7 +449,7 @@ func TestABusTakesOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) < 10 || !output(t, resp, "busName").IsComputed() || !output(t, resp, "ruleArns").HasComputed() ||
-		!asTheEngineSees(t, got["aws:sqs/queue:Queue c-central"].Inputs, previewMarks)["name"].IsComputed() {
+		!asTheEngineSees(t, got["aws:sqs/queue:Queue c-central"].Inputs, unknownmonitor.Inputs{Marks: previewMarks})["name"].IsComputed() {
 		t.Errorf("an unknown namePrefix: declared %v, busName %v", slices.Sorted(maps.Keys(got)), output(t, resp, "busName"))
 	}
 	noMarks(t, got)
@@ -487,14 +496,14 @@ func TestABusTakesOutputs(t *testing.T) {
 var previewMarks = marksA
 
 // markRE matches a stand-in's mark (infra/standin): none may reach the engine.
-var markRE = regexp.MustCompile(`\bki[bw][a-z0-9]{7}\b|\b9[0-9]{11}\b`)
+var markRE = regexp.MustCompile(`\bki[bw][a-z0-9]{7,}\b|\b9[0-9]{11}\b`)
 
 // noMarks fails when an input of a declared resource, as the engine is handed it (asTheEngineSees), holds a
 // stand-in's mark.
 func noMarks(t *testing.T, declared map[string]mocks.Resource) {
 	t.Helper()
 	for k, r := range declared {
-		if m := markRE.FindString(fmt.Sprint(asTheEngineSees(t, r.Inputs, previewMarks))); m != "" {
+		if m := markRE.FindString(fmt.Sprint(asTheEngineSees(t, r.Inputs, unknownmonitor.Inputs{Marks: previewMarks}))); m != "" {
 			t.Errorf("%s holds the stand-in %s: %v", k, m, r.Inputs)
 		}
 	}

@@ -99,7 +99,7 @@ func TestAPreviewDeclaresTheUpdatesChildren(t *testing.T) {
 				}
 				seen[i] = map[string]mocks.Resource{}
 				for k, r := range got {
-					r.Inputs = asTheEngineSees(t, r.Inputs, m)
+					r.Inputs = asTheEngineSees(t, r.Inputs, unknownmonitor.Inputs{Marks: m})
 					seen[i][k] = r
 				}
 			}
@@ -128,15 +128,16 @@ func TestAPreviewDeclaresTheUpdatesChildren(t *testing.T) {
 
 func pv[T presource.PropertyValueType](v T) presource.PropertyValue { return presource.NewProperty(v) }
 
-// asTheEngineSees is inputs as the monitor hands them to the engine at a preview of marks.
-func asTheEngineSees(t *testing.T, inputs presource.PropertyMap, marks standin.Marks) presource.PropertyMap {
+// asTheEngineSees is inputs as the monitor hands them to the engine, for a component of in (the unit tests'
+// fake engine bypasses the monitor: pulumi-go-provider's integration harness dials its own).
+func asTheEngineSees(t *testing.T, inputs presource.PropertyMap, in unknownmonitor.Inputs) presource.PropertyMap {
 	t.Helper()
 	opts := plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true, KeepResources: true}
 	s, err := plugin.MarshalProperties(inputs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := unknownmonitor.Unknown(structpb.NewStructValue(s), marks)
+	v := unknownmonitor.Secret(unknownmonitor.Unknown(structpb.NewStructValue(s), in.Marks), in.Secrets)
 	out, err := plugin.UnmarshalProperties(proto.Clone(v.GetStructValue()).(*structpb.Struct), opts)
 	if err != nil {
 		t.Fatal(err)

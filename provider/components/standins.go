@@ -38,7 +38,8 @@ func standInOf(arg, mark, account string, env awsenv.Env) (string, bool) {
 // whose values the resolver left zero; it returns the paths no stand-in can take (nil when every one was put).
 func standIns(args any, unknown []argPath, marks standin.Marks, env awsenv.Env) []string {
 	var left []string
-	for _, at := range unknown {
+	for i, at := range unknown {
+		marks := marks.Nth(i)
 		name := pathText(at)
 		account := env.Account
 		if len(at) > 1 && at[0] == "accounts" {

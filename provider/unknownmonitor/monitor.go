@@ -1,18 +1,26 @@
-// Package unknownmonitor is a resource monitor between a component and the engine that turns unknown every value
-// made from a stand-in (infra/standin): at a preview, a component whose inputs are unknown registers its children
-// with stand-ins in their place, and the engine sees, for each child, unknown values exactly where they depend on
-// unknown inputs, and the same children the update will register. Every call but the two that carry values
-// (RegisterResource, RegisterResourceOutputs) is forwarded as it came, byte for byte.
+// Package unknownmonitor is a resource monitor between a component and the engine that gives each value its
+// children are registered with what Pulumi carries with the input it is made from. The component's code takes its
+// inputs as plain values (its checks and names need them); the monitor puts back, value by value:
+//   - unknown, what is made from a stand-in (infra/standin): at a preview, a component whose inputs are unknown
+//     registers its children with stand-ins in their place, and the engine sees, for each child, unknown values
+//     exactly where they depend on unknown inputs, and the same children the update will register;
+//   - secret, what holds a secret input's value;
+//   - the dependencies of the inputs whose values a property holds, on that property and on the child.
+//
+// Every call but the two that carry values (RegisterResource, RegisterResourceOutputs) is forwarded as it came,
+// byte for byte.
 package unknownmonitor
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"encoding/json"
 	"io"
 	"maps"
 	"net"
 	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/sig"
@@ -34,8 +42,31 @@ type Monitor struct {
 	conn   *grpc.ClientConn
 }
 
-// Serve starts a monitor on loopback in front of target, the engine's monitor, turning unknown what holds marks.
-func Serve(target string, marks standin.Marks) (*Monitor, error) {
+// Inputs are what the monitor knows of the component's inputs.
+type Inputs struct {
+	// Marks are the preview's stand-ins' marks (zero: none): what holds one is unknown.
+	Marks standin.Marks
+	// Secrets are the values of the secret inputs: what holds one is secret.
+	Secrets []string
+	// Dependencies are, for the value of each input that has any, the URNs of the resources it comes from.
+	Dependencies map[string][]string
+}
+
+// holds says whether s holds v, as it is or escaped in a JSON document (a policy, a template).
+func holds(s, v string) bool {
+	if v == "" {
+		return false
+	}
+	if strings.Contains(s, v) {
+		return true
+	}
+	quoted, _ := json.Marshal(v)
+	escaped := string(quoted[1 : len(quoted)-1])
+	return escaped != v && strings.Contains(s, escaped)
+}
+
+// Serve starts a monitor on loopback in front of target, the engine's monitor, for a component of inputs in.
+func Serve(target string, in Inputs) (*Monitor, error) {
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30), grpc.MaxCallSendMsgSize(1<<30)))
 	if err != nil {
@@ -53,7 +84,7 @@ func Serve(target string, marks standin.Marks) (*Monitor, error) {
 		return m.MethodName != "RegisterResource" && m.MethodName != "RegisterResourceOutputs"
 	})
 	desc.Streams = nil
-	server.RegisterService(&desc, &rewriter{engine: pulumirpc.NewResourceMonitorClient(conn), marks: marks})
+	server.RegisterService(&desc, &rewriter{engine: pulumirpc.NewResourceMonitorClient(conn), in: in})
 	go func() { _ = server.Serve(lis) }()
 	return &Monitor{Addr: lis.Addr().String(), server: server, conn: conn}, nil
 }
@@ -68,10 +99,35 @@ func (m *Monitor) Stop() {
 type rewriter struct {
 	pulumirpc.UnimplementedResourceMonitorServer
 	engine pulumirpc.ResourceMonitorClient
-	marks  standin.Marks
+	in     Inputs
 }
 
 func (r *rewriter) RegisterResource(ctx context.Context, req *pulumirpc.RegisterResourceRequest) (*pulumirpc.RegisterResourceResponse, error) {
+	// The dependencies first, of the values as the component made them. A property made from another resource's
+	// output depends on that resource (the SDK says so) and not on the inputs besides: its value is unknown at a
+	// preview where it is not in the update, and the two must plan the same dependencies.
+	for key, v := range req.GetObject().GetFields() {
+		urns := r.dependencies(v)
+		if len(urns) == 0 || len(req.GetPropertyDependencies()[key].GetUrns()) > 0 {
+			continue
+		}
+		if req.PropertyDependencies == nil {
+			req.PropertyDependencies = map[string]*pulumirpc.RegisterResourceRequest_PropertyDependencies{}
+		}
+		deps := req.PropertyDependencies[key]
+		if deps == nil {
+			deps = &pulumirpc.RegisterResourceRequest_PropertyDependencies{}
+			req.PropertyDependencies[key] = deps
+		}
+		for _, u := range urns {
+			if !slices.Contains(deps.Urns, u) {
+				deps.Urns = append(deps.Urns, u)
+			}
+			if !slices.Contains(req.Dependencies, u) {
+				req.Dependencies = append(req.Dependencies, u)
+			}
+		}
+	}
 	req.Object = r.object(req.Object)
 	return r.engine.RegisterResource(outgoing(ctx), req)
 }
@@ -81,16 +137,90 @@ func (r *rewriter) RegisterResourceOutputs(ctx context.Context, req *pulumirpc.R
 	return r.engine.RegisterResourceOutputs(outgoing(ctx), req)
 }
 
-// object is s with every value holding a mark unknown (Unknown).
+// dependencies are the URNs of the resources the inputs whose values v holds come from, sorted.
+func (r *rewriter) dependencies(v *structpb.Value) []string {
+	var urns []string
+	for value, deps := range r.in.Dependencies {
+		if holdsAny(v, value) {
+			urns = append(urns, deps...)
+		}
+	}
+	slices.Sort(urns)
+	return slices.Compact(urns)
+}
+
+// holdsAny says whether a string of v (a key too) holds value.
+func holdsAny(v *structpb.Value, value string) bool {
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		return holds(k.StringValue, value)
+	case *structpb.Value_ListValue:
+		return slices.ContainsFunc(k.ListValue.GetValues(), func(e *structpb.Value) bool { return holdsAny(e, value) })
+	case *structpb.Value_StructValue:
+		for key, e := range k.StructValue.GetFields() {
+			if holds(key, value) || holdsAny(e, value) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// object is s with every value holding a mark unknown (Unknown), and every one holding a secret secret (Secret).
 func (r *rewriter) object(s *structpb.Struct) *structpb.Struct {
 	if s == nil {
 		return nil
 	}
-	v := Unknown(structpb.NewStructValue(s), r.marks)
+	v := Secret(Unknown(structpb.NewStructValue(s), r.in.Marks), r.in.Secrets)
 	if v.GetStructValue() == nil {
 		return &structpb.Struct{Fields: map[string]*structpb.Value{}}
 	}
 	return v.GetStructValue()
+}
+
+// Secret is v with each value holding one of secrets secret: a string, or a list or map whose keys hold one, as a
+// whole. What is a secret already, or unknown, stays as it is.
+func Secret(v *structpb.Value, secrets []string) *structpb.Value {
+	if len(secrets) == 0 {
+		return v
+	}
+	held := func(s string) bool { return slices.ContainsFunc(secrets, func(secret string) bool { return holds(s, secret) }) }
+	wrap := func(v *structpb.Value) *structpb.Value {
+		return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{sig.Key: structpb.NewStringValue(sig.Secret), "value": v}})
+	}
+	switch k := v.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		if k.StringValue != plugin.UnknownStringValue && held(k.StringValue) {
+			return wrap(v)
+		}
+	case *structpb.Value_ListValue:
+		out := make([]*structpb.Value, len(k.ListValue.GetValues()))
+		for i, e := range k.ListValue.GetValues() {
+			out[i] = Secret(e, secrets)
+		}
+		return structpb.NewListValue(&structpb.ListValue{Values: out})
+	case *structpb.Value_StructValue:
+		fields := k.StructValue.GetFields()
+		switch fields[sig.Key].GetStringValue() {
+		case sig.Secret, sig.ResourceReference, sig.AssetSig, sig.ArchiveSig, sig.ByteString:
+			return v
+		case sig.OutputValue:
+			out := maps.Clone(fields)
+			if value, ok := fields["value"]; ok && !proto.Equal(Secret(value, secrets), value) {
+				out["secret"] = structpb.NewBoolValue(true)
+			}
+			return structpb.NewStructValue(&structpb.Struct{Fields: out})
+		}
+		out := make(map[string]*structpb.Value, len(fields))
+		for key, e := range fields {
+			if held(key) {
+				return wrap(v)
+			}
+			out[key] = Secret(e, secrets)
+		}
+		return structpb.NewStructValue(&structpb.Struct{Fields: out})
+	}
+	return v
 }
 
 // Unknown is v, a value as the Pulumi wire protocol carries it, with what holds one of marks unknown: a string

@@ -3,6 +3,7 @@ package unknownmonitor_test
 import (
 	"context"
 	"net"
+	"slices"
 	"testing"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
@@ -52,7 +53,7 @@ func TestTheEngineSeesUnknownsWhereStandInsWere(t *testing.T) {
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 
-	mon, err := unknownmonitor.Serve(lis.Addr().String(), marks)
+	mon, err := unknownmonitor.Serve(lis.Addr().String(), unknownmonitor.Inputs{Marks: marks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,4 +122,78 @@ func equal(v *structpb.Value, want any) bool {
 	a, _ := v.MarshalJSON()
 	b, _ := w.MarshalJSON()
 	return string(a) == string(b)
+}
+
+// depsEngine records a registration's dependencies too.
+type depsEngine struct {
+	engine
+	deps     []string
+	propDeps map[string][]string
+}
+
+func (e *depsEngine) RegisterResource(ctx context.Context, req *pulumirpc.RegisterResourceRequest) (*pulumirpc.RegisterResourceResponse, error) {
+	e.deps, e.propDeps = req.GetDependencies(), map[string][]string{}
+	for k, d := range req.GetPropertyDependencies() {
+		e.propDeps[k] = d.GetUrns()
+	}
+	return e.engine.RegisterResource(ctx, req)
+}
+
+// TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre: a value holding a secret input's value (as it is, or
+// escaped in a JSON document) reaches the engine secret, and nothing else; a property holding an input's value
+// depends on the resources the input comes from, and so does the child.
+func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &depsEngine{}
+	srv := grpc.NewServer()
+	pulumirpc.RegisterResourceMonitorServer(srv, e)
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+	topic := "urn:pulumi:dev::p::aws:sns/topic:Topic::ops"
+	mon, err := unknownmonitor.Serve(lis.Addr().String(), unknownmonitor.Inputs{
+		Secrets:      []string{`cost "center"`},
+		Dependencies: map[string][]string{"arn:aws:sns:us-east-1:123456789012:ops": {topic}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.Stop()
+	conn, err := grpc.NewClient(mon.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	in, err := structpb.NewStruct(map[string]any{
+		"tags":         map[string]any{"team": `cost "center"`, "managed-by": "pulumi"},
+		"policy":       `{"Statement":[{"Condition":{"StringEquals":{"aws:ResourceTag/team":"cost \"center\""}}}]}`,
+		"alarmActions": []any{"arn:aws:sns:us-east-1:123456789012:ops"},
+		"name":         "kib-prod-alarm",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pulumirpc.NewResourceMonitorClient(conn).RegisterResource(t.Context(),
+		&pulumirpc.RegisterResourceRequest{Type: "aws:cloudwatch/metricAlarm:MetricAlarm", Name: "a", Object: in}); err != nil {
+		t.Fatal(err)
+	}
+	got := e.registered.GetFields()
+	secret := func(v *structpb.Value) bool { return v.GetStructValue().GetFields()[sig.Key].GetStringValue() == sig.Secret }
+	if tags := got["tags"].GetStructValue().GetFields(); !secret(tags["team"]) || secret(tags["managed-by"]) {
+		t.Errorf("tags reached the engine as %v: want team's secret, managed-by's not", tags)
+	}
+	if !secret(got["policy"]) {
+		t.Errorf("the policy, holding the secret escaped, reached the engine as %v", got["policy"])
+	}
+	if secret(got["name"]) || secret(got["alarmActions"]) {
+		t.Errorf("name %v, alarmActions %v: secret, made of no secret", got["name"], got["alarmActions"])
+	}
+	if d := e.propDeps["alarmActions"]; len(d) != 1 || d[0] != topic || !slices.Contains(e.deps, topic) {
+		t.Errorf("dependencies %v, alarmActions's %v: want the topic's", e.deps, d)
+	}
+	if d := e.propDeps["name"]; len(d) != 0 {
+		t.Errorf("name depends on %v, made of no input from a resource", d)
+	}
 }

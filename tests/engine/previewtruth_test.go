@@ -114,6 +114,24 @@ func TestAComponentsPreviewTellsTheTruth(t *testing.T) {
 	pulumi(t, e, dir, "preview", "--non-interactive", "--save-plan", plan)
 	pulumi(t, e, dir, "up", "--yes", "--non-interactive", "--plan", plan)
 	pulumi(t, e, dir, "preview", "--non-interactive", "--expect-no-changes")
+	// The input's dependencies reach the child that holds its value: the alarm's actions depend on the topic.
+	var state struct {
+		Deployment struct {
+			Resources []struct {
+				URN                  string              `json:"urn"`
+				PropertyDependencies map[string][]string `json:"propertyDependencies"`
+			} `json:"resources"`
+		} `json:"deployment"`
+	}
+	if err := json.Unmarshal([]byte(pulumi(t, e, dir, "stack", "export")), &state); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range state.Deployment.Resources {
+		if strings.HasSuffix(r.URN, "::blue-karpenter-not-reading") &&
+			!slices.Contains(r.PropertyDependencies["alarmActions"], "urn:pulumi:dev::kib-truth::aws:sns/topic:Topic::ops") {
+			t.Errorf("blue's alarm: alarmActions depends on %v, want the topic ops", r.PropertyDependencies["alarmActions"])
+		}
+	}
 
 	replaced := func(name string) {
 		t.Helper()
