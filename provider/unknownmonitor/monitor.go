@@ -13,9 +13,9 @@ package unknownmonitor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"encoding/json"
 	"io"
 	"maps"
 	"net"
@@ -184,7 +184,9 @@ func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 	if len(secrets) == 0 {
 		return v
 	}
-	held := func(s string) bool { return slices.ContainsFunc(secrets, func(secret string) bool { return holds(s, secret) }) }
+	held := func(s string) bool {
+		return slices.ContainsFunc(secrets, func(secret string) bool { return holds(s, secret) })
+	}
 	wrap := func(v *structpb.Value) *structpb.Value {
 		return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{sig.Key: structpb.NewStringValue(sig.Secret), "value": v}})
 	}

@@ -180,7 +180,9 @@ func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := e.registered.GetFields()
-	secret := func(v *structpb.Value) bool { return v.GetStructValue().GetFields()[sig.Key].GetStringValue() == sig.Secret }
+	secret := func(v *structpb.Value) bool {
+		return v.GetStructValue().GetFields()[sig.Key].GetStringValue() == sig.Secret
+	}
 	if tags := got["tags"].GetStructValue().GetFields(); !secret(tags["team"]) || secret(tags["managed-by"]) {
 		t.Errorf("tags reached the engine as %v: want team's secret, managed-by's not", tags)
 	}
