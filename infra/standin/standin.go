@@ -54,6 +54,3 @@ func (m Marks) Holds(s string) bool {
 func (m Marks) HoldsWhole(s string) bool {
 	return m.Whole != "" && strings.Contains(s, m.Whole)
 }
-
-// All are m's marks.
-func (m Marks) All() []string { return []string{m.Text, m.Whole, m.Digits, m.Hex} }
