@@ -63,3 +63,30 @@ func TestKnownDropsTheProblemsOfTheUnknownsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestNaming: the program names as ever; a Bus component names after itself, a name that only starts like the
+// prefix (kibble-x for kib) as any other.
+func TestNaming(t *testing.T) {
+	for _, tt := range []struct {
+		n          naming
+		name, want string
+	}{
+		{programNaming(config.Config{NamePrefix: "kib"}), "kib-router", "kib-router"},
+		{programNaming(config.Config{NamePrefix: "kib"}), "account-1-bus", "account-1-bus"},
+		{componentNaming("west", "kib"), "kib", "west"},
+		{componentNaming("west", "kib"), "kib-router", "west-router"},
+		{componentNaming("west", "kib"), "account-1-bus", "west-account-1-bus"},
+		{componentNaming("west", "kib"), "kibble-x", "west-kibble-x"},
+	} {
+		if got := tt.n.of(tt.name); got != tt.want {
+			t.Errorf("%+v.of(%s) = %s, want %s", tt.n, tt.name, got, tt.want)
+		}
+	}
+	for _, tt := range []struct{ child, want string }{
+		{"west-router", "kib-router"}, {"west-account-1-bus", "account-1-bus"}, {"east-router", ""}, {"west", ""},
+	} {
+		if got, ok := FormerBusName("west", "kib", tt.child); got != tt.want || ok != (tt.want != "") {
+			t.Errorf("FormerBusName(west, kib, %s) = %q, %v; want %q", tt.child, got, ok, tt.want)
+		}
+	}
+}

@@ -171,6 +171,9 @@ func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
 		"policy":       `{"Statement":[{"Condition":{"StringEquals":{"aws:ResourceTag/team":"cost \"center\""}}}]}`,
 		"alarmActions": []any{"arn:aws:sns:us-east-1:123456789012:ops"},
 		"name":         "kib-prod-alarm",
+		// A reference or an asset is never made secret: a URN, a path is no value of the input's.
+		"ref":   map[string]any{sig.Key: sig.ResourceReference, "urn": `urn:pulumi:dev::p::t::cost "center"`},
+		"asset": map[string]any{sig.Key: sig.AssetSig, "path": `cost "center"`},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +191,9 @@ func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
 	}
 	if !secret(got["policy"]) {
 		t.Errorf("the policy, holding the secret escaped, reached the engine as %v", got["policy"])
+	}
+	if got["ref"].GetStructValue().GetFields()["urn"].GetStringValue() == "" || got["asset"].GetStructValue().GetFields()["path"].GetStringValue() == "" {
+		t.Errorf("ref %v, asset %v: made secret", got["ref"], got["asset"])
 	}
 	if secret(got["name"]) || secret(got["alarmActions"]) {
 		t.Errorf("name %v, alarmActions %v: secret, made of no secret", got["name"], got["alarmActions"])
