@@ -11,7 +11,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
@@ -292,30 +291,20 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 		if err := ctx.RegisterComponentResource(bus.Type, name, b, ro...); err != nil { // the token of the program's bus component
 			return nil, err
 		}
-		if len(res.deferred) > 0 {
-			if !ctx.DryRun() {
-				return nil, unknownInTheUpdate("Bus", name, res.deferred)
-			}
-			// The checks of the known arguments run at the preview, as with no unknown: a mistake in one fails it.
-			// Stand-ins take the unknowns' places, so the children are the update's, with unknown values there.
-			env, err := awsenv.Lookup(ctx, pulumi.Parent(b))
-			if err != nil {
-				return nil, err
-			}
-			left := standIns(&args, res.unknown, res.marks, env)
+		// Stand-ins take the places of the arguments unknown at a preview, so the children are the update's, with
+		// unknown values there; the checks of the known arguments run first, as with no unknown.
+		deferred, err := standInUnknowns(ctx, b, component{"Bus", name, "the bus's", busChecks}, &args, res, func() error {
 			values, err := configValues(args)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if err := infra.BusForm(ctx, b, values, args.ClusterNames, res.deferred); err != nil {
-				return nil, redacted(err, res.secrets)
-			}
-			if len(left) > 0 {
-				return b, deferComponent(ctx, b, "Bus", name, "the bus's", left, res.deferred, busChecks)
-			}
-			if err := ctx.Log.Info(deferredMessage("Bus", name, "the bus's", nil, res.deferred, busChecks), &pulumi.LogArgs{Resource: b}); err != nil {
-				return nil, err
-			}
+			return infra.BusForm(ctx, b, values, args.ClusterNames, res.deferred)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if deferred {
+			return b, nil
 		}
 		values, err := configValues(args)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 )
@@ -183,30 +182,20 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 		if err := ctx.RegisterComponentResource(cluster.Type, name, c, ro...); err != nil { // the program's clusters' token
 			return nil, err
 		}
-		if len(res.deferred) > 0 {
-			if !ctx.DryRun() {
-				return nil, unknownInTheUpdate("ClusterInterruption", name, res.deferred)
-			}
-			// The checks of the known arguments run at the preview, as with no unknown: a mistake in one fails it.
-			// Stand-ins take the unknowns' places, so the children are the update's, with unknown values there.
-			env, err := awsenv.Lookup(ctx, pulumi.Parent(c))
-			if err != nil {
-				return nil, err
-			}
-			left := standIns(&args, res.unknown, res.marks, env)
+		// Stand-ins take the places of the arguments unknown at a preview, so the children are the update's, with
+		// unknown values there; the checks of the known arguments run first, as with no unknown.
+		deferred, err := standInUnknowns(ctx, c, component{"ClusterInterruption", name, "the cluster's", clusterChecks}, &args, res, func() error {
 			j, err := joinOf(args, name, former)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if err := infra.JoinForm(ctx, c, j, res.deferred); err != nil {
-				return nil, redacted(err, res.secrets)
-			}
-			if len(left) > 0 {
-				return c, deferComponent(ctx, c, "ClusterInterruption", name, "the cluster's", left, res.deferred, clusterChecks)
-			}
-			if err := ctx.Log.Info(deferredMessage("ClusterInterruption", name, "the cluster's", nil, res.deferred, clusterChecks), &pulumi.LogArgs{Resource: c}); err != nil {
-				return nil, err
-			}
+			return infra.JoinForm(ctx, c, j, res.deferred)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if deferred {
+			return c, nil
 		}
 		j, err := joinOf(args, name, former)
 		if err != nil {

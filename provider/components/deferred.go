@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 )
 
 // checksOf name, by argument (map keys and array indexes dropped), the checks its value is subject to, as the
@@ -88,6 +90,39 @@ func deferComponent(ctx *pulumi.Context, c pulumi.Resource, component, name, wha
 	}
 	unknownOutputs(c)
 	return nil
+}
+
+// component is what the preview of a component says of it: its kind, its name, what it declares ("the cluster's"),
+// and the checks each argument is subject to.
+type component struct {
+	kind, name, what string
+	checks           checksOf
+}
+
+// standInUnknowns, at a preview where some of the arguments (args, a pointer) of the component c are unknown (res),
+// puts stand-ins in their places and runs form, the checks of the known arguments, before anything is declared: a
+// mistake in one fails the preview. It says once which checks wait for the update. It returns true when an unknown
+// no stand-in can take the place of leaves the component declaring nothing (deferComponent). Unknowns in an update
+// are refused.
+func standInUnknowns(ctx *pulumi.Context, c pulumi.Resource, about component, args any, res resolution, form func() error) (bool, error) {
+	if len(res.deferred) == 0 {
+		return false, nil
+	}
+	if !ctx.DryRun() {
+		return false, unknownInTheUpdate(about.kind, about.name, res.deferred)
+	}
+	env, err := awsenv.Lookup(ctx, pulumi.Parent(c))
+	if err != nil {
+		return false, err
+	}
+	left := standIns(args, res.unknown, res.marks, env)
+	if err := form(); err != nil {
+		return false, redacted(err, res.secrets)
+	}
+	if len(left) > 0 {
+		return true, deferComponent(ctx, c, about.kind, about.name, about.what, left, res.deferred, about.checks)
+	}
+	return false, ctx.Log.Info(deferredMessage(about.kind, about.name, about.what, nil, res.deferred, about.checks), &pulumi.LogArgs{Resource: c})
 }
 
 // unknownInTheUpdate refuses inputs unknown in an update: the engine hands a component its inputs' values there,

@@ -40,30 +40,35 @@ func (e *engine) RegisterResourceOutputs(_ context.Context, req *pulumirpc.Regis
 	return &emptypb.Empty{}, nil
 }
 
-// TestTheEngineSeesUnknownsWhereStandInsWere: through the monitor, what holds a mark reaches the engine unknown,
-// everything else as it was; a call it does not rewrite is forwarded, with its answer.
-func TestTheEngineSeesUnknownsWhereStandInsWere(t *testing.T) {
+// through is a client of a monitor of in in front of e, the engine's side, each served on loopback until t ends.
+func through(t *testing.T, e pulumirpc.ResourceMonitorServer, in unknownmonitor.Inputs) pulumirpc.ResourceMonitorClient {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &engine{}
 	srv := grpc.NewServer()
 	pulumirpc.RegisterResourceMonitorServer(srv, e)
 	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
-
-	mon, err := unknownmonitor.Serve(lis.Addr().String(), unknownmonitor.Inputs{Marks: marks})
+	t.Cleanup(srv.Stop)
+	mon, err := unknownmonitor.Serve(lis.Addr().String(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mon.Stop()
+	t.Cleanup(mon.Stop)
 	conn, err := grpc.NewClient(mon.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = conn.Close() }()
-	client := pulumirpc.NewResourceMonitorClient(conn)
+	t.Cleanup(func() { _ = conn.Close() })
+	return pulumirpc.NewResourceMonitorClient(conn)
+}
+
+// TestTheEngineSeesUnknownsWhereStandInsWere: through the monitor, what holds a mark reaches the engine unknown,
+// everything else as it was; a call it does not rewrite is forwarded, with its answer.
+func TestTheEngineSeesUnknownsWhereStandInsWere(t *testing.T) {
+	e := &engine{}
+	client := through(t, e, unknownmonitor.Inputs{Marks: marks})
 
 	for id, want := range map[string]bool{"secrets": true, "outputValues": false} {
 		resp, err := client.SupportsFeature(t.Context(), &pulumirpc.SupportsFeatureRequest{Id: id})
@@ -143,29 +148,12 @@ func (e *depsEngine) RegisterResource(ctx context.Context, req *pulumirpc.Regist
 // escaped in a JSON document) reaches the engine secret, and nothing else; a property holding an input's value
 // depends on the resources the input comes from, and so does the child.
 func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &depsEngine{}
-	srv := grpc.NewServer()
-	pulumirpc.RegisterResourceMonitorServer(srv, e)
-	go func() { _ = srv.Serve(lis) }()
-	defer srv.Stop()
 	topic := "urn:pulumi:dev::p::aws:sns/topic:Topic::ops"
-	mon, err := unknownmonitor.Serve(lis.Addr().String(), unknownmonitor.Inputs{
+	client := through(t, e, unknownmonitor.Inputs{
 		Secrets:      []string{`cost "center"`},
 		Dependencies: map[string][]string{"arn:aws:sns:us-east-1:123456789012:ops": {topic}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mon.Stop()
-	conn, err := grpc.NewClient(mon.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close() }()
 	in, err := structpb.NewStruct(map[string]any{
 		"tags":         map[string]any{"team": `cost "center"`, "managed-by": "pulumi"},
 		"policy":       `{"Statement":[{"Condition":{"StringEquals":{"aws:ResourceTag/team":"cost \"center\""}}}]}`,
@@ -178,7 +166,7 @@ func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pulumirpc.NewResourceMonitorClient(conn).RegisterResource(t.Context(),
+	if _, err := client.RegisterResource(t.Context(),
 		&pulumirpc.RegisterResourceRequest{Type: "aws:cloudwatch/metricAlarm:MetricAlarm", Name: "a", Object: in}); err != nil {
 		t.Fatal(err)
 	}
