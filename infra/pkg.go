@@ -245,11 +245,12 @@ func hubProblem(j Join, hub, account string) *config.Problem {
 	return &p
 }
 
-// joinStandIn stands for a bus name unknown at a preview in JoinForm: the shortest the configuration takes, so that
-// no name made from it fails a limit that the real one would not.
+// joinStandIn stands for a bus name unknown at a preview in JoinForm's checks: the shortest the configuration takes,
+// so that no name made from it fails a limit that the real one would not (the component's stand-in, longer, names
+// the preview's resources).
 const joinStandIn = "kib"
 
-// JoinForm runs, at a preview where some of j's arguments are unknown (unknown, their paths; their values zero),
+// JoinForm runs, at a preview where some of j's arguments are unknown (unknown, their paths; their values stood for),
 // the checks of DeclareJoin that need neither those nor AWS: the known arguments' forms and the names made from
 // them within AWS's limits, the configuration step of its preflight. A problem it finds fails the preview, as
 // DeclareJoin's would; the checks of the unknown arguments wait for the update, where DeclareJoin runs them all.
@@ -281,7 +282,8 @@ func BusForm(ctx *pulumi.Context, parent pulumi.Resource, values map[string]stri
 	if err != nil {
 		return err
 	}
-	// An unknown value is its zero, which the configuration reads as absent: no problem of the others hides behind it.
+	// An unknown value is stood for by a value of its form (or its zero, read as absent): no problem of the others
+	// hides behind it, and the problems of the unknowns are dropped (known).
 	_, err = config.LoadBus(ctx.Stack(), env.Account, values)
 	problems := problemsOf(err)
 	for i, n := range clusterNames {

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -183,6 +184,10 @@ func TestLoadReportsAllProblemsAtOnce(t *testing.T) {
 	}
 	if len(cfgErr.Problems) != 5 {
 		t.Fatalf("got %d problems, want 5 (duplicate, missing name, memory, log level, topic):\n%v", len(cfgErr.Problems), err)
+	}
+	// In the order of their text, "path: reason": the same configuration, the same message.
+	if !slices.IsSortedFunc(cfgErr.Problems, func(a, b Problem) int { return strings.Compare(a.String(), b.String()) }) {
+		t.Errorf("problems not in order:\n%v", err)
 	}
 }
 

@@ -32,8 +32,11 @@ func (f *Flight) checkArchive(ctx *pulumi.Context,
 			f.ArchiveBucket, f.ArchiveInState = name, true
 		}
 	}
-	if f.unknowns.waits(ctx, f.ArchiveBucket, true) {
-		return nil // its name is unknown at this preview: the update asks S3
+	if f.unknowns.waits(ctx.DryRun(), f.ArchiveBucket, true) {
+		// Its name is unknown at this preview: nothing is looked up by it (the preview plans a bucket); the update
+		// asks S3.
+		f.Archive = bucketowner.Missing
+		return nil
 	}
 	bucketARN := "arn:" + env.Partition + ":s3:::" + f.ArchiveBucket
 	id, err := providerIdentity(ctx)

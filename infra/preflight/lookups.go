@@ -67,8 +67,8 @@ func (u Unknowns) say(msg string) {
 
 // waits says whether, at this preview, a lookup of value waits for the update: value stands for an unknown, or,
 // found is false and value comes from a resource of the program.
-func (u Unknowns) waits(ctx *pulumi.Context, value string, found bool) bool {
-	if !ctx.DryRun() {
+func (u Unknowns) waits(dryRun bool, value string, found bool) bool {
+	if !dryRun {
 		return false
 	}
 	return u.Marks.Holds(value) || !found && u.FromResource != nil && u.FromResource(value)
@@ -109,7 +109,7 @@ func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[s
 			continue // the stack creates it
 		}
 		opts := invoke[cl.Account]
-		if u.waits(ctx, cl.Name, true) {
+		if u.waits(ctx.DryRun(), cl.Name, true) {
 			r.Clusters[cl.Name], r.Pending[cl.Name] = u.standIn(), true
 			continue
 		}
@@ -129,7 +129,7 @@ func lookups(ctx *pulumi.Context, cfg config.Config, region string, invoke map[s
 		if slices.Contains(unlisted, cl.Account) {
 			continue // reported once, above
 		}
-		if !slices.Contains(listed, cl.Name) && u.waits(ctx, cl.Name, false) {
+		if !slices.Contains(listed, cl.Name) && u.waits(ctx.DryRun(), cl.Name, false) {
 			r.Clusters[cl.Name], r.Pending[cl.Name] = u.standIn(), true // the update may create it
 			u.say(fmt.Sprintf("no EKS cluster named %s exists at this preview, and its name comes from a resource of the program, "+
 				"which this update may create: the update looks the cluster up and checks it before the cluster's first resource; this "+
@@ -275,14 +275,14 @@ func installable(ctx *pulumi.Context, cl config.Cluster, c *eks.LookupClusterRes
 // oidcProvider checks that the entry's OIDC provider exists and is the cluster's: its URL is the cluster's
 // issuer, and it lists the audience of Karpenter's token.
 func oidcProvider(ctx *pulumi.Context, cl config.Cluster, found Cluster, where string, opts []pulumi.InvokeOption, u Unknowns) []string {
-	if u.waits(ctx, cl.OIDCProviderARN, true) {
+	if u.waits(ctx.DryRun(), cl.OIDCProviderARN, true) {
 		return nil
 	}
 	fix := fmt.Sprintf("Fix: eksctl utils associate-iam-oidc-provider --cluster %s --approve, and set oidcProviderArn to "+
 		"the provider whose URL is the cluster's issuer (aws eks describe-cluster --name %s --query cluster.identity.oidc.issuer)",
 		cl.Name, cl.Name)
 	p, err := iam.LookupOpenIdConnectProvider(ctx, &iam.LookupOpenIdConnectProviderArgs{Arn: &cl.OIDCProviderARN}, opts...)
-	if err != nil && u.waits(ctx, cl.OIDCProviderARN, false) {
+	if err != nil && u.waits(ctx.DryRun(), cl.OIDCProviderARN, false) {
 		u.say(fmt.Sprintf("the OIDC provider %s was not found at this preview, and it comes from a resource of the program, which "+
 			"this update may create: the update checks it before the cluster's first resource", cl.OIDCProviderARN))
 		return nil

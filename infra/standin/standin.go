@@ -39,6 +39,7 @@ func draw(alphabet string, n int) string {
 // it is told from what is made of another, and still held by m (Holds).
 func (m Marks) Nth(n int) Marks {
 	suffix := strconv.FormatInt(int64(n), 36)
+	suffix = strings.Repeat("0", max(0, 3-len(suffix))) + suffix // of one width: no input's mark holds another's
 	return Marks{Text: m.Text + suffix, Whole: m.Whole + suffix, Digits: m.Digits, Hex: m.Hex}
 }
 

@@ -41,7 +41,7 @@ func TestMarksAreOfEveryFormAndHeld(t *testing.T) {
 	if (standin.Marks{}).Holds("anything") {
 		t.Error("no marks hold something")
 	}
-	if !m.HoldsWhole("[" + m.Nth(2).Whole + "]") || m.HoldsWhole(m.Text) || (standin.Marks{}).HoldsWhole("x") {
+	if !m.HoldsWhole("["+m.Nth(2).Whole+"]") || m.HoldsWhole(m.Text) || (standin.Marks{}).HoldsWhole("x") {
 		t.Error("HoldsWhole tells the whole-list mark wrong")
 	}
 	if a, b := m.Nth(1), m.Nth(2); a.Text == b.Text || a.Whole == b.Whole || a.Digits != m.Digits || a.Hex != m.Hex {

@@ -2,8 +2,15 @@ package components
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
+	"github.com/pulumi/pulumi/sdk/v3/go/property"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
 )
 
 func TestDeferredMessage(t *testing.T) {
@@ -88,5 +95,67 @@ func TestAnObjectIsPlainOnlyHoldingAPlainArgument(t *testing.T) {
 		if got := isPlain(tt.f); got != tt.want {
 			t.Errorf("isPlain(%v) = %v, want %v", tt.f.Type, got, tt.want)
 		}
+	}
+}
+
+// TestASecretMakesSecretWhatHoldsIt: a secret argument whose value reaches the children whole makes secret only what
+// holds it; one that names resources (cut down and hashed when long) or sits in a value of any type (a number in
+// chart values) makes every value of the children secret. Each input's dependencies go with its values, an object's
+// to its fields, all of an input's (not only the first).
+func TestASecretMakesSecretWhatHoldsIt(t *testing.T) {
+	secret := func(v property.Value) property.Value { return v.WithSecret(true) }
+	for _, tt := range []struct {
+		name string
+		in   property.Map
+		all  bool
+	}{
+		{"a tag", property.NewMap(map[string]property.Value{"tags": property.New(map[string]property.Value{"cost": secret(property.New("cc-4711"))})}), false},
+		{"an alarm topic", property.NewMap(map[string]property.Value{"heartbeatAlarmActions": property.New([]property.Value{secret(property.New("arn:aws:sns:us-east-1:1:ops"))})}), false},
+		{"the hub's account", property.NewMap(map[string]property.Value{"hubAccountId": secret(property.New("111111111111"))}), false},
+		{"the cluster's name", property.NewMap(map[string]property.Value{"clusterName": secret(property.New("blue"))}), true},
+		{"a chart value", property.NewMap(map[string]property.Value{"karpenter": property.New(map[string]property.Value{
+			"values": property.New(map[string]property.Value{"replicas": secret(property.New(2.0))})})}), true},
+	} {
+		var r resolver
+		r.object("", nil, tt.in, reflect.TypeFor[ClusterInterruptionArgs](), within{})
+		if r.allSecret != tt.all {
+			t.Errorf("%s: every value secret = %v, want %v", tt.name, r.allSecret, tt.all)
+		}
+	}
+	a, b := urn.URN("urn:pulumi:s::p::aws:sns/topic:Topic::a"), urn.URN("urn:pulumi:s::p::aws:sns/topic:Topic::b")
+	var r resolver
+	r.object("", nil, property.NewMap(map[string]property.Value{
+		"tags":      property.New(map[string]property.Value{"team": property.New("payments")}).WithDependencies([]urn.URN{a, b}),
+		"karpenter": property.New(map[string]property.Value{"namespace": property.New("karpenter")}).WithDependencies([]urn.URN{b}),
+	}), reflect.TypeFor[ClusterInterruptionArgs](), within{})
+	if got := r.dependencies["payments"]; !slices.Equal(got, []string{string(a), string(b)}) {
+		t.Errorf("the tag's value depends on %v, want both of its input's", got)
+	}
+	if got := r.dependencies["karpenter"]; !slices.Equal(got, []string{string(b)}) {
+		t.Errorf("an object's field depends on %v, want the object's", got)
+	}
+}
+
+// TestAListWhoseEmptinessDecidesResourcesIsNotStoodFor: a wholly unknown list of redrive principals or member units
+// (empty: no redrive role, no StackSet) has no stand-in; one element of it, or a list that decides none, has.
+func TestAListWhoseEmptinessDecidesResourcesIsNotStoodFor(t *testing.T) {
+	env := awsenv.Env{Partition: "aws", Region: "us-east-1", Account: "123456789012"}
+	for _, tt := range []struct {
+		at   argPath
+		left bool
+	}{
+		{argPath{"redrive", "principals"}, true},
+		{argPath{"organization", "memberOUs"}, true},
+		{argPath{"router", "ownerTagKeys"}, false},
+		{argPath{"tags"}, false},
+	} {
+		args := BusArgs{Redrive: &Redrive{}, Organization: &Organization{}, Router: &Router{}}
+		if left := standIns(&args, []argPath{tt.at}, standin.New(), env); (len(left) > 0) != tt.left {
+			t.Errorf("%v wholly unknown: left %v, want left %v", tt.at, left, tt.left)
+		}
+	}
+	args := BusArgs{Redrive: &Redrive{Principals: []string{""}}}
+	if left := standIns(&args, []argPath{{"redrive", "principals", 0}}, standin.New(), env); len(left) > 0 || args.Redrive.Principals[0] == "" {
+		t.Errorf("one principal unknown: left %v, principals %v", left, args.Redrive.Principals)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	presource "github.com/pulumi/pulumi/sdk/v3/go/common/resource"
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/plugin"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/unknownmonitor"
@@ -29,25 +28,25 @@ import (
 // The arguments decide names and policies, and are checked (the cluster exists and is ACTIVE, its Kubernetes
 // version is one Karpenter runs on, the quotas hold) on their values, by the same code as the program
 // (infra.DeclareJoin, infra.DeclareBus). So the provider resolves them first: a known output or secret is taken
-// as its value (the engine records the component's dependence on the resource it comes from; a secret makes the
-// component's outputs and its children's inputs secret); an input unknown at a preview (an output of a resource
-// not created yet) defers the component: it declares nothing in that preview, says which checks wait and why,
-// once, and its outputs are unknown; in the update the engine hands it the value, and the checks run before its
-// first resource, as they do at a preview today. A plain argument must be known at the preview: refused, naming it.
+// as its value; an input unknown at a preview (an output of a resource not created yet) is stood for (standIns),
+// and the component declares the update's children, its checks of the unknown waiting for the update, where the
+// engine hands it the value. What the values lost, a monitor between the component and the engine gives back to
+// what is made of them (unknownmonitor): unknown, secret, dependencies. A plain argument must be known at the
+// preview: refused, naming it.
 
 // resolution is what resolving a component's arguments found.
 type resolution struct {
 	// deferred are the inputs unknown at this preview, by path; unknown the same, as the steps to them.
 	deferred []string
 	unknown  []argPath
-	// secret: an argument was a secret.
-	secret bool
 	// fromResources are the inputs known at this preview that come from a resource of the program (not a
 	// StackReference), "<path> (from <resource>)": the resource may be one this update creates, which the checks
 	// cannot find yet; fromValues are their values (the text a check's failure names them by).
 	fromResources, fromValues []string
-	// secrets are the values of the secret arguments, which no message of the component shows.
-	secrets []string
+	// secrets are the values of the secret arguments, which no message of the component shows; allSecret: one of
+	// them may reach the children other than whole (verbatim), so every value of theirs is secret.
+	secrets   []string
+	allSecret bool
 	// marks are this preview's stand-ins' marks (zero without a stand-in): what holds one is unknown.
 	marks standin.Marks
 	// dependencies are, for each value of an input that has any, the URNs of the resources it comes from.
@@ -98,8 +97,8 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 		}
 		slices.Sort(r.deferred)
 		slices.Sort(r.fromResources)
-		res := resolution{deferred: r.deferred, unknown: r.unknown, secret: r.secret, fromResources: r.fromResources, fromValues: r.fromValues,
-			secrets: r.secrets, dependencies: r.dependencies}
+		res := resolution{deferred: r.deferred, unknown: r.unknown, fromResources: r.fromResources, fromValues: r.fromValues,
+			secrets: r.secrets, allSecret: r.allSecret, dependencies: r.dependencies}
 		if req.DryRun && (len(r.deferred) > 0 || len(r.fromResources) > 0) {
 			// Stand-ins may take the place of values this preview does not know (standIns: the nth unknown's marks
 			// are marks.Nth(n)), each with the dependencies of the input it stands for.
@@ -124,8 +123,8 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 				}
 			}
 		}
-		in := unknownmonitor.Inputs{Marks: res.marks, Secrets: res.secrets, Dependencies: res.dependencies}
-		if in.Marks != (standin.Marks{}) || len(in.Secrets) > 0 || len(in.Dependencies) > 0 {
+		in := unknownmonitor.Inputs{Marks: res.marks, Secrets: res.secrets, AllSecret: res.allSecret, Dependencies: res.dependencies}
+		if in.Marks != (standin.Marks{}) || len(in.Secrets) > 0 || in.AllSecret || len(in.Dependencies) > 0 {
 			// The component's code takes values: a monitor between it and the engine gives each value of its children
 			// what Pulumi carries with the inputs it is made from (unknown, secret, dependencies).
 			mon, err := unknownmonitor.Serve(req.MonitorEndpoint, in)
@@ -146,6 +145,14 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 
 // newMarks draws a preview's marks (tests fix them).
 var newMarks = standin.New
+
+// verbatim are the arguments whose values reach the children whole, never cut down or hashed into a name, nor of
+// any type: a secret one makes secret only what holds it (unknownmonitor.Inputs.Secrets).
+var verbatim = map[string]bool{
+	"hubAccountId": true, "oidcProviderArn": true, "heartbeatAlarmActions": true, "tags": true, "alarms.topicArn": true,
+	"accounts.alarmTopicArn": true, "accounts.deployRoleArn": true, "redrive.principals": true, "organization.id": true,
+	"organization.memberOUs": true, "router.ownerTagKeys": true,
+}
 
 // isPlain says whether the argument f is plain: an enum (a named string type), a switch, a number, or tagged
 // `plain:"why"`; or an object holding one (so that a typed SDK can reach it).
@@ -187,7 +194,7 @@ func argName(f reflect.StructField) string {
 type resolver struct {
 	deferred, refused, fromResources, fromValues, secrets []string
 	unknown                                               []argPath
-	secret                                                bool
+	allSecret                                             bool
 	dependencies                                          map[string][]string
 	// unknownDeps are the dependencies of each of unknown.
 	unknownDeps [][]string
@@ -202,6 +209,8 @@ type within struct {
 	from string
 	// deps are the URNs of the resources the value comes from.
 	deps []string
+	// arg is the argument the value is of, by its fields' names (no list index, no map key): tags, karpenter.values.
+	arg string
 }
 
 // object resolves m, the inputs of the struct type t at steps, by its fields' arguments.
@@ -215,7 +224,8 @@ func (r *resolver) object(prefix string, steps argPath, m property.Map, t reflec
 		f := t.Field(i)
 		name := argName(f)
 		if v, ok := m.GetOk(name); ok && name != "" {
-			out = out.Set(name, r.value(prefix+name, append(slices.Clip(steps), name), v, f.Type, within{plain: isPlain(f), secret: in.secret, from: in.from}))
+			out = out.Set(name, r.value(prefix+name, append(slices.Clip(steps), name), v, f.Type,
+				within{plain: isPlain(f), secret: in.secret, from: in.from, deps: in.deps, arg: strings.TrimPrefix(in.arg+"."+name, ".")}))
 		}
 	}
 	return out
@@ -245,7 +255,12 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 			r.refused = append(r.refused, path+" is a secret, and it decides or names the component's resources, whose "+
 				"names (URNs) are never encrypted")
 		}
-		r.secret, in.secret = true, true
+		in.secret = true
+		if !verbatim[in.arg] {
+			// A secret that names resources (cut down and hashed when long) or sits in a value of any type: what is
+			// made of it may not hold it whole, so every value of the component's children is secret.
+			r.allSecret = true
+		}
 	}
 	for _, d := range v.Dependencies() {
 		if !slices.Contains(in.deps, string(d)) {
@@ -254,12 +269,14 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 		if d.Type() != "pulumi:pulumi:StackReference" && in.from == "" {
 			in.from = fmt.Sprintf("%s (from %s, %s)", path, d.Name(), d.Type())
 			r.fromResources = append(r.fromResources, in.from)
-			break
 		}
 	}
 	v = v.WithSecret(false).WithDependencies(nil)
+	if in.secret && !v.IsString() && !v.IsArray() && !v.IsMap() {
+		r.allSecret = true // a number or a switch: no text to find it by
+	}
 	if v.IsString() {
-		if in.secret {
+		if in.secret && v.AsString() != "" {
 			r.secrets = append(r.secrets, v.AsString())
 		}
 		if in.from != "" {
@@ -385,7 +402,7 @@ func setPlain(t *schema.TypeSpec, plain bool) {
 // derivedState is a component's outputs (state) as the monitor gives its children's values (unknownmonitor): what
 // holds a mark unknown, what holds a secret input's value secret.
 func derivedState(state property.Map, in unknownmonitor.Inputs) (property.Map, error) {
-	if in.Marks == (standin.Marks{}) && len(in.Secrets) == 0 {
+	if in.Marks == (standin.Marks{}) && len(in.Secrets) == 0 && !in.AllSecret {
 		return state, nil
 	}
 	opts := plugin.MarshalOptions{KeepUnknowns: true, KeepSecrets: true, KeepResources: true, KeepOutputValues: true}
@@ -393,8 +410,7 @@ func derivedState(state property.Map, in unknownmonitor.Inputs) (property.Map, e
 	if err != nil {
 		return state, fmt.Errorf("reading the component's outputs: %w", err)
 	}
-	v := unknownmonitor.Secret(unknownmonitor.Unknown(structpb.NewStructValue(s), in.Marks), in.Secrets)
-	out, err := plugin.UnmarshalProperties(v.GetStructValue(), opts)
+	out, err := plugin.UnmarshalProperties(in.Object(s), opts)
 	if err != nil {
 		return state, fmt.Errorf("writing the component's outputs: %w", err)
 	}

@@ -46,6 +46,9 @@ func standIns(args any, unknown []argPath, marks standin.Marks, env awsenv.Env) 
 			account, _ = at[1].(string) // a member's: accounts.<id>.…
 		}
 		put := func(arg string, whole bool) (string, bool) {
+			if whole && (arg == "redrive.principals" || arg == "organization.memberOUs") {
+				return "", false // whether the list is empty decides resources (the redrive role, the StackSet)
+			}
 			if arg == "hubAccountId" {
 				return marks.Digits, !whole
 			}

@@ -46,16 +46,38 @@ type Monitor struct {
 type Inputs struct {
 	// Marks are the preview's stand-ins' marks (zero: none): what holds one is unknown.
 	Marks standin.Marks
-	// Secrets are the values of the secret inputs: what holds one is secret.
-	Secrets []string
+	// Secrets are the values of the secret inputs: what holds one is secret. AllSecret: every value is (a secret
+	// input may reach the children other than whole).
+	Secrets   []string
+	AllSecret bool
 	// Dependencies are, for the value of each input that has any, the URNs of the resources it comes from.
 	Dependencies map[string][]string
 }
 
-// holds says whether s holds v, as it is or escaped in a JSON document (a policy, a template).
+// Object is s, an object of values, as the engine is to see it: each field's value with what holds a mark unknown
+// (Unknown), and what holds a secret secret (Secret), all of it with AllSecret.
+func (in Inputs) Object(s *structpb.Struct) *structpb.Struct {
+	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(s.GetFields()))}
+	for key, v := range s.GetFields() {
+		v = Unknown(v, in.Marks)
+		if in.AllSecret {
+			v = Secret(v, []string{""})
+		} else {
+			v = Secret(v, in.Secrets)
+		}
+		out.Fields[key] = v
+	}
+	return out
+}
+
+// minDependency is the shortest value the monitor finds an input's dependencies by: a shorter one ("a", "5m") would
+// be found in values made of no such input.
+const minDependency = 4
+
+// holds says whether s holds v, as it is or escaped in a JSON document (a policy, a template); "" is held by any.
 func holds(s, v string) bool {
 	if v == "" {
-		return false
+		return true
 	}
 	if strings.Contains(s, v) {
 		return true
@@ -141,7 +163,7 @@ func (r *rewriter) RegisterResourceOutputs(ctx context.Context, req *pulumirpc.R
 func (r *rewriter) dependencies(v *structpb.Value) []string {
 	var urns []string
 	for value, deps := range r.in.Dependencies {
-		if holdsAny(v, value) {
+		if len(value) >= minDependency && holdsAny(v, value) {
 			urns = append(urns, deps...)
 		}
 	}
@@ -166,20 +188,16 @@ func holdsAny(v *structpb.Value, value string) bool {
 	return false
 }
 
-// object is s with every value holding a mark unknown (Unknown), and every one holding a secret secret (Secret).
+// object is s as the engine is to see it (Inputs.Object).
 func (r *rewriter) object(s *structpb.Struct) *structpb.Struct {
 	if s == nil {
 		return nil
 	}
-	v := Secret(Unknown(structpb.NewStructValue(s), r.in.Marks), r.in.Secrets)
-	if v.GetStructValue() == nil {
-		return &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	}
-	return v.GetStructValue()
+	return r.in.Object(s)
 }
 
-// Secret is v with each value holding one of secrets secret: a string, or a list or map whose keys hold one, as a
-// whole. What is a secret already, or unknown, stays as it is.
+// Secret is v with each value holding one of secrets secret ("" is held by every value): a string, a number, a
+// switch, or a map whose keys hold one, as a whole. What is a secret already, or unknown, stays as it is.
 func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 	if len(secrets) == 0 {
 		return v
@@ -193,6 +211,10 @@ func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_StringValue:
 		if k.StringValue != plugin.UnknownStringValue && held(k.StringValue) {
+			return wrap(v)
+		}
+	case *structpb.Value_NumberValue, *structpb.Value_BoolValue:
+		if held("") {
 			return wrap(v)
 		}
 	case *structpb.Value_ListValue:
@@ -323,20 +345,20 @@ func forward(conn *grpc.ClientConn) grpc.StreamHandler {
 		if err != nil {
 			return err
 		}
-		sent := make(chan error, 1)
 		go func() {
+			// The component's messages on to the engine; a failure here ends the call, which the engine's side
+			// then reports (its RecvMsg below).
 			for {
 				f := &frame{}
 				if err := ss.RecvMsg(f); err != nil {
 					if errors.Is(err, io.EOF) {
-						sent <- cs.CloseSend()
-						return
+						_ = cs.CloseSend()
+					} else {
+						cancel()
 					}
-					sent <- err
 					return
 				}
 				if err := cs.SendMsg(f); err != nil {
-					sent <- err
 					return
 				}
 			}

@@ -193,3 +193,27 @@ func TestTheEngineSeesSecretsAndDependenciesWhereTheInputsAre(t *testing.T) {
 		t.Errorf("name depends on %v, made of no input from a resource", d)
 	}
 }
+
+// TestObject: every value secret with AllSecret, numbers too; a short secret held by a property's name makes no
+// property secret but the values holding it.
+func TestObject(t *testing.T) {
+	s, err := structpb.NewStruct(map[string]any{"name": "kib", "count": 3, "on": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := func(v *structpb.Value) bool {
+		return v.GetStructValue().GetFields()[sig.Key].GetStringValue() == sig.Secret
+	}
+	all := unknownmonitor.Inputs{AllSecret: true}.Object(s)
+	for k, v := range all.GetFields() {
+		if !secret(v) {
+			t.Errorf("all secret: %s = %v", k, v)
+		}
+	}
+	some := unknownmonitor.Inputs{Secrets: []string{"a"}}.Object(s) // "name" holds "a"; its value does not
+	for k, v := range some.GetFields() {
+		if secret(v) {
+			t.Errorf("secret %q: %s = %v, made of no secret", "a", k, v)
+		}
+	}
+}

@@ -130,7 +130,7 @@ func goOptions(spec *schema.PackageSpec) error {
 	info["generateExtraInputTypes"] = true
 	raw, err := json.Marshal(info)
 	if err != nil {
-		return err
+		return fmt.Errorf("writing the schema's Go options: %w", err)
 	}
 	if spec.Language == nil {
 		spec.Language = map[string]schema.RawMessage{}
