@@ -56,8 +56,14 @@ func FromFile(path, out string, opts Options) error {
 			return err
 		}
 	}
-	return nil
+	// The Go SDK written under a module's tree (build/sdk in the repository) is a module of its own, so that the
+	// tree's go test ./... does not take it for one of its packages; the committed copy (sdk/go/kib) is the root
+	// module's.
+	return os.WriteFile(filepath.Join(out, "go", "go.mod"), []byte("module "+goModule+"\n\ngo 1.26\n"), 0o644)
 }
+
+// goModule is the module the Go SDK's import path (the schema's importBasePath) lies in, written as its own.
+const goModule = "github.com/karpenter-interruption-bus/karpenter-interruption-bus/sdk/go"
 
 // Versioned is the schema text with its version set to version (a leading v dropped), every other field as it is:
 // the schema a release attaches.

@@ -162,3 +162,19 @@ func TestTheGoSDKIsTheCommittedOne(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTheGoSDKWrittenIsAModuleOfItsOwn: written under the repository (build/sdk), the Go SDK is a module of its own,
+// which the root module's go test ./... leaves out (its internal package is another module's to import).
+func TestTheGoSDKWrittenIsAModuleOfItsOwn(t *testing.T) {
+	out := t.TempDir()
+	if err := FromFile(filepath.Join("..", "..", "provider", "schema.json"), out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(out, "go", "go.mod"))
+	if err != nil || !strings.HasPrefix(string(mod), "module github.com/karpenter-interruption-bus/karpenter-interruption-bus/sdk/go\n") {
+		t.Errorf("go/go.mod: %q, %v", mod, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "go", "kib", "clusterInterruption.go")); err != nil {
+		t.Error(err)
+	}
+}
