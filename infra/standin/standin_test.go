@@ -2,6 +2,7 @@ package standin_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
@@ -43,6 +44,15 @@ func TestMarksAreOfEveryFormAndHeld(t *testing.T) {
 	}
 	if !m.HoldsWhole("["+m.Nth(2).Whole+"]") || m.HoldsWhole(m.Text) || (standin.Marks{}).HoldsWhole("x") {
 		t.Error("HoldsWhole tells the whole-list mark wrong")
+	}
+	// Of one width: the first input's mark is held by no other's (1 by 11, were they 1 and 11).
+	for _, n := range []int{1, 11, 37, 1295} {
+		if got := len(m.Nth(n).Text); got != len(m.Text)+3 {
+			t.Errorf("Nth(%d).Text is %d long, want %d", n, got, len(m.Text)+3)
+		}
+		if n != 1 && strings.Contains(m.Nth(n).Text, m.Nth(1).Text) {
+			t.Errorf("Nth(%d) %s holds Nth(1) %s", n, m.Nth(n).Text, m.Nth(1).Text)
+		}
 	}
 	if a, b := m.Nth(1), m.Nth(2); a.Text == b.Text || a.Whole == b.Whole || a.Digits != m.Digits || a.Hex != m.Hex {
 		t.Errorf("Nth(1) %v, Nth(2) %v", a, b)
