@@ -41,7 +41,8 @@ type resolution struct {
 	unknown  []argPath
 	// fromResources are the inputs known at this preview that come from a resource of the program (not a
 	// StackReference), "<path> (from <resource>)": the resource may be one this update creates, which the checks
-	// cannot find yet; fromValues are their values (the text a check's failure names them by).
+	// cannot find yet; fromValues are their values (fromResource: a lookup of one that finds nothing at a preview
+	// waits for the update).
 	fromResources, fromValues []string
 	// secrets are the values of the secret arguments, which no message of the component shows; allSecret: one of
 	// them may reach the children other than whole (verbatim), so every value of theirs is secret.
@@ -95,11 +96,15 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 				"against AWS's quotas and limits before anything is: give a value known at the preview (docs/package.md, \"Plain values\")",
 				req.Urn.Type().Name(), strings.Join(r.refused, "; "))
 		}
-		slices.Sort(r.deferred)
+		var deferred []string
+		for _, at := range r.unknown {
+			deferred = append(deferred, pathText(at))
+		}
+		slices.Sort(deferred)
 		slices.Sort(r.fromResources)
-		res := resolution{deferred: r.deferred, unknown: r.unknown, fromResources: r.fromResources, fromValues: r.fromValues,
+		res := resolution{deferred: deferred, unknown: r.unknown, fromResources: r.fromResources, fromValues: r.fromValues,
 			secrets: r.secrets, allSecret: r.allSecret, dependencies: r.dependencies}
-		if req.DryRun && (len(r.deferred) > 0 || len(r.fromResources) > 0) {
+		if req.DryRun && (len(r.unknown) > 0 || len(r.fromResources) > 0) {
 			// Stand-ins may take the place of values this preview does not know (standIns: the nth unknown's marks
 			// are marks.Nth(n)), each with the dependencies of the input it stands for.
 			res.marks = newMarks()
@@ -110,16 +115,11 @@ func withInputs(prov p.Provider, args map[string]reflect.Type) p.Provider {
 				if res.dependencies == nil {
 					res.dependencies = map[string][]string{}
 				}
-				nth := res.marks.Nth(i)
-				keys := []string{nth.Text, nth.Whole}
-				switch argumentOf(pathText(at)) {
-				case "hubAccountId":
-					keys = append(keys, nth.Digits)
-				case "create.vpcId":
-					keys = append(keys, nth.Hex)
-				}
-				for _, k := range keys {
-					res.dependencies[k] = append(res.dependencies[k], r.unknownDeps[i]...)
+				arg := argumentOf(pathText(at))
+				for _, whole := range []bool{false, true} {
+					if k := markOf(arg, res.marks.Nth(i), whole); k != "" {
+						res.dependencies[k] = append(res.dependencies[k], r.unknownDeps[i]...)
+					}
 				}
 			}
 		}
@@ -192,10 +192,10 @@ func argName(f reflect.StructField) string {
 
 // resolver resolves a component's inputs to plain values, recording what it found.
 type resolver struct {
-	deferred, refused, fromResources, fromValues, secrets []string
-	unknown                                               []argPath
-	allSecret                                             bool
-	dependencies                                          map[string][]string
+	refused, fromResources, fromValues, secrets []string
+	unknown                                     []argPath
+	allSecret                                   bool
+	dependencies                                map[string][]string
 	// unknownDeps are the dependencies of each of unknown.
 	unknownDeps [][]string
 }
@@ -240,7 +240,6 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 		if plain {
 			r.refused = append(r.refused, path+" is unknown at the preview (an output of a resource not created yet)")
 		} else {
-			r.deferred = append(r.deferred, path)
 			r.unknown = append(r.unknown, steps)
 			deps := slices.Clone(in.deps)
 			for _, d := range v.Dependencies() {

@@ -14,12 +14,17 @@ import (
 // what is made from it holds the mark. False for an argument no stand-in can take the place of: one that decides
 // which resources are declared (heartbeatRate: none when empty), or a number or version that cannot hold a mark.
 func standInOf(arg, mark, account string, env awsenv.Env) (string, bool) {
+	if mark == "" {
+		return "", false
+	}
 	switch arg {
 	case "namePrefix", "busName", "clusterName", "controllerRoleName", "karpenter.namespace", "karpenter.serviceAccount", "karpenter.values",
 		"tags", "router.ownerTagKeys":
 		return mark, true
 	case "hubAccountId":
-		return "", false // stood for by the digits' mark (standIns)
+		return mark, true // the digits' mark (markOf)
+	case "create.vpcId":
+		return "vpc-" + mark, true // the hexadecimal mark (markOf)
 	case "heartbeatAlarmActions", "alarms.topicArn", "accounts.alarmTopicArn":
 		return "arn:" + env.Partition + ":sns:" + env.Region + ":" + account + ":" + mark, true
 	case "oidcProviderArn":
@@ -32,6 +37,22 @@ func standInOf(arg, mark, account string, env awsenv.Env) (string, bool) {
 		return "ou-" + mark + "-" + mark, true
 	}
 	return "", false
+}
+
+// markOf is the mark the stand-in of arg holds, of m (the nth unknown input's marks): of a list or map wholly unknown
+// when whole; "" when no stand-in can hold one.
+func markOf(arg string, m standin.Marks, whole bool) string {
+	switch {
+	case whole && (arg == "hubAccountId" || arg == "create.vpcId"):
+		return ""
+	case arg == "hubAccountId":
+		return m.Digits
+	case arg == "create.vpcId":
+		return m.Hex
+	case whole:
+		return m.Whole
+	}
+	return m.Text
 }
 
 // standIns puts, in args (a pointer to a component's arguments), a stand-in (standInOf) at each path of unknown,
@@ -49,17 +70,7 @@ func standIns(args any, unknown []argPath, marks standin.Marks, env awsenv.Env) 
 			if whole && (arg == "redrive.principals" || arg == "organization.memberOUs") {
 				return "", false // whether the list is empty decides resources (the redrive role, the StackSet)
 			}
-			if arg == "hubAccountId" {
-				return marks.Digits, !whole
-			}
-			if arg == "create.vpcId" {
-				return "vpc-" + marks.Hex, !whole
-			}
-			mark := marks.Text
-			if whole {
-				mark = marks.Whole
-			}
-			return standInOf(arg, mark, account, env)
+			return standInOf(arg, markOf(arg, marks, whole), account, env)
 		}
 		if !setAt(reflect.ValueOf(args).Elem(), "", at, put) {
 			left = append(left, name)

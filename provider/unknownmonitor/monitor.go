@@ -57,13 +57,15 @@ type Inputs struct {
 // Object is s, an object of values, as the engine is to see it: each field's value with what holds a mark unknown
 // (Unknown), and what holds a secret secret (Secret), all of it with AllSecret.
 func (in Inputs) Object(s *structpb.Struct) *structpb.Struct {
+	secrets := needles(in.Secrets)
+	if in.AllSecret {
+		secrets = needles([]string{""})
+	}
 	out := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(s.GetFields()))}
 	for key, v := range s.GetFields() {
 		v = Unknown(v, in.Marks)
-		if in.AllSecret {
-			v = Secret(v, []string{""})
-		} else {
-			v = Secret(v, in.Secrets)
+		if len(secrets) > 0 {
+			v = secret(v, secrets)
 		}
 		out.Fields[key] = v
 	}
@@ -74,17 +76,27 @@ func (in Inputs) Object(s *structpb.Struct) *structpb.Struct {
 // be found in values made of no such input.
 const minDependency = 4
 
-// holds says whether s holds v, as it is or escaped in a JSON document (a policy, a template); "" is held by any.
-func holds(s, v string) bool {
-	if v == "" {
-		return true
+// needle is a value to find, as it is and escaped in a JSON document (a policy, a template), escaped once.
+type needle struct{ text, escaped string }
+
+func needles(values []string) []needle {
+	out := make([]needle, len(values))
+	for i, v := range values {
+		quoted, _ := json.Marshal(v) // a string always marshals
+		out[i] = needle{text: v, escaped: string(quoted[1 : len(quoted)-1])}
 	}
-	if strings.Contains(s, v) {
-		return true
-	}
-	quoted, _ := json.Marshal(v)
-	escaped := string(quoted[1 : len(quoted)-1])
-	return escaped != v && strings.Contains(s, escaped)
+	return out
+}
+
+// in says whether s holds n, as it is or escaped; "" is held by any.
+func (n needle) in(s string) bool {
+	return strings.Contains(s, n.text) || n.escaped != n.text && strings.Contains(s, n.escaped)
+}
+
+// dependency is an input's value and the URNs of the resources it comes from.
+type dependency struct {
+	value needle
+	urns  []string
 }
 
 // Serve starts a monitor on loopback in front of target, the engine's monitor, for a component of inputs in.
@@ -106,7 +118,13 @@ func Serve(target string, in Inputs) (*Monitor, error) {
 		return m.MethodName != "RegisterResource" && m.MethodName != "RegisterResourceOutputs"
 	})
 	desc.Streams = nil
-	server.RegisterService(&desc, &rewriter{engine: pulumirpc.NewResourceMonitorClient(conn), in: in})
+	var deps []dependency
+	for value, urns := range in.Dependencies {
+		if len(value) >= minDependency {
+			deps = append(deps, dependency{value: needles([]string{value})[0], urns: urns})
+		}
+	}
+	server.RegisterService(&desc, &rewriter{engine: pulumirpc.NewResourceMonitorClient(conn), in: in, deps: deps})
 	go func() { _ = server.Serve(lis) }()
 	return &Monitor{Addr: lis.Addr().String(), server: server, conn: conn}, nil
 }
@@ -122,6 +140,8 @@ type rewriter struct {
 	pulumirpc.UnimplementedResourceMonitorServer
 	engine pulumirpc.ResourceMonitorClient
 	in     Inputs
+	// deps are in.Dependencies' values long enough to be found by (minDependency).
+	deps []dependency
 }
 
 func (r *rewriter) RegisterResource(ctx context.Context, req *pulumirpc.RegisterResourceRequest) (*pulumirpc.RegisterResourceResponse, error) {
@@ -129,8 +149,11 @@ func (r *rewriter) RegisterResource(ctx context.Context, req *pulumirpc.Register
 	// output depends on that resource (the SDK says so) and not on the inputs besides: its value is unknown at a
 	// preview where it is not in the update, and the two must plan the same dependencies.
 	for key, v := range req.GetObject().GetFields() {
+		if len(req.GetPropertyDependencies()[key].GetUrns()) > 0 {
+			continue
+		}
 		urns := r.dependencies(v)
-		if len(urns) == 0 || len(req.GetPropertyDependencies()[key].GetUrns()) > 0 {
+		if len(urns) == 0 {
 			continue
 		}
 		if req.PropertyDependencies == nil {
@@ -162,9 +185,9 @@ func (r *rewriter) RegisterResourceOutputs(ctx context.Context, req *pulumirpc.R
 // dependencies are the URNs of the resources the inputs whose values v holds come from, sorted.
 func (r *rewriter) dependencies(v *structpb.Value) []string {
 	var urns []string
-	for value, deps := range r.in.Dependencies {
-		if len(value) >= minDependency && holdsAny(v, value) {
-			urns = append(urns, deps...)
+	for _, d := range r.deps {
+		if holdsAny(v, d.value) {
+			urns = append(urns, d.urns...)
 		}
 	}
 	slices.Sort(urns)
@@ -172,15 +195,15 @@ func (r *rewriter) dependencies(v *structpb.Value) []string {
 }
 
 // holdsAny says whether a string of v (a key too) holds value.
-func holdsAny(v *structpb.Value, value string) bool {
+func holdsAny(v *structpb.Value, value needle) bool {
 	switch k := v.GetKind().(type) {
 	case *structpb.Value_StringValue:
-		return holds(k.StringValue, value)
+		return value.in(k.StringValue)
 	case *structpb.Value_ListValue:
 		return slices.ContainsFunc(k.ListValue.GetValues(), func(e *structpb.Value) bool { return holdsAny(e, value) })
 	case *structpb.Value_StructValue:
 		for key, e := range k.StructValue.GetFields() {
-			if holds(key, value) || holdsAny(e, value) {
+			if value.in(key) || holdsAny(e, value) {
 				return true
 			}
 		}
@@ -202,8 +225,13 @@ func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 	if len(secrets) == 0 {
 		return v
 	}
+	return secret(v, needles(secrets))
+}
+
+// secret is Secret of secrets found by.
+func secret(v *structpb.Value, secrets []needle) *structpb.Value {
 	held := func(s string) bool {
-		return slices.ContainsFunc(secrets, func(secret string) bool { return holds(s, secret) })
+		return slices.ContainsFunc(secrets, func(n needle) bool { return n.in(s) })
 	}
 	wrap := func(v *structpb.Value) *structpb.Value {
 		return structpb.NewStructValue(&structpb.Struct{Fields: map[string]*structpb.Value{sig.Key: structpb.NewStringValue(sig.Secret), "value": v}})
@@ -220,7 +248,7 @@ func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 	case *structpb.Value_ListValue:
 		out := make([]*structpb.Value, len(k.ListValue.GetValues()))
 		for i, e := range k.ListValue.GetValues() {
-			out[i] = Secret(e, secrets)
+			out[i] = secret(e, secrets)
 		}
 		return structpb.NewListValue(&structpb.ListValue{Values: out})
 	case *structpb.Value_StructValue:
@@ -230,7 +258,7 @@ func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 			return v
 		case sig.OutputValue:
 			out := maps.Clone(fields)
-			if value, ok := fields["value"]; ok && !proto.Equal(Secret(value, secrets), value) {
+			if value, ok := fields["value"]; ok && !proto.Equal(secret(value, secrets), value) {
 				out["secret"] = structpb.NewBoolValue(true)
 			}
 			return structpb.NewStructValue(&structpb.Struct{Fields: out})
@@ -240,7 +268,7 @@ func Secret(v *structpb.Value, secrets []string) *structpb.Value {
 			if held(key) {
 				return wrap(v)
 			}
-			out[key] = Secret(e, secrets)
+			out[key] = secret(e, secrets)
 		}
 		return structpb.NewStructValue(&structpb.Struct{Fields: out})
 	}

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -92,19 +91,9 @@ func TestPackageUpgradeFromTheRecordedRelease(t *testing.T) {
 	installProvider(t, e, cur.Version)
 	dir := yamlProject(t, strings.ReplaceAll(upgradeProgram, "REGION", region))
 	importRecorded(t, e, dir, stack)
-	var preview struct {
-		Steps []struct {
-			Op  string `json:"op"`
-			URN string `json:"urn"`
-		} `json:"steps"`
-	}
-	out := pulumi(t, e, dir, "preview", "--json", "--non-interactive")
-	if err := json.Unmarshal([]byte(out), &preview); err != nil {
-		t.Fatalf("pulumi preview --json: %v\n%s", err, out)
-	}
 	listed := cur.listedSteps()
 	components := []string{packageName + ":index:Bus", packageName + ":index:ClusterInterruption"}
-	for _, st := range preview.Steps {
+	for _, st := range planned(t, e, dir) {
 		typ := urnType(st.URN)
 		if st.Op == "same" {
 			continue

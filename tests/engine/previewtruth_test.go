@@ -63,21 +63,31 @@ resources:
 	return p
 }
 
+// plannedStep is a step a preview plans.
+type plannedStep struct {
+	Op  string `json:"op"`
+	URN string `json:"urn"`
+}
+
+// planned are the steps `pulumi preview --json` plans in dir (args besides), in its order.
+func planned(t *testing.T, e *env, dir string, args ...string) []plannedStep {
+	t.Helper()
+	var preview struct {
+		Steps []plannedStep `json:"steps"`
+	}
+	args = append([]string{"preview", "--json", "--non-interactive"}, args...)
+	out := pulumi(t, e, dir, args...)
+	if err := json.Unmarshal([]byte(out), &preview); err != nil {
+		t.Fatalf("pulumi %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return preview.Steps
+}
+
 // previewSteps are the steps `pulumi preview --json --show-sames` plans, by URN.
 func previewSteps(t *testing.T, e *env, dir string) map[string]string {
 	t.Helper()
-	var preview struct {
-		Steps []struct {
-			Op  string `json:"op"`
-			URN string `json:"urn"`
-		} `json:"steps"`
-	}
-	out := pulumi(t, e, dir, "preview", "--json", "--show-sames", "--non-interactive")
-	if err := json.Unmarshal([]byte(out), &preview); err != nil {
-		t.Fatalf("pulumi preview --json --show-sames: %v\n%s", err, out)
-	}
 	steps := map[string]string{}
-	for _, s := range preview.Steps {
+	for _, s := range planned(t, e, dir, "--show-sames") {
 		steps[s.URN] = s.Op
 	}
 	return steps
