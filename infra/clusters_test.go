@@ -299,3 +299,14 @@ func with(kv map[string]string, key, value string) map[string]string {
 	kv[key] = value
 	return kv
 }
+
+// TestTheLastUpdatesSecretOutputsAreRead: a secret output of the last update (a stack whose clusters output a
+// secret made secret) is read as any other: the release it records is still checked against.
+func TestTheLastUpdatesSecretOutputsAreRead(t *testing.T) {
+	previous := map[string]any{"clusters": map[string]any{"a": map[string]any{"mode": "install", "karpenterNamespace": "kube-system"}}}
+	_, err := runWith(t, &mocks.Mocks{Previous: previous, SecretOutputs: []string{"clusters"}}, render.AnyCommand, "dev",
+		clusters(`{"name":"a","karpenter":{"namespace":"karpenter"}}`))
+	if want := `would replace the Karpenter release this stack deployed in "kube-system"`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want it to say %q", err, want)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -71,12 +70,13 @@ func DefaultOptions() Options {
 // Program is the Pulumi program.
 func Program(opts Options) pulumi.RunFunc {
 	return func(ctx *pulumi.Context) error {
-		outputs, err := Deploy(ctx, opts)
+		out, err := Deploy(ctx, opts)
 		if err != nil {
 			return err
 		}
-		for _, k := range sortedKeys(outputs) {
-			ctx.Export(k, outputs[k])
+		m := Exports(out)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			ctx.Export(k, m[k])
 		}
 		return nil
 	}
@@ -88,7 +88,7 @@ func Program(opts Options) pulumi.RunFunc {
 // shared part is declared (declareShared: bus, router, alarms, members' baselines, dashboard); then each cluster
 // (declareClusters). Only stack references and the member accounts' providers, which declare nothing in AWS, come
 // before the preflight ends.
-func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) {
+func Deploy(ctx *pulumi.Context, opts Options) (Outputs, error) {
 	opts = opts.withDefaults()
 	var accounts map[string]account
 	f, err := preflight.Run(ctx, preflight.Input{
@@ -101,18 +101,14 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		},
 	}, opts.preflight())
 	if err != nil {
-		return nil, err
+		return Outputs{}, err
 	}
 	cfg, env, found := f.Config, f.Env, f.Found
-	spotRoles, err := f.Previous.Get(layout.OutputSpotServiceLinkedRoles)
+	spot, err := ensureSpotRoles(ctx, found.SpotServiceLinkedRole, spotOrigins(f.Previous.SpotServiceLinkedRoles), accounts)
 	if err != nil {
-		return nil, err
+		return Outputs{}, err
 	}
-	spot, err := ensureSpotRoles(ctx, found.SpotServiceLinkedRole, spotOrigins(spotRoles), accounts)
-	if err != nil {
-		return nil, err
-	}
-	var outputs map[string]pulumi.Input
+	var out Outputs
 	var routerRole pulumi.StringInput
 	// What the releases of clusters out of reach wait for, besides the clusters in reach: everything else the stack
 	// declares (the accounts' Spot roles, and the hub's whole shared part).
@@ -121,43 +117,39 @@ func Deploy(ctx *pulumi.Context, opts Options) (map[string]pulumi.Input, error) 
 		// The hub declares the bus; a shard only joins its clusters to it, and says where they went.
 		shardBeats(cfg, accounts)
 		routerRole = pulumi.String(layout.RouterRoleARN(cfg, env))
-		outputs = shardOutputs(f.Hub, cfg, env)
+		out = shardOutputs(f.Hub, cfg, env)
 	} else {
 		sh, err := declareShared(ctx, cfg, env, opts, accounts, dashboardRows(cfg), f.ArchiveAdoption(), nil, programNaming(cfg))
 		if err != nil {
-			return nil, err
+			return Outputs{}, err
 		}
 		routerRole = sh.router.RoleARN
 		first = append(first, sh.resources()...)
-		outputs = sh.outputs(cfg, env)
-		maps.Copy(outputs, hubOutputs(cfg, env))
-		// verify puts a canary the router held back again once this has passed, and says which hub delivery to switch to.
-		outputs[layout.OutputCanaryInterval] = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
-		outputs["hubDelivery"] = pulumi.String(cfg.CentralQueue.HubDelivery)
+		out = hubOutputs(sh, cfg, env)
 	}
 	queueNames, clusters, digests, err := declareClusters(ctx, cfg, env, accounts, found, spot, routerRole, opts.Today, f.Unreachable, first)
 	if err != nil {
-		return nil, err
+		return Outputs{}, err
 	}
-	for c := range f.Unreachable {
-		// What is deployed, which an update cannot change out of reach: the next update compares against it.
-		clusters[c].(pulumi.Map)["releaseDigest"] = pulumi.String(f.Before.Deployed[c].ReleaseDigest)
+	records := pulumi.Map{}
+	for c, record := range clusters {
+		if f.Unreachable[c] {
+			// What is deployed, which an update cannot change out of reach: the next update compares against it.
+			record.ReleaseDigest = pulumi.String(f.Before.Deployed[c].ReleaseDigest)
+		}
+		records[c] = Exports(record)
 	}
 	warnReleasesOutOfReach(ctx, f, digests)
-	maps.Copy(outputs, map[string]pulumi.Input{
-		"clusterQueueNames":   queueNames,
-		layout.OutputClusters: clusters,
-
-		layout.OutputSpotServiceLinkedRoles: spot.origins,
-		layout.OutputRetainedClusters:       stillRetained(cfg, f.Before, f.AdoptingOutOfReach),
-		// Which release of the program made the stack: an upgrade's preview shows it change, and CHANGELOG.md says
-		// what else changes with it.
-		layout.OutputVersion: pulumi.String(release.Version),
-	})
-	return outputs, nil
+	out.ClusterQueueNames, out.Clusters = queueNames, records
+	out.SpotServiceLinkedRoles = spot.origins
+	out.RetainedPodIdentityAssociations = stillRetained(cfg, f.Before, f.AdoptingOutOfReach)
+	// Which release of the program made the stack: an upgrade's preview shows it change, and CHANGELOG.md says
+	// what else changes with it.
+	out.Version = pulumi.String(release.Version)
+	return out, nil
 }
 
-// stillRetained is layout.OutputRetainedClusters for this update: what the last update remembered, and the
+// stillRetained is the output RetainedPodIdentityAssociations for this update: what the last update remembered, and the
 // associations of the clusters it declared that this one removes, less the clusters this one declares but those
 // whose adoption it cannot finish (adopting): a cluster both declared and retained is adopted again by the next
 // update (preflight.Check).
@@ -231,28 +223,34 @@ func (sh shared) resources() []pulumi.Resource {
 }
 
 // outputs are the shared part's outputs, the program's stack outputs and the component package's Bus's alike.
-func (sh shared) outputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
+func (sh shared) outputs(cfg config.Config, env awsenv.Env) Outputs {
 	b, r := sh.bus, sh.router
-	return map[string]pulumi.Input{
-		"centralQueueUrl":    b.CentralQueueURL,
-		"centralQueueArn":    b.CentralQueueARN,
-		"deadLetterQueueUrl": b.DLQURL,
-		"deadLetterQueueArn": b.DLQARN,
-		"quarantineQueueUrl": b.QuarantineURL,
-		"quarantineQueueArn": b.QuarantineARN,
-		"routerFunctionName": r.FunctionName,
-		"routerRoleArn":      r.RoleARN,
-		"redriveRoleArn":     b.RedriveRoleARN,
-		"sealKeyArn":         b.SealKeyARN,
-		"archiveBucket":      b.ArchiveBucket, // layout.OutputArchiveBucket
-		// Every archive of the bus starts so: make requeue FROM=archive reads them all.
-		"archiveBucketPrefix": pulumi.String(bus.ArchiveBucketPrefix(cfg.NamePrefix)),
-		"ruleArns":            b.RuleARNs,
-		"alarmArns":           sh.alarms.ARNs,
-		"clusterQueuePrefix":  pulumi.String(cfg.QueuePrefix),
-		"busName":             pulumi.String(cfg.NamePrefix),
-		"region":              pulumi.String(env.Region),
-		"routerLogGroupName":  r.LogGroupName,
+	return Outputs{
+		Join: joinOutputs{
+			BusName:            pulumi.String(cfg.NamePrefix),
+			Account:            pulumi.String(env.Account),
+			Region:             pulumi.String(env.Region),
+			ClusterQueuePrefix: pulumi.String(cfg.QueuePrefix),
+			RouterLogGroupName: r.LogGroupName,
+			HeartbeatRate:      pulumi.String(heartbeatRate(cfg)),
+		},
+		Bus: busOutputs{
+			CentralQueueURL:    b.CentralQueueURL,
+			CentralQueueARN:    b.CentralQueueARN,
+			DeadLetterQueueURL: b.DLQURL,
+			DeadLetterQueueARN: b.DLQARN,
+			QuarantineQueueURL: b.QuarantineURL,
+			QuarantineQueueARN: b.QuarantineARN,
+			RouterFunctionName: r.FunctionName,
+			RouterRoleARN:      r.RoleARN,
+			RedriveRoleARN:     b.RedriveRoleARN,
+			SealKeyARN:         b.SealKeyARN,
+			ArchiveBucket:      b.ArchiveBucket,
+			// Every archive of the bus starts so: make requeue FROM=archive reads them all.
+			ArchiveBucketPrefix: pulumi.String(bus.ArchiveBucketPrefix(cfg.NamePrefix)),
+			RuleARNs:            b.RuleARNs,
+			AlarmARNs:           sh.alarms.ARNs,
+		},
 	}
 }
 
@@ -403,8 +401,8 @@ func warnReleasesOutOfReach(ctx *pulumi.Context, f preflight.Flight, digests map
 // can be reached was done (cluster.Args.After).
 func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, accounts map[string]account, found preflight.Report,
 	spot spotRoles, routerRole pulumi.StringInput, today time.Time, unreachable map[string]bool, first []pulumi.Resource,
-) (pulumi.StringMap, pulumi.Map, map[string]pulumi.StringOutput, error) {
-	queueNames, clusters, digests := pulumi.StringMap{}, pulumi.Map{}, map[string]pulumi.StringOutput{}
+) (pulumi.StringMap, map[string]clusterRecord, map[string]pulumi.StringOutput, error) {
+	queueNames, clusters, digests := pulumi.StringMap{}, map[string]clusterRecord{}, map[string]pulumi.StringOutput{}
 	var ordered, outOfReach []config.Cluster
 	for _, cl := range cfg.Clusters {
 		if unreachable[cl.Name] {
@@ -446,12 +444,12 @@ func declareClusters(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, acc
 		if cl.Mode.InstallsKarpenter() {
 			namespace = cl.Karpenter.Namespace
 		}
-		clusters[cl.Name] = pulumi.Map{
-			"mode": pulumi.String(cl.Mode), "queueName": c.QueueName, "queueUrl": c.QueueURL, "queueArn": c.QueueARN,
-			"controllerRoleArn": c.ControllerRoleARN, "nodeRoleName": c.NodeRoleName, "chartValue": c.ChartValue,
-			"karpenterNamespace": pulumi.String(namespace), "heartbeatAlarmArn": c.HeartbeatAlarmARN,
-			"account": pulumi.String(cl.Account), "podIdentityAssociationId": c.PodIdentityAssociationID,
-			"releaseDigest": c.ReleaseDigest,
+		clusters[cl.Name] = clusterRecord{
+			Mode: pulumi.String(cl.Mode), QueueName: c.QueueName, QueueURL: c.QueueURL, QueueARN: c.QueueARN,
+			ControllerRoleARN: c.ControllerRoleARN, NodeRoleName: c.NodeRoleName, ChartValue: c.ChartValue,
+			KarpenterNamespace: pulumi.String(namespace), HeartbeatAlarmARN: c.HeartbeatAlarmARN,
+			Account: pulumi.String(cl.Account), PodIdentityAssociationID: c.PodIdentityAssociationID,
+			ReleaseDigest: c.ReleaseDigest,
 		}
 	}
 	return queueNames, clusters, digests, nil
@@ -588,12 +586,10 @@ func ensureSpotRoles(ctx *pulumi.Context, exists map[string]bool, last map[strin
 	return out, nil
 }
 
-// spotOrigins reads the output layout.OutputSpotServiceLinkedRoles of the last update.
-func spotOrigins(output any) map[string]spotrole.Origin {
+// spotOrigins reads the output SpotServiceLinkedRoles of the last update.
+func spotOrigins(recorded map[string]string) map[string]spotrole.Origin {
 	out := map[string]spotrole.Origin{}
-	m, _ := output.(map[string]any)
-	for id, v := range m {
-		s, _ := v.(string)
+	for id, s := range recorded {
 		out[id] = spotrole.Origin(s)
 	}
 	return out
@@ -676,15 +672,6 @@ func TagValues(cfg config.Config) map[string]string {
 	tags := map[string]string{"karpenter-interruption-bus/stack": cfg.Stack, "managed-by": "pulumi"}
 	maps.Copy(tags, cfg.Tags)
 	return tags
-}
-
-func sortedKeys(m map[string]pulumi.Input) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // naming gives the logical names of a bus's shared resources. The program's are named after its namePrefix, as

@@ -100,7 +100,7 @@ func runProbed(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, erro
 			return err
 		}
 		// Exporting the capturing apply makes RunErr wait for it.
-		for k, v := range outs {
+		for k, v := range infra.Exports(outs) {
 			ctx.Export(k, pulumi.ToOutput(v).ApplyT(func(x any) any {
 				mu.Lock()
 				defer mu.Unlock()

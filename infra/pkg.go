@@ -35,7 +35,7 @@ type Bus struct {
 	Config config.Config
 	Env    awsenv.Env
 	// Outputs are named as the program's stack outputs.
-	Outputs map[string]pulumi.Input
+	Outputs Outputs
 }
 
 // DeclareBus declares the shared part of the bus configured by values (the keys of the stack configuration, as
@@ -78,10 +78,7 @@ func DeclareBus(ctx *pulumi.Context, parent pulumi.Resource, name string, values
 	if err != nil {
 		return Bus{}, err
 	}
-	outputs := sh.outputs(cfg, env)
-	outputs[layout.OutputAccount] = pulumi.String(env.Account)
-	outputs[layout.OutputHeartbeatRate] = pulumi.String(heartbeatRate(cfg))
-	return Bus{Config: cfg, Env: env, Outputs: outputs}, nil
+	return Bus{Config: cfg, Env: env, Outputs: sh.outputs(cfg, env)}, nil
 }
 
 // FormerBusName is the logical name child, a resource the Bus component named name declares, had when a Bus's

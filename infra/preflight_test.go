@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/cluster"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/spotrole"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
@@ -72,8 +71,8 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 			}
 		}
 		want := map[string]any{hubAccount: string(spotrole.Stack), accountA: string(spotrole.Stack)}
-		if fmt.Sprint(r.outputs[layout.OutputSpotServiceLinkedRoles]) != fmt.Sprint(want) {
-			t.Errorf("output %s = %v, want %v", layout.OutputSpotServiceLinkedRoles, r.outputs[layout.OutputSpotServiceLinkedRoles], want)
+		if fmt.Sprint(r.outputs["spotServiceLinkedRoles"]) != fmt.Sprint(want) {
+			t.Errorf("output %s = %v, want %v", "spotServiceLinkedRoles", r.outputs["spotServiceLinkedRoles"], want)
 		}
 	})
 	t.Run("existed before the stack", func(t *testing.T) {
@@ -85,8 +84,8 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 			t.Errorf("declared in %v, where it existed before the stack: pulumi up would fail (InvalidInput) and a destroy delete it", slices.Sorted(maps.Keys(got)))
 		}
 		want := map[string]any{hubAccount: string(spotrole.Account), accountA: string(spotrole.Account)}
-		if fmt.Sprint(r.outputs[layout.OutputSpotServiceLinkedRoles]) != fmt.Sprint(want) {
-			t.Errorf("output = %v, want %v", r.outputs[layout.OutputSpotServiceLinkedRoles], want)
+		if fmt.Sprint(r.outputs["spotServiceLinkedRoles"]) != fmt.Sprint(want) {
+			t.Errorf("output = %v, want %v", r.outputs["spotServiceLinkedRoles"], want)
 		}
 	})
 	t.Run("created by an earlier update", func(t *testing.T) {
@@ -96,7 +95,7 @@ func TestSpotServiceLinkedRole(t *testing.T) {
 		}
 		// The next update: the roles the first one created exist now, and its outputs say who made them.
 		next, err := runWith(t, &mocks.Mocks{SpotServiceLinkedRole: needing, Previous: map[string]any{
-			layout.OutputSpotServiceLinkedRoles: first.outputs[layout.OutputSpotServiceLinkedRoles],
+			"spotServiceLinkedRoles": first.outputs["spotServiceLinkedRoles"],
 		}}, render.AnyCommand, "dev", spotStack())
 		if err != nil {
 			t.Fatal(err)

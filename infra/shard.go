@@ -8,6 +8,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 )
 
 // A fleet too large for one stack is split into shards (docs/deploying.md, "One stack or shards"): the hub, a stack
@@ -15,26 +16,27 @@ import (
 // hub names the hub, each declaring only its clusters. A shard declares a cluster exactly as the hub would, by the
 // same names under the same parents, so a cluster moves between them by pulumi state move, changing nothing in AWS.
 
-// hubOutputs are the program's outputs a shard reads.
-func hubOutputs(cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
-	baseline := layout.BaselineProviders
+// hubOutputs are the hub's outputs: the shared part's, and what its shards and make verify read.
+func hubOutputs(sh shared, cfg config.Config, env awsenv.Env) Outputs {
+	out := sh.outputs(cfg, env)
+	out.MemberBaseline = pulumi.String(outputs.BaselineProviders)
 	if cfg.Baselined() {
-		baseline = layout.BaselineStackSet
+		out.MemberBaseline = pulumi.String(outputs.BaselineStackSet)
 	}
-	return map[string]pulumi.Input{
-		layout.OutputAccount:        pulumi.String(env.Account),
-		layout.OutputHeartbeatRate:  pulumi.String(heartbeatRate(cfg)),
-		layout.OutputMemberBaseline: pulumi.String(baseline),
-		layout.OutputAlarmTopic:     pulumi.String(cfg.Alarms.TopicARN),
-	}
+	out.AlarmTopicARN = pulumi.String(cfg.Alarms.TopicARN)
+	out.CanaryIntervalSeconds = pulumi.Int(cfg.Router.CanaryIntervalSeconds)
+	out.HubDelivery = pulumi.String(cfg.CentralQueue.HubDelivery)
+	return out
 }
 
 // shardOutputs are a shard's outputs: what it read of its hub, so that make verify runs on a shard as on the hub.
-func shardOutputs(h preflight.Hub, cfg config.Config, env awsenv.Env) map[string]pulumi.Input {
-	return map[string]pulumi.Input{
-		"hub": pulumi.String(cfg.Hub), "busName": pulumi.String(cfg.NamePrefix), "region": pulumi.String(env.Region),
-		"clusterQueuePrefix": pulumi.String(cfg.QueuePrefix), "routerLogGroupName": pulumi.String(h.RouterLogGroup),
-		"canaryIntervalSeconds": pulumi.Int(int(h.CanaryInterval)),
+func shardOutputs(h preflight.Hub, cfg config.Config, env awsenv.Env) Outputs {
+	return Outputs{
+		Hub: pulumi.String(cfg.Hub),
+		Join: joinOutputs{
+			BusName: pulumi.String(cfg.NamePrefix), Region: pulumi.String(env.Region), ClusterQueuePrefix: pulumi.String(cfg.QueuePrefix),
+			RouterLogGroupName: pulumi.String(h.RouterLogGroupName), CanaryIntervalSeconds: pulumi.Int(h.CanaryIntervalSeconds),
+		},
 	}
 }
 

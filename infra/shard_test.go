@@ -1,19 +1,23 @@
 package infra_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/render"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/stacktest"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/requeue"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/verify"
 )
 
 // hubOutputsOf are the outputs a shard reads of its hub "prod", whose members get their baseline as baseline says
-// (layout.BaselineStackSet or layout.BaselineProviders), with clusters deployed.
+// (outputs.BaselineStackSet or outputs.BaselineProviders), with clusters deployed.
 func hubOutputsOf(baseline string, clusters map[string]any) map[string]any {
 	return map[string]any{
-		"busName": "kib-prod", "region": mocks.DefaultRegion, "routerLogGroupName": "/aws/lambda/kib-prod-router", "canaryIntervalSeconds": 30.0,
+		"busName": "kib-prod", "clusterQueuePrefix": "kib-prod_", "region": mocks.DefaultRegion, "routerLogGroupName": "/aws/lambda/kib-prod-router", "canaryIntervalSeconds": 30.0,
 		"account": mocks.DefaultAccount, "heartbeatRate": "5m", "memberBaseline": baseline, "alarmTopicArn": "",
 		"clusters": clusters, "retainedPodIdentityAssociations": map[string]any{},
 	}
@@ -75,5 +79,49 @@ func TestAClusterMovedBetweenShardsIsReadFromWhereItCameFrom(t *testing.T) {
 	if _, err := runWith(t, m, render.AnyCommand, "prod-shard-1", shardOf("prod-shard-2")); err == nil ||
 		!strings.Contains(err.Error(), "m-pods has movedFrom prod-shard-2, whose last update neither deployed nor retained it") {
 		t.Errorf("a movedFrom naming a stack without the cluster: %v", err)
+	}
+}
+
+// TestAShardReadsWhatItsHubWrote: the outputs a hub of this program exports are what a shard reads of it (one
+// contract, package outputs): a shard of it joins; the same outputs lacking one a shard needs are refused, naming it.
+func TestAShardReadsWhatItsHubWrote(t *testing.T) {
+	hubCfg := withOrganization(clusters(`{"name":"h"}`), "ou-abcd-11111111")
+	hubCfg["namePrefix"] = "kib-prod"
+	hub, err := runWith(t, &mocks.Mocks{}, render.AnyCommand, "prod", hubCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[string]any{}
+	for k, v := range hub.outputs {
+		// As a stack reference reads them: JSON's numbers.
+		if n, ok := v.(int); ok {
+			v = float64(n)
+		}
+		written[k] = v
+	}
+	// make verify and make requeue read them as pulumi stack output --json prints them.
+	text, err := json.Marshal(written)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := verify.ReadOutputs(bytes.NewReader(text))
+	if err != nil || v.BusName != "kib-prod" || v.Clusters["h"].QueueURL == "" || v.CanaryIntervalSeconds == 0 {
+		t.Errorf("verify reads %+v, %v", v, err)
+	}
+	if q, err := requeue.ReadOutputs(bytes.NewReader(text)); err != nil || q.QuarantineQueueURL == "" || q.Account != mocks.DefaultAccount {
+		t.Errorf("requeue reads %+v, %v", q, err)
+	}
+	shard, err := runWith(t, &mocks.Mocks{Stacks: map[string]map[string]any{"prod": written}}, render.AnyCommand, "prod-shard-1", shardOf(""))
+	if err != nil {
+		t.Fatalf("a shard of the hub's own outputs: %v", err)
+	}
+	if shard.outputs["routerLogGroupName"] != hub.outputs["routerLogGroupName"] || shard.outputs["canaryIntervalSeconds"] != hub.outputs["canaryIntervalSeconds"] {
+		t.Errorf("the shard says of its hub %v, %v; the hub %v, %v", shard.outputs["routerLogGroupName"], shard.outputs["canaryIntervalSeconds"],
+			hub.outputs["routerLogGroupName"], hub.outputs["canaryIntervalSeconds"])
+	}
+	delete(written, "memberBaseline")
+	_, err = runWith(t, &mocks.Mocks{Stacks: map[string]map[string]any{"prod": written}}, render.AnyCommand, "prod-shard-1", shardOf(""))
+	if err == nil || !strings.Contains(err.Error(), "hub: stack prod has no output memberBaseline: it is not a hub of this program") {
+		t.Errorf("a hub without memberBaseline: %v", err)
 	}
 }

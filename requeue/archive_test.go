@@ -206,7 +206,7 @@ func TestTheArchiveIsListedWithItsSeals(t *testing.T) {
 	put("swapped", "forged_sender", "222222222222", "2026/11/24", keyARN, func(e *archive.Entry) { e.Body = `{"id":"x"}` })
 	put("elsewhere", "forged_sender", "444444444444", "2026/11/25", keyARN, nil)
 	put("on-the-day", "forged_sender", "222222222222", "2026/11/01", keyARN, nil)
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket, out.SealKeyARN = mainBucket, keyARN
 	var w bytes.Buffer
 	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: &fakeArchive{objects: objects}, Seals: keyVerifier{key}}, out,
@@ -238,9 +238,9 @@ func TestTheArchiveIsListedWithItsSeals(t *testing.T) {
 	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: &fakeArchive{objects: objects}}, out, Options{From: Archive, Send: true}, &w); err == nil {
 		t.Error("sent from the archive")
 	}
-	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: &fakeArchive{objects: objects}}, outputs, Options{From: Archive}, &w); err == nil ||
+	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: &fakeArchive{objects: objects}}, stackOuts, Options{From: Archive}, &w); err == nil ||
 		!strings.Contains(err.Error(), "archiveBucket") {
-		t.Errorf("no archive in the outputs: %v", err)
+		t.Errorf("no archive in the stackOuts: %v", err)
 	}
 }
 
@@ -271,7 +271,7 @@ func TestEveryArchiveOfTheBusIsListed(t *testing.T) {
 			"kib-prod-archive-20261102000000000000000002": {"refused/2026/11/02/lost-key.forged_sender.json": record("lost-key", pemKey)},
 		},
 	}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket, out.ArchiveBucketPrefix, out.SealKeyARN = mainBucket, "kib-prod-archive-", keyARN
 	var w bytes.Buffer
 	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: keyVerifier{key}}, out, Options{From: Archive}, &w)
@@ -311,7 +311,7 @@ func TestOneArchiveIsListedAsOne(t *testing.T) {
 		e.Seal = base64.StdEncoding.EncodeToString(sig)
 		objects["refused/2026/11/27/"+id+".forged_sender.json"], _ = json.Marshal(e)
 	}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket, out.SealKeyARN = mainBucket, keyARN
 	var w bytes.Buffer
 	if _, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: &fakeArchive{objects: objects}, Seals: keyVerifier{key}}, out,
@@ -417,7 +417,7 @@ func TestTheStacksKeyChecksItsRecords(t *testing.T) {
 			if tc.kept != nil {
 				f.objects[archive.PublicKeyKey(tc.key)] = pemOf(t, tc.kept)
 			}
-			out := outputs
+			out := stackOuts
 			out.ArchiveBucket, out.SealKeyARN = mainBucket, stackKeyARN
 			var w bytes.Buffer
 			rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: tc.seals}, out, Options{From: Archive}, &w)
@@ -455,7 +455,7 @@ func TestWhatADeleteMarkerHidesIsListed(t *testing.T) {
 		older: map[string][]byte{hiddenKey: entry(t, "before-it", stackKeyARN, stack, stack),
 			"refused/2026/11/27/here.forged_sender.json": entry(t, "before-here", stackKeyARN, stack, stack)},
 	}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket, out.SealKeyARN = mainBucket, stackKeyARN
 	var w bytes.Buffer
 	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: keyVerifier{stack}}, out,
@@ -505,7 +505,7 @@ func TestAMalformedRecordIsNamedAndSkipped(t *testing.T) {
 		"refused/2026/11/26/v0.x.json":             []byte(`{"format":"karpenter-interruption-bus/refusal/v0"}`),
 		"refused/2026/11/27/ok.forged_sender.json": entry(t, "ok", stackKeyARN, stack, stack),
 	}}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket, out.SealKeyARN = mainBucket, stackKeyARN
 	var w bytes.Buffer
 	rep, err := Run(context.Background(), Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: keyVerifier{stack}}, out, Options{From: Archive}, &w)
@@ -547,7 +547,7 @@ func TestEveryCallToTheArchiveNamesItsOwner(t *testing.T) {
 		others:  map[string]map[string][]byte{oldBucket: {"refused/2026/11/01/before.forged_sender.json": entry(t, "before", stackKeyARN, stack, stack)}},
 		hidden:  map[string]bool{hidden: true},
 	}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket, out.ArchiveBucketPrefix, out.SealKeyARN = mainBucket, "kib-prod-archive-", stackKeyARN
 	c := Clients{SQS: newSQS(quarantine), STS: operator, S3: f, Seals: keyVerifier{stack}}
 	if _, err := Run(context.Background(), c, out, Options{From: Archive}, &bytes.Buffer{}); err != nil {

@@ -50,7 +50,7 @@ func TestAPrincipalOpensTheRedriveRolesSessionWithItsName(t *testing.T) {
 		return Clients{SQS: q, STS: p}
 	}}
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), c, outputs, Options{From: Quarantine, Send: true, Vouch: true, EventIDs: []string{"ev-1"}}, &w)
+	rep, err := Run(context.Background(), c, stackOuts, Options{From: Quarantine, Send: true, Vouch: true, EventIDs: []string{"ev-1"}}, &w)
 	if err != nil || rep.Sent != 1 {
 		t.Fatalf("sent %d, %v:\n%s", rep.Sent, err, w.String())
 	}
@@ -62,7 +62,7 @@ func TestAPrincipalOpensTheRedriveRolesSessionWithItsName(t *testing.T) {
 		t.Errorf("the vouch names %q, want the session", by)
 	}
 	p.refuse = true
-	if _, err := Run(context.Background(), c, outputs, Options{From: Quarantine}, &bytes.Buffer{}); err == nil ||
+	if _, err := Run(context.Background(), c, stackOuts, Options{From: Quarantine}, &bytes.Buffer{}); err == nil ||
 		!strings.Contains(err.Error(), "may not assume the redrive role "+redriveARN) {
 		t.Errorf("refused: %v, want it said", err)
 	}

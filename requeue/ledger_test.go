@@ -56,7 +56,7 @@ func TestWhatWasDeliveredIsNotSentAgain(t *testing.T) {
 		fail:    map[string]error{archive.DeliveredKey(recordOf(msgs["unread"])): statusError(http.StatusForbidden, "AccessDenied", false)},
 	}
 	q := newSQS(quarantine, msgs["delivered"], msgs["first"], msgs["copy"], msgs["hidden"], msgs["unread"], msgs["new"], msgs["legacy"])
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket = mainBucket
 	var w bytes.Buffer
 	rep, err := Run(context.Background(), Clients{SQS: q, STS: operator, S3: f}, out, Options{From: Quarantine, Send: true}, &w)
@@ -113,7 +113,7 @@ func TestWhatWasDeliveredIsNotSentAgain(t *testing.T) {
 // second left in the quarantine, whatever the ledger said of it before the first was sent.
 func TestOneRecordIsSentOnceARun(t *testing.T) {
 	q := &twoReceives{fakeSQS: newSQS(quarantine, sealedKept("m1", "ev"), sealedKept("m2", "ev"))}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket = mainBucket
 	rep, err := Run(context.Background(), Clients{SQS: q, STS: operator, S3: &fakeArchive{objects: map[string][]byte{}}}, out, Options{From: Quarantine, Send: true},
 		&bytes.Buffer{})
@@ -148,7 +148,7 @@ func TestWhatWasVouchedForIsCheckedToo(t *testing.T) {
 	before, _ := json.Marshal(archive.Delivery{Format: archive.DeliveryFormat, MessageID: "c-1"})
 	f := &fakeArchive{objects: map[string][]byte{archive.DeliveredKey(recordOf(vouched)): before, archive.DeliveredKey(recordOf(forged)): before}}
 	q := newSQS(quarantine, vouched, forged)
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket = mainBucket
 	rep, err := Run(context.Background(), Clients{SQS: q, STS: operator, S3: f}, out, Options{From: Quarantine, Send: true, Vouch: true,
 		EventIDs: []string{"vouched", "forged"}}, &bytes.Buffer{})
@@ -173,7 +173,7 @@ func TestWhatWasVouchedForIsCheckedToo(t *testing.T) {
 func TestARecordARunCouldNotDeleteIsRemovedByTheNext(t *testing.T) {
 	m := sealedKept("m1", "ev-1")
 	f := &fakeArchive{objects: map[string][]byte{}}
-	out := outputs
+	out := stackOuts
 	out.ArchiveBucket = mainBucket
 	q := newSQS(quarantine, m)
 	q.undeletable = true

@@ -62,6 +62,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/sealing"
 )
@@ -114,24 +115,12 @@ type Clients struct {
 	As    func(creds aws.CredentialsProvider) Clients
 }
 
-// Outputs are what the command reads of the stack's outputs (pulumi stack output --json).
-type Outputs struct {
-	Region             string `json:"region"`
-	CentralQueueURL    string `json:"centralQueueUrl"`
-	DeadLetterQueueURL string `json:"deadLetterQueueUrl"`
-	QuarantineQueueURL string `json:"quarantineQueueUrl"`
-	// RedriveRoleARN is the bus's redrive role; "" when the stack names no one who may assume it.
-	RedriveRoleARN string `json:"redriveRoleArn"`
-	// ArchiveBucket is where every kept refusal is also written; ArchiveBucketPrefix starts the name of every archive
-	// the bus has had (those of releases before 0.4.0, made one per deployment, too); SealKeyARN the key the router
-	// seals with.
-	ArchiveBucket       string `json:"archiveBucket"`
-	ArchiveBucketPrefix string `json:"archiveBucketPrefix"`
-	SealKeyARN          string `json:"sealKeyArn"`
-	// Account is the bus's account (the hub's), which owns its archives: every call to one names it
-	// (ExpectedBucketOwner), and without it the archive is not read.
-	Account string `json:"account"`
-}
+// Outputs are the stack's outputs as the command reads them (pulumi stack output --json): the bus's region, its
+// queues, the redrive role ("" when the stack names no one who may assume it), the archive, the prefix of every
+// archive the bus has had (those of releases before 0.4.0, made one per deployment, too), the key the router seals
+// with, and the bus's account, which owns its archives: every call to one names it (ExpectedBucketOwner), and
+// without it the archive is not read.
+type Outputs = outputs.Read
 
 // ReadOutputs decodes the stack's outputs.
 func ReadOutputs(r io.Reader) (Outputs, error) {
@@ -139,8 +128,8 @@ func ReadOutputs(r io.Reader) (Outputs, error) {
 	if err := json.NewDecoder(r).Decode(&o); err != nil {
 		return Outputs{}, fmt.Errorf("reading the stack's outputs (pulumi stack output --json): %w", err)
 	}
-	if o.CentralQueueURL == "" || o.DeadLetterQueueURL == "" || o.QuarantineQueueURL == "" {
-		return Outputs{}, fmt.Errorf("the stack's outputs name no centralQueueUrl, deadLetterQueueUrl or quarantineQueueUrl: is it a bus's stack, updated since the quarantine came?")
+	if missing := outputs.Empty(&o, &o.CentralQueueURL, &o.DeadLetterQueueURL, &o.QuarantineQueueURL); len(missing) > 0 {
+		return Outputs{}, fmt.Errorf("the stack's outputs name no %s: is it a bus's stack, updated since the quarantine came?", strings.Join(missing, ", no "))
 	}
 	return o, nil
 }

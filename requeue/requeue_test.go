@@ -27,8 +27,12 @@ const (
 	operatorARN              = "arn:aws:sts::111111111111:assumed-role/kib-prod-redrive-eu-west-1/alice"
 )
 
-var outputs = Outputs{Region: "eu-west-1", CentralQueueURL: central, QuarantineQueueURL: quarantine, DeadLetterQueueURL: dlq, RedriveRoleARN: redriveARN,
-	Account: "111111111111"}
+var stackOuts = func() Outputs {
+	var o Outputs
+	o.Region, o.CentralQueueURL, o.QuarantineQueueURL, o.DeadLetterQueueURL, o.RedriveRoleARN = "eu-west-1", central, quarantine, dlq, redriveARN
+	o.Account = "111111111111"
+	return o
+}()
 
 // fakeSQS holds each queue's messages, hands them out once (one receive returns them all), and records what was
 // sent, deleted and released; the central queue fails the entries whose body is in refuse, and answers neither way
@@ -168,7 +172,7 @@ func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
 		kept("m7", contract.ReasonUnparseable, "AROAC:s", "1700000000007", "garbled"),
 	)
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{
 		From: Quarantine, EventIDs: nil, Senders: nil, Send: true,
 	}, &w)
 	if err != nil {
@@ -206,7 +210,7 @@ func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
 		kept("m5", contract.ReasonUnattributable, "AROAOTHER:s", "1700000000005", "by-sender"),
 	)
 	w.Reset()
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{
 		From: Quarantine, Reasons: []string{"unattributable_sender", "forged_sender"}, EventIDs: nil, Send: true, Vouch: true,
 		Senders: []string{"AROAOTHER:s", "AROAA:s"},
 	}, &w); err != nil {
@@ -219,7 +223,7 @@ func TestOnlyWhatMayGoBackIsSent(t *testing.T) {
 		kept("m1", contract.ReasonForgedSender, "AROAA:s", "1700000000001", "forged"),
 		kept("m4", contract.ReasonUnattributable, "AROAOLD:s", "1700000000004", "old-vouched"),
 	)
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{
 		From: Quarantine, EventIDs: []string{"old-vouched", "forged"}, Send: true, Vouch: true,
 	}, &w); err != nil {
 		t.Fatal(err)
@@ -244,7 +248,7 @@ func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
 	f := newSQS(quarantine, msgs...)
 	f.refuse[aws.ToString(msgs[1].Body)], f.silent[aws.ToString(msgs[2].Body)] = true, true
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true}, &w)
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine, Send: true}, &w)
 	if err == nil || !strings.Contains(err.Error(), "refused 2 of 3") {
 		t.Errorf("error %v, want the two not taken named", err)
 	}
@@ -263,7 +267,7 @@ func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
 	}
 	f = newSQS(quarantine, kept("m4", contract.ReasonUnknownAccount, "AROAC:s", "4", "d"))
 	f.silent[aws.ToString(f.queues[quarantine][0].Body)] = true
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true}, &w); err == nil || !strings.Contains(err.Error(), "SQS answered nothing") {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine, Send: true}, &w); err == nil || !strings.Contains(err.Error(), "SQS answered nothing") {
 		t.Errorf("an entry answered neither way: %v", err)
 	}
 }
@@ -272,7 +276,7 @@ func TestWhatTheCentralQueueDidNotTakeStays(t *testing.T) {
 // anything sent, and the command names the key; run as another identity, it names the role to assume; the
 // dead-letter queue can be listed by anyone.
 func TestItRunsAsTheRedriveRole(t *testing.T) {
-	none := outputs
+	none := stackOuts
 	none.RedriveRoleARN = ""
 	for _, tt := range []struct {
 		name string
@@ -283,10 +287,10 @@ func TestItRunsAsTheRedriveRole(t *testing.T) {
 	}{
 		{"no redrive role, the quarantine", none, operator, Options{From: Quarantine}, "set redrive.principals"},
 		{"no redrive role, sending the DLQ", none, operator, Options{From: DLQ, Send: true}, "set redrive.principals"},
-		{"another identity", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Quarantine}, "aws sts assume-role --role-arn " + redriveARN},
-		{"another identity, the archive", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Archive}, "not the stack's redrive role"},
-		{"another identity, sending", outputs, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: DLQ, Send: true}, "not the stack's redrive role"},
-		{"vouching for nothing named", outputs, operator, Options{From: Quarantine, Vouch: true, Send: true}, "set EVENT= or SENDER="},
+		{"another identity", stackOuts, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Quarantine}, "aws sts assume-role --role-arn " + redriveARN},
+		{"another identity, the archive", stackOuts, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: Archive}, "not the stack's redrive role"},
+		{"another identity, sending", stackOuts, whoami{"arn:aws:sts::111111111111:assumed-role/Admin/bob", "AROAADMIN"}, Options{From: DLQ, Send: true}, "not the stack's redrive role"},
+		{"vouching for nothing named", stackOuts, operator, Options{From: Quarantine, Vouch: true, Send: true}, "set EVENT= or SENDER="},
 		{"no redrive role, listing the DLQ", none, whoami{}, Options{From: DLQ}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,7 +318,7 @@ func TestTheDLQsFirstSender(t *testing.T) {
 	forged.MessageId, forged.Body = aws.String("d3"), aws.String(`{"id":"ev-3","account":"222222222222"}`)
 	forged.Attributes = map[string]string{"SenderId": "AROAFORWARDERA:events", "SentTimestamp": "1800000000000"} // a forwarder setting the attributes itself
 	f := newSQS(dlq, plain, again, forged)
-	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: DLQ}, &bytes.Buffer{})
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: DLQ}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +342,7 @@ func TestTheDLQsFirstSender(t *testing.T) {
 func TestTheDLQIsSentBackThroughTheRouter(t *testing.T) {
 	f := newSQS(dlq, types.Message{MessageId: aws.String("d1"), Body: aws.String(`{"id":"ev-1"}`)})
 	var w bytes.Buffer
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: DLQ, Send: true}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: DLQ, Send: true}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.receives) != 0 || len(f.sent) != 1 || len(f.deleted) != 0 {
@@ -353,7 +357,7 @@ func TestTheDLQIsSentBackThroughTheRouter(t *testing.T) {
 	}
 	f = newSQS(dlq)
 	f.refuse[`{"intake":"dlq"}`] = true
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: DLQ, Send: true}, &w); err == nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: DLQ, Send: true}, &w); err == nil {
 		t.Error("a request the central queue refused was taken for asked")
 	}
 }
@@ -397,7 +401,7 @@ func TestWhatIsSentBackCarriesItsSeal(t *testing.T) {
 	}
 	f := newSQS(quarantine, good, legacy, broken, dead, unsealedOne)
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, outputs, Options{From: Quarantine, Send: true, Vouch: true,
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, stackOuts, Options{From: Quarantine, Send: true, Vouch: true,
 		EventIDs: []string{"dead", "good", "broken"}}, &w) // a vouch for what does not verify sends nothing
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +429,7 @@ func TestWhatIsSentBackCarriesItsSeal(t *testing.T) {
 	}
 	f = newSQS(quarantine, good, legacy, broken, unsealedOne)
 	w.Reset()
-	rep, err = Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, outputs, Options{From: Quarantine, Send: true}, &w)
+	rep, err = Run(context.Background(), Clients{SQS: f, STS: operator, Seals: seals}, stackOuts, Options{From: Quarantine, Send: true}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +437,7 @@ func TestWhatIsSentBackCarriesItsSeal(t *testing.T) {
 		t.Errorf("unsealed %d, evidence %d, sent %d; want 2, 1 (made up), 1:\n%s", rep.Unsealed, rep.Evidence, rep.Sent, w.String())
 	}
 	f = newSQS(quarantine, legacy)
-	rep, err = Run(context.Background(), Clients{SQS: f, STS: operator, Seals: sealer{err: errors.New("kms:GetPublicKey denied")}}, outputs,
+	rep, err = Run(context.Background(), Clients{SQS: f, STS: operator, Seals: sealer{err: errors.New("kms:GetPublicKey denied")}}, stackOuts,
 		Options{From: Quarantine, Send: true}, &w)
 	if err != nil || rep.Sent != 1 {
 		t.Errorf("a seal that cannot be checked here: sent %d, %v; want it left to the router", rep.Sent, err)
@@ -455,7 +459,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 	plain.MessageAttributes[contract.AttrError] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(strings.Repeat("s", 120))}
 	f := newSQS(quarantine, withOrigin, plain)
 	var w bytes.Buffer
-	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Accounts: []string{"444444444444"}, Send: true}, &w)
+	rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine, Accounts: []string{"444444444444"}, Send: true}, &w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +498,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 
 	// Sent back from the quarantine with its DLQ origin, it keeps it.
 	f = newSQS(quarantine, withOrigin)
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true, Visibility: 30 * time.Second}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine, Send: true, Visibility: 30 * time.Second}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if got := aws.ToString(f.sent[0].MessageAttributes[contract.AttrOrigin].StringValue); got != contract.OriginDLQ || f.receives[0] != "0/30" {
@@ -504,7 +508,7 @@ func TestWhatIsReadAndListed(t *testing.T) {
 	// Listing only: nothing sent, no closing line about it.
 	f = newSQS(quarantine, plain)
 	w.Reset()
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(w.String(), "the router judges each") || len(f.sent) != 0 {
@@ -528,7 +532,7 @@ func TestWhatIsInFlightUnreadIsSaid(t *testing.T) {
 			f := newSQS(quarantine, kept("q1", contract.ReasonUnknownAccount, "AROAC:s", "1", "a"), kept("q2", contract.ReasonUnknownAccount, "AROAC:s", "2", "b"))
 			f.hidden = tc.hidden
 			var w bytes.Buffer
-			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine}, &w)
+			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine}, &w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -547,7 +551,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 		Attributes:        map[string]string{"SenderId": "AIDAEVENTBRIDGE", "SentTimestamp": "1"},
 		MessageAttributes: map[string]types.MessageAttributeValue{"ERROR_CODE": {DataType: aws.String("String"), StringValue: aws.String("NO_PERMISSIONS")}}}
 	moved := types.Message{MessageId: aws.String("d2"), Body: aws.String(`not json`), Attributes: map[string]string{"SenderId": "AROAX:s", "SentTimestamp": "2"}}
-	rep, err := Run(context.Background(), Clients{SQS: newSQS(dlq, eb, moved), STS: operator}, outputs, Options{From: DLQ}, &bytes.Buffer{})
+	rep, err := Run(context.Background(), Clients{SQS: newSQS(dlq, eb, moved), STS: operator}, stackOuts, Options{From: DLQ}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +570,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 	delete(noAccount.MessageAttributes, contract.AttrAccount)
 	delete(noEvent.MessageAttributes, contract.AttrEventID)
 	noAccount.Body, noEvent.Body = aws.String(`{"id":"ev-a","account":"555555555555"}`), aws.String(`{"id":"ev-body","account":"555555555555"}`)
-	rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine, noAccount, noEvent), STS: operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
+	rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine, noAccount, noEvent), STS: operator}, stackOuts, Options{From: Quarantine}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +581,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 	}
 	noReason := kept("q", "", "AROAC:s", "1", "ev")
 	delete(noReason.MessageAttributes, contract.AttrReason)
-	rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine, noReason), STS: operator}, outputs, Options{From: Quarantine}, &bytes.Buffer{})
+	rep, err = Run(context.Background(), Clients{SQS: newSQS(quarantine, noReason), STS: operator}, stackOuts, Options{From: Quarantine}, &bytes.Buffer{})
 	if err != nil || rep.Messages[0].Reason != "" {
 		t.Errorf("a quarantine message with no reason read as %q, %v", rep.Messages[0].Reason, err)
 	}
@@ -588,7 +592,7 @@ func TestTheDLQsReasonsAndEvents(t *testing.T) {
 func TestASendOfNothingSaysNothingOfTheRouter(t *testing.T) {
 	var w bytes.Buffer
 	f := newSQS(quarantine, kept("m1", contract.ReasonForgedSender, "AROAA:s", "1", "forged"))
-	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, Options{From: Quarantine, Send: true}, &w); err != nil {
+	if _, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, Options{From: Quarantine, Send: true}, &w); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(w.String(), "the router judges each") || !strings.Contains(w.String(), "sent back to the central queue: 0") {
@@ -599,9 +603,9 @@ func TestASendOfNothingSaysNothingOfTheRouter(t *testing.T) {
 // TestReadOutputs: the stack's outputs name the three queues, or the command says what is missing before it reads.
 func TestReadOutputs(t *testing.T) {
 	for _, tc := range []struct{ name, in, err string }{
-		{"a bus's outputs", `{"region":"eu-west-1","centralQueueUrl":"c","deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, ""},
-		{"no central queue", `{"deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, "name no centralQueueUrl"},
-		{"no dead-letter queue", `{"centralQueueUrl":"c","quarantineQueueUrl":"q"}`, "name no centralQueueUrl"},
+		{"a bus's stackOuts", `{"region":"eu-west-1","centralQueueUrl":"c","deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, ""},
+		{"no central queue", `{"deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, "name no centralQueueUrl:"},
+		{"no dead-letter queue", `{"centralQueueUrl":"c","quarantineQueueUrl":"q"}`, "name no deadLetterQueueUrl:"},
 		{"no quarantine (a stack from before it)", `{"centralQueueUrl":"c","deadLetterQueueUrl":"d"}`, "updated since the quarantine came"},
 		{"not JSON", `centralQueueUrl`, "pulumi stack output --json"},
 	} {
@@ -609,7 +613,7 @@ func TestReadOutputs(t *testing.T) {
 			o, err := ReadOutputs(strings.NewReader(tc.in))
 			switch {
 			case tc.err == "" && (err != nil || o.CentralQueueURL != "c" || o.DeadLetterQueueURL != "d" || o.QuarantineQueueURL != "q" || o.Region != "eu-west-1"):
-				t.Errorf("read %+v, %v; want the outputs", o, err)
+				t.Errorf("read %+v, %v; want the stackOuts", o, err)
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Errorf("err = %v, want one saying %q", err, tc.err)
 			}
@@ -630,7 +634,7 @@ func TestSelectingIsNoVouch(t *testing.T) {
 				kept("m2", contract.ReasonUnknownAccount, "AROAOLD:s", "1700000000002", "joined"),
 			)
 			var w bytes.Buffer
-			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, outputs, opts, &w)
+			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator}, stackOuts, opts, &w)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -59,7 +59,7 @@ func TestWhatIsSealedIsWhatIsReadBack(t *testing.T) {
 				Attributes: map[string]string{"SenderId": "AROAROUTER0000000001:router", "SentTimestamp": "1800000000000"}}
 			f := newSQS(quarantine, m)
 			var w bytes.Buffer
-			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator, Seals: v}, outputs, Options{From: Quarantine, Send: true,
+			rep, err := Run(context.Background(), Clients{SQS: f, STS: operator, Seals: v}, stackOuts, Options{From: Quarantine, Send: true,
 				Vouch: true, EventIDs: []string{"ev-1"}}, &w)
 			if err != nil || rep.Sent != 1 {
 				t.Fatalf("sent %d, %v; want it sent:\n%s", rep.Sent, err, w.String())

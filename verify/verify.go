@@ -25,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -58,26 +59,14 @@ type Clients struct {
 	Queues Queues
 }
 
-// Outputs are what verify reads of a stack's outputs (pulumi stack output --json).
-type Outputs struct {
-	BusName            string             `json:"busName"`
-	Region             string             `json:"region"`
-	RouterLogGroupName string             `json:"routerLogGroupName"`
-	Clusters           map[string]Cluster `json:"clusters"`
-	// CanaryIntervalSeconds is the router's canary interval (the router's default when absent): a canary the
-	// router held back is put again once it has passed.
-	CanaryIntervalSeconds int `json:"canaryIntervalSeconds"`
-	// DeadLetterQueueURL is where EventBridge puts what it could not deliver to the central queue; HubDelivery how the
-	// hub's rules deliver (contract.HubDeliveries; the default when absent).
-	DeadLetterQueueURL string `json:"deadLetterQueueUrl"`
-	HubDelivery        string `json:"hubDelivery"`
-}
+// Outputs are a stack's outputs as verify reads them (pulumi stack output --json): the bus's name, region and
+// router's log group, each cluster's queue and account (the hub's or a member's), the canary interval (the router's
+// default when absent: a canary the router held back is put again once it has passed), the dead-letter queue
+// EventBridge puts what it could not deliver to, and how the hub's rules deliver (the default when absent).
+type Outputs = outputs.Read
 
-// Cluster is what verify reads of a cluster's outputs: its queue, and its account (the hub's or a member's).
-type Cluster struct {
-	QueueURL string `json:"queueUrl"`
-	Account  string `json:"account"`
-}
+// Cluster is a cluster's record in Outputs.
+type Cluster = outputs.ReadCluster
 
 // ReadOutputs decodes a stack's outputs and checks verify has what it needs.
 func ReadOutputs(r io.Reader) (Outputs, error) {
@@ -85,15 +74,11 @@ func ReadOutputs(r io.Reader) (Outputs, error) {
 	if err := json.NewDecoder(r).Decode(&o); err != nil {
 		return Outputs{}, fmt.Errorf("reading the stack's outputs (pulumi stack output --json): %w", err)
 	}
-	var missing []string
-	for k, v := range map[string]string{"busName": o.BusName, "region": o.Region, "routerLogGroupName": o.RouterLogGroupName} {
-		if v == "" {
-			missing = append(missing, k)
-		}
-	}
+	missing := outputs.Empty(&o, &o.BusName, &o.Region, &o.RouterLogGroupName)
 	for _, c := range slices.Sorted(maps.Keys(o.Clusters)) {
-		if o.Clusters[c].QueueURL == "" {
-			missing = append(missing, "clusters."+c+".queueUrl")
+		cl := o.Clusters[c]
+		for _, name := range outputs.Empty(&cl, &cl.QueueURL) {
+			missing = append(missing, "clusters."+c+"."+name)
 		}
 	}
 	if len(missing) > 0 {

@@ -135,9 +135,10 @@ func (f *fakeAWS) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput,
 	return out, nil
 }
 
-func outputs(clusters ...string) Outputs {
-	o := Outputs{BusName: "kib-test", Region: "us-east-1", RouterLogGroupName: "/aws/lambda/kib-test-router", Clusters: map[string]Cluster{},
-		DeadLetterQueueURL: "https://sqs/dlq"}
+func stackOutputs(clusters ...string) Outputs {
+	var o Outputs
+	o.BusName, o.Region, o.RouterLogGroupName = "kib-test", "us-east-1", "/aws/lambda/kib-test-router"
+	o.Clusters, o.DeadLetterQueueURL = map[string]Cluster{}, "https://sqs/dlq"
 	for _, c := range clusters {
 		o.Clusters[c] = Cluster{QueueURL: "https://sqs/" + c}
 	}
@@ -176,7 +177,7 @@ func TestRun(t *testing.T) {
 			for _, c := range tt.full {
 				f.full[c] = true
 			}
-			results, err := Run(context.Background(), Clients{f, f, f}, outputs("a", "b"), Options{Timeout: 10 * time.Second, Poll: time.Millisecond, Now: clock()})
+			results, err := Run(context.Background(), Clients{f, f, f}, stackOutputs("a", "b"), Options{Timeout: 10 * time.Second, Poll: time.Millisecond, Now: clock()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +217,7 @@ func TestRunPutsTenPerCall(t *testing.T) {
 	for _, c := range names {
 		f.forwards[c] = true
 	}
-	results, err := Run(context.Background(), Clients{f, f, f}, outputs(names...), Options{Timeout: 10 * time.Second, Poll: time.Millisecond, Now: clock()})
+	results, err := Run(context.Background(), Clients{f, f, f}, stackOutputs(names...), Options{Timeout: 10 * time.Second, Poll: time.Millisecond, Now: clock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +228,11 @@ func TestRunPutsTenPerCall(t *testing.T) {
 
 func TestRunRefusals(t *testing.T) {
 	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}, refuse: "b"}
-	if _, err := Run(context.Background(), Clients{f, f, f}, outputs("a", "b"), Options{Now: clock()}); err == nil ||
+	if _, err := Run(context.Background(), Clients{f, f, f}, stackOutputs("a", "b"), Options{Now: clock()}); err == nil ||
 		!strings.Contains(err.Error(), "putting the canary of b: AccessDeniedException") {
 		t.Errorf("error = %v, want the refused canary named", err)
 	}
-	if _, err := Run(context.Background(), Clients{f, f, f}, outputs("a"), Options{Clusters: []string{"zz"}}); err == nil ||
+	if _, err := Run(context.Background(), Clients{f, f, f}, stackOutputs("a"), Options{Clusters: []string{"zz"}}); err == nil ||
 		!strings.Contains(err.Error(), `cluster "zz" is not on the bus kib-test (its outputs' clusters: a)`) {
 		t.Errorf("error = %v, want the unknown cluster named", err)
 	}
@@ -265,7 +266,7 @@ func (r *recordingEvents) PutEvents(_ context.Context, in *eventbridge.PutEvents
 }
 
 func TestRunNamesTheClustersAccount(t *testing.T) {
-	o := outputs("a")
+	o := stackOutputs("a")
 	o.Clusters["a"] = Cluster{QueueURL: "https://sqs/a", Account: "222222222222"}
 	rec := &recordingEvents{}
 	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}}
@@ -292,7 +293,7 @@ func TestRunPutsAHeldBackCanaryAgain(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeAWS{forwards: map[string]bool{"a": true, "b": true}, full: map[string]bool{}, put: map[string]string{}, held: map[string]bool{"b": true}}
-			o := outputs("a", "b")
+			o := stackOutputs("a", "b")
 			o.CanaryIntervalSeconds = tt.interval
 			results, err := Run(context.Background(), Clients{f, f, f}, o, Options{Timeout: tt.timeout, Poll: time.Millisecond, Now: clock()})
 			if err != nil {
@@ -350,7 +351,7 @@ func TestTheHubsOwnDelivery(t *testing.T) {
 			for _, c := range tt.dlq {
 				f.deadLettered[c] = true
 			}
-			results, err := Run(context.Background(), Clients{f, f, f}, outputs("a", "b"), Options{Timeout: 3 * time.Second, Poll: time.Millisecond, Now: clock()})
+			results, err := Run(context.Background(), Clients{f, f, f}, stackOutputs("a", "b"), Options{Timeout: 3 * time.Second, Poll: time.Millisecond, Now: clock()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -391,7 +392,7 @@ func TestEveryPendingCanaryIsAwaited(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.f
 			f.full, f.put = map[string]bool{}, map[string]string{}
-			o := outputs(tt.clusters...)
+			o := stackOutputs(tt.clusters...)
 			o.CanaryIntervalSeconds = 2
 			results, err := Run(context.Background(), Clients{f, f, f}, o, Options{Timeout: time.Minute, Poll: time.Millisecond, Now: clock()})
 			if err != nil {
@@ -411,7 +412,7 @@ func TestEveryPendingCanaryIsAwaited(t *testing.T) {
 // outputs give none, and writes times under a second to the hundredth.
 func TestDefaults(t *testing.T) {
 	f := &fakeAWS{forwards: map[string]bool{}, full: map[string]bool{}, put: map[string]string{}}
-	results, err := Run(context.Background(), Clients{f, f, f}, outputs("a"), Options{Poll: time.Millisecond, Now: clock()})
+	results, err := Run(context.Background(), Clients{f, f, f}, stackOutputs("a"), Options{Poll: time.Millisecond, Now: clock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("log reads from %v, want %d: a minute before the run's start", f.startTimes[:1], want)
 	}
 	held := &fakeAWS{forwards: map[string]bool{"b": true}, full: map[string]bool{}, put: map[string]string{}, held: map[string]bool{"b": true}}
-	results, err = Run(context.Background(), Clients{held, held, held}, outputs("b"), Options{Timeout: 20 * time.Second, Poll: time.Millisecond, Now: clock()})
+	results, err = Run(context.Background(), Clients{held, held, held}, stackOutputs("b"), Options{Timeout: 20 * time.Second, Poll: time.Millisecond, Now: clock()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/karpenter"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/queuename"
@@ -437,17 +438,11 @@ type Deployed struct {
 	ReleaseDigest string
 }
 
-// DeployedClusters reads the clusters output of the last update (cluster -> its outputs) into Deployed values.
-func DeployedClusters(output any) map[string]Deployed {
+// DeployedClusters reads the clusters output of the last update (cluster -> its record) into Deployed values.
+func DeployedClusters(records map[string]outputs.ReadCluster) map[string]Deployed {
 	out := map[string]Deployed{}
-	clusters, _ := output.(map[string]any)
-	for name, v := range clusters {
-		c, _ := v.(map[string]any)
-		mode, _ := c["mode"].(string)
-		ns, _ := c["karpenterNamespace"].(string)
-		assoc, _ := c["podIdentityAssociationId"].(string)
-		digest, _ := c["releaseDigest"].(string)
-		out[name] = Deployed{Mode: Mode(mode), Namespace: ns, PodIdentityAssociationID: assoc, ReleaseDigest: digest}
+	for name, c := range records {
+		out[name] = Deployed{Mode: Mode(c.Mode), Namespace: c.KarpenterNamespace, PodIdentityAssociationID: c.PodIdentityAssociationID, ReleaseDigest: c.ReleaseDigest}
 	}
 	return out
 }

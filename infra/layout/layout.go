@@ -1,7 +1,7 @@
 // Package layout is what the configuration makes of the stack's shared part before any of it is declared: the
-// names and ARNs of the router, its role and the heartbeat's role, who forwards to the central queue, the router's
-// settings, and the names of the outputs one stack reads of another. The program declares by it (package infra) and
-// the preflight measures by it (package preflight), so what is measured is what is declared.
+// names and ARNs of the router, its role and the heartbeat's role, who forwards to the central queue, and the router's
+// settings. The program declares by it (package infra) and the preflight measures by it (package preflight), so what
+// is measured is what is declared. The stack's outputs are package outputs'.
 package layout
 
 import (
@@ -14,43 +14,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
-)
-
-// The outputs of the last update the next one reads back.
-const (
-	// OutputClusters records each cluster the stack declared: its mode, release namespace, queue and roles.
-	OutputClusters = "clusters"
-	// OutputRetainedClusters remembers, for each cluster with a pod identity association that the stack removed,
-	// the association's ID, which it retained on delete: should the cluster be added back, the program adopts it,
-	// as it does the cluster's other retained resources, whose IDs follow from their names.
-	OutputRetainedClusters = "retainedPodIdentityAssociations"
-	// OutputSpotServiceLinkedRoles records, per account where the stack installs Karpenter, who made its EC2 Spot
-	// service-linked role (spotrole.Origin).
-	OutputSpotServiceLinkedRoles = "spotServiceLinkedRoles"
-	// OutputVersion is the release of the program that made the stack (router/release.Version).
-	OutputVersion = "version"
-	// OutputArchiveBucket is the archive's bucket: a stack whose last update had one holds it in its state, and adopts
-	// no other (an import over another ID in state would replace it).
-	OutputArchiveBucket = "archiveBucket"
-)
-
-// The hub's outputs a shard reads: what joining its bus takes.
-const (
-	OutputBusName        = "busName"
-	OutputRegion         = "region"
-	OutputRouterLogGroup = "routerLogGroupName"
-	OutputCanaryInterval = "canaryIntervalSeconds"
-	OutputAccount        = "account"
-	OutputHeartbeatRate  = "heartbeatRate"
-	OutputMemberBaseline = "memberBaseline"
-	OutputAlarmTopic     = "alarmTopicArn"
-)
-
-// Where member accounts get their baseline (OutputMemberBaseline): the hub's StackSet, or the hub itself,
-// through each listed account's provider.
-const (
-	BaselineStackSet  = "stackset"
-	BaselineProviders = "providers"
 )
 
 // RouterName names the router's function and its log group.

@@ -10,7 +10,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bucketowner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 )
 
 // checkArchive asks S3, as the identity the stack's AWS provider uses, who owns the archive's bucket: the one the last
@@ -23,14 +22,8 @@ func (f *Flight) checkArchive(ctx *pulumi.Context,
 ) error {
 	env := f.Env
 	f.ArchiveBucket = bus.ArchiveBucketName(f.Config.NamePrefix, env.Account, env.Region)
-	if f.Previous != nil {
-		v, err := f.Previous.Get(layout.OutputArchiveBucket)
-		if err != nil {
-			return err
-		}
-		if name, _ := v.(string); name != "" {
-			f.ArchiveBucket, f.ArchiveInState = name, true
-		}
+	if name := f.Previous.ArchiveBucket; name != "" {
+		f.ArchiveBucket, f.ArchiveInState = name, true
 	}
 	if f.unknowns.waits(ctx.DryRun(), f.ArchiveBucket, true) {
 		// Its name is unknown at this preview: nothing is looked up by it (the preview plans a bucket); the update

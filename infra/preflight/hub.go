@@ -3,12 +3,14 @@ package preflight
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 )
 
 // HubReferenceName is the logical name of a shard's stack reference to its hub.
@@ -18,10 +20,7 @@ const HubReferenceName = "hub"
 // hub.
 type Hub struct {
 	ref *pulumi.StackReference
-	// RouterLogGroup is the hub's router's log group.
-	RouterLogGroup string
-	// CanaryInterval is the hub's canary interval, in seconds.
-	CanaryInterval float64
+	outputs.Join[string, int]
 }
 
 // joinHub reads the hub a shard names and checks the shard against it, before anything but the reference is
@@ -33,36 +32,27 @@ func joinHub(ctx *pulumi.Context, cfg config.Config, env awsenv.Env) (config.Con
 	if err != nil {
 		return cfg, Hub{}, fmt.Errorf("hub: reading stack %s: %w", cfg.Hub, err)
 	}
-	out := map[string]string{}
 	h := Hub{ref: ref}
-	for _, k := range []string{layout.OutputBusName, layout.OutputRegion, layout.OutputRouterLogGroup, layout.OutputCanaryInterval, layout.OutputAccount, layout.OutputHeartbeatRate, layout.OutputMemberBaseline, layout.OutputAlarmTopic} {
-		d, err := ref.GetOutputDetails(k)
-		if err != nil {
-			return cfg, Hub{}, fmt.Errorf("hub: reading output %s of stack %s: %w", k, cfg.Hub, err)
-		}
-		if k == layout.OutputCanaryInterval {
-			h.CanaryInterval, _ = d.Value.(float64)
-			continue
-		}
-		s, ok := d.Value.(string)
-		if !ok {
-			return cfg, Hub{}, fmt.Errorf("hub: stack %s has no output %s: it is not a hub of this program, or was never updated "+
-				"with this version (run pulumi up in it first)", cfg.Hub, k)
-		}
-		out[k] = s
+	missing, err := outputs.Decode(previous.Reader(ref), &h.Join)
+	if err != nil {
+		return cfg, Hub{}, fmt.Errorf("hub: stack %s: %w", cfg.Hub, err)
 	}
-	h.RouterLogGroup = out[layout.OutputRouterLogGroup]
+	if len(missing) > 0 {
+		return cfg, Hub{}, fmt.Errorf("hub: stack %s has no output %s: it is not a hub of this program, or was never updated "+
+			"with this version (run pulumi up in it first)", cfg.Hub, strings.Join(missing, ", "))
+	}
+	out := h.Join
 	var problems []config.Problem
-	if out[layout.OutputBusName] != cfg.NamePrefix {
-		problems = append(problems, config.Problemf("namePrefix", "%q, but the bus of hub %s is %q: a shard's namePrefix is its hub's", cfg.NamePrefix, cfg.Hub, out[layout.OutputBusName]))
+	if out.BusName != cfg.NamePrefix {
+		problems = append(problems, config.Problemf("namePrefix", "%q, but the bus of hub %s is %q: a shard's namePrefix is its hub's", cfg.NamePrefix, cfg.Hub, out.BusName))
 	}
-	if out[layout.OutputRegion] != env.Region {
-		problems = append(problems, config.Problemf("hub", "%s is in %s, this stack in %s: a shard runs in its hub's region", cfg.Hub, out[layout.OutputRegion], env.Region))
+	if out.Region != env.Region {
+		problems = append(problems, config.Problemf("hub", "%s is in %s, this stack in %s: a shard runs in its hub's region", cfg.Hub, out.Region, env.Region))
 	}
-	if out[layout.OutputAccount] != env.Account {
-		problems = append(problems, config.Problemf("hub", "%s runs in account %s, this stack in %s: a shard runs in its hub's account", cfg.Hub, out[layout.OutputAccount], env.Account))
+	if out.Account != env.Account {
+		problems = append(problems, config.Problemf("hub", "%s runs in account %s, this stack in %s: a shard runs in its hub's account", cfg.Hub, out.Account, env.Account))
 	}
-	if out[layout.OutputMemberBaseline] != layout.BaselineStackSet {
+	if out.MemberBaseline != outputs.BaselineStackSet {
 		for i, cl := range cfg.Clusters {
 			if cfg.IsMember(cl.Account) {
 				problems = append(problems, config.Problemf(fmt.Sprintf("clusters[%d].account", i), "%s is a member account, and hub %s gives members their baseline "+
@@ -76,8 +66,8 @@ func joinHub(ctx *pulumi.Context, cfg config.Config, env awsenv.Env) (config.Con
 	}
 	// What the hub's configuration says of its clusters, a shard's say too: the heartbeat, and the topic the
 	// heartbeat alarms of the hub's account notify.
-	cfg.Heartbeat = config.Heartbeat{Enabled: out[layout.OutputHeartbeatRate] != "", Rate: out[layout.OutputHeartbeatRate]}
-	cfg.Alarms.TopicARN = out[layout.OutputAlarmTopic]
+	cfg.Heartbeat = config.Heartbeat{Enabled: out.HeartbeatRate != "", Rate: out.HeartbeatRate}
+	cfg.Alarms.TopicARN = out.AlarmTopicARN
 	return cfg, h, nil
 }
 
@@ -105,15 +95,11 @@ func movedIn(ctx *pulumi.Context, cfg config.Config, hub Hub, before *Last) erro
 				return record{}, fmt.Errorf("movedFrom: reading stack %s: %w", source, err)
 			}
 		}
-		deployed, err := ref.GetOutputDetails(layout.OutputClusters)
-		if err != nil {
+		var last outputs.Read
+		if _, err := outputs.Decode(previous.Reader(ref), &last); err != nil {
 			return record{}, fmt.Errorf("reading the clusters of stack %s: %w", source, err)
 		}
-		retained, err := ref.GetOutputDetails(layout.OutputRetainedClusters)
-		if err != nil {
-			return record{}, fmt.Errorf("reading what stack %s retained: %w", source, err)
-		}
-		r := record{deployed: config.DeployedClusters(deployed.Value), retained: RetainedAssociations(retained.Value)}
+		r := record{deployed: config.DeployedClusters(last.Clusters), retained: last.RetainedPodIdentityAssociations}
 		records[source] = r
 		return r, nil
 	}

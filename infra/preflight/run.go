@@ -27,6 +27,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -35,9 +36,9 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bucketowner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 )
 
 // Kind is what runs the preflight.
@@ -137,7 +138,7 @@ type Flight struct {
 	Config config.Config
 	Env    awsenv.Env
 	// Previous are the last update's outputs (the program's only).
-	Previous *previous.Outputs
+	Previous outputs.Read
 	// Before is what the last update says of its clusters, and of those moved in from another stack.
 	Before Last
 	// Hub is a shard's hub.
@@ -250,15 +251,10 @@ func (f *Flight) againstDeployed(ctx *pulumi.Context) error {
 	if f.Previous, err = previous.Read(ctx); err != nil {
 		return err
 	}
-	deployed, err := f.Previous.Get(layout.OutputClusters)
-	if err != nil {
-		return err
+	f.Before = Last{Deployed: config.DeployedClusters(f.Previous.Clusters), Retained: maps.Clone(f.Previous.RetainedPodIdentityAssociations), Adopting: map[string]bool{}}
+	if f.Before.Retained == nil {
+		f.Before.Retained = map[string]string{}
 	}
-	retained, err := f.Previous.Get(layout.OutputRetainedClusters)
-	if err != nil {
-		return err
-	}
-	f.Before = Last{Deployed: config.DeployedClusters(deployed), Retained: RetainedAssociations(retained), Adopting: map[string]bool{}}
 	// Declared by the last update and retained still: it could not finish adopting them (the program's
 	// retainedPodIdentityAssociations). Read here, from this stack's own outputs, before movedIn adds the clusters
 	// moved in to Deployed.
@@ -271,18 +267,6 @@ func (f *Flight) againstDeployed(ctx *pulumi.Context) error {
 		return err
 	}
 	return movedIn(ctx, f.Config, f.Hub, &f.Before)
-}
-
-// RetainedAssociations reads an update's OutputRetainedClusters (cluster -> association ID).
-func RetainedAssociations(v any) map[string]string {
-	out := map[string]string{}
-	m, _ := v.(map[string]any)
-	for c, id := range m {
-		if s, ok := id.(string); ok {
-			out[c] = s
-		}
-	}
-	return out
 }
 
 // adoptedOutOfReach are the install clusters this update adopts (Report.Retained) while their Kubernetes API cannot

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 )
 
 // ReferenceName is the logical name of the stack reference.
@@ -30,29 +32,32 @@ func StackName(organization, project, stack string) string {
 	return organization + "/" + project + "/" + stack
 }
 
-// Outputs are the last update's outputs.
-type Outputs struct{ ref *pulumi.StackReference }
-
-// Read declares the stack reference to the stack itself.
-func Read(ctx *pulumi.Context) (*Outputs, error) {
+// Read reads the last update's outputs through a stack reference to the stack itself; those it did not have (the
+// first update, or an output the last update did not have) are zero.
+func Read(ctx *pulumi.Context) (outputs.Read, error) {
 	ref, err := pulumi.NewStackReference(ctx, ReferenceName, &pulumi.StackReferenceArgs{
 		Name: pulumi.String(StackName(ctx.Organization(), ctx.Project(), ctx.Stack())),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the last update's outputs: %w", err)
+		return outputs.Read{}, fmt.Errorf("reading the last update's outputs: %w", err)
 	}
-	return &Outputs{ref: ref}, nil
+	var last outputs.Read
+	if _, err := outputs.Decode(Reader(ref), &last); err != nil {
+		return outputs.Read{}, fmt.Errorf("reading the last update's outputs: %w", err)
+	}
+	return last, nil
 }
 
-// Get returns the output key of the last update, nil when there is none (the first update, or an output the
-// last update did not have).
-func (o *Outputs) Get(key string) (any, error) {
-	d, err := o.ref.GetOutputDetails(key)
-	if err != nil {
-		return nil, fmt.Errorf("reading the last update's output %s: %w", key, err)
+// Reader reads ref's outputs for outputs.Decode: a secret's value as any other's.
+func Reader(ref *pulumi.StackReference) func(name string) (any, error) {
+	return func(name string) (any, error) {
+		d, err := ref.GetOutputDetails(name)
+		if err != nil {
+			return nil, err
+		}
+		if d.SecretValue != nil {
+			return d.SecretValue, nil
+		}
+		return d.Value, nil
 	}
-	if d.SecretValue != nil {
-		return d.SecretValue, nil
-	}
-	return d.Value, nil
 }

@@ -84,6 +84,8 @@ type Mocks struct {
 	// Stacks are the outputs of other stacks, by the name a stack reference gives (a shard's hub, the stack a
 	// cluster was moved from); a reference to a stack not there reads Previous.
 	Stacks map[string]map[string]any
+	// SecretOutputs name the outputs of Previous and Stacks that are secrets.
+	SecretOutputs []string
 
 	// What the lookups find. The zero value is an AWS in which the stack's configuration holds: every EKS cluster
 	// it names exists in the account it names, runs Kubernetes 1.33 with access entries enabled, has the Pod
@@ -288,9 +290,17 @@ func (m *Mocks) NewResource(args pulumi.MockResourceArgs) (string, resource.Prop
 		if o, ok := m.Stacks[args.Inputs["name"].StringValue()]; ok {
 			outputs = o
 		}
-		return args.Name, resource.NewPropertyMapFromMap(map[string]any{
-			"name": args.Inputs["name"], "outputs": outputs, "secretOutputNames": []any{},
-		}), nil
+		outs := resource.NewPropertyMapFromMap(outputs)
+		var secret []any
+		for _, k := range m.SecretOutputs {
+			if v, ok := outs[resource.PropertyKey(k)]; ok {
+				outs[resource.PropertyKey(k)], secret = resource.MakeSecret(v), append(secret, k)
+			}
+		}
+		return args.Name, resource.PropertyMap{
+			"name": args.Inputs["name"], "outputs": resource.NewObjectProperty(outs),
+			"secretOutputNames": resource.NewPropertyValue(secret),
+		}, nil
 	}
 	id, outs := m.Outputs(args.TypeToken, args.Name, args.Custom, args.Inputs, r.Account)
 	return id, outs, nil

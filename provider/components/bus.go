@@ -314,7 +314,7 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 		if err != nil {
 			return nil, redacted(err, res.secrets)
 		}
-		if err := setOutputs(b, out.Outputs); err != nil {
+		if err := setOutputs(b, infra.Exports(out.Outputs)); err != nil {
 			return nil, err
 		}
 		return b, nil

@@ -45,9 +45,11 @@ func (b *bus) quarantined(t *testing.T) map[string]kept {
 
 // outputs are the stack outputs the requeue command reads.
 func (b *bus) outputs() requeue.Outputs {
-	return requeue.Outputs{Region: sqsemu.Region, CentralQueueURL: b.Central, DeadLetterQueueURL: b.DLQ, QuarantineQueueURL: b.Quarantine,
-		RedriveRoleARN: harness.RedriveRoleARN, ArchiveBucket: harness.ArchiveBucket, ArchiveBucketPrefix: harness.NamePrefix + "-archive-",
-		SealKeyARN: b.Settings.SealKey, Account: sqsemu.Account}
+	var o requeue.Outputs
+	o.Region, o.CentralQueueURL, o.DeadLetterQueueURL, o.QuarantineQueueURL = sqsemu.Region, b.Central, b.DLQ, b.Quarantine
+	o.RedriveRoleARN, o.ArchiveBucket, o.ArchiveBucketPrefix = harness.RedriveRoleARN, harness.ArchiveBucket, harness.NamePrefix+"-archive-"
+	o.SealKeyARN, o.Account = b.Settings.SealKey, sqsemu.Account
+	return o
 }
 
 var requeueBuild struct {

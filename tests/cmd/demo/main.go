@@ -203,7 +203,8 @@ func heartbeat(ctx context.Context, b *harness.Bus, w *tabwriter.Writer) error {
 		}
 	}
 
-	out := verify.Outputs{BusName: b.Settings.BusName, Region: region, RouterLogGroupName: logGroup}
+	var out verify.Outputs
+	out.BusName, out.Region, out.RouterLogGroupName = b.Settings.BusName, region, logGroup
 	out.Clusters = map[string]verify.Cluster{}
 	for _, c := range clusters {
 		acct := b.AccountOf(harness.QueueOf(c))
