@@ -171,10 +171,10 @@ provider:
 	cd provider && $(GO) build -trimpath -ldflags "-X github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/version.tag=$(PACKAGE_VERSION)" \
 	  -o ../build/pulumi-resource-karpenter-interruption-bus .
 
-## schema: rewrite provider/schema.json from the provider (review its diff: it is the package's interface), then the
-## committed Go SDK from it (make sdk)
+## schema: rewrite the package's arguments (provider/components/args.go) from infra/config, provider/schema.json from the
+## provider (review its diff: it is the package's interface), then the committed Go SDK from it (make sdk)
 schema:
-	cd provider && $(GO) test ./components/ -run TestSchemaIsGolden -update
+	cd provider && $(GO) run ./internal/argsgen/cmd && $(GO) test ./components/ -run TestSchemaIsGolden -update
 	@$(MAKE) --no-print-directory sdk
 
 ## sdk: rewrite the Go SDK committed at sdk/go/kib (go get takes it at a release's tag) from provider/schema.json

@@ -17,52 +17,6 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
-// BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join
-// as ClusterInterruption components. Every one is optional; an absent one takes the program's default.
-type BusArgs struct {
-	NamePrefix   *string                  `pulumi:"namePrefix,optional" json:"namePrefix,omitempty"`
-	Accounts     map[string]MemberAccount `pulumi:"accounts,optional" json:"accounts,omitempty" plain:"one baseline per member account, named by its ID"`
-	Organization *Organization            `pulumi:"organization,optional" json:"organization,omitempty"`
-	Router       *Router                  `pulumi:"router,optional" json:"router,omitempty"`
-	CentralQueue *CentralQueue            `pulumi:"centralQueue,optional" json:"centralQueue,omitempty"`
-	Alarms       *Alarms                  `pulumi:"alarms,optional" json:"alarms,omitempty"`
-	Heartbeat    *Heartbeat               `pulumi:"heartbeat,optional" json:"heartbeat,omitempty"`
-	Redrive      *Redrive                 `pulumi:"redrive,optional" json:"redrive,omitempty"`
-	Archive      *Archive                 `pulumi:"archive,optional" json:"archive,omitempty"`
-	Dashboard    *bool                    `pulumi:"dashboard,optional" json:"dashboard,omitempty"`
-	Tags         map[string]string        `pulumi:"tags,optional" json:"tags,omitempty"`
-	// ClusterNames are not a configuration key: the program reads them off its clusters.
-	ClusterNames []string `pulumi:"clusterNames,optional" json:"-" plain:"one dashboard row per cluster"`
-}
-
-// Annotate documents the arguments.
-func (a *BusArgs) Annotate(an infer.Annotator) {
-	an.Describe(&a.NamePrefix, `Starts the physical name of every shared resource, and is the bus's name (its output busName), which clusters join by. Default "kib-<stack>".`)
-	an.Describe(&a.Accounts, "Member accounts, by account ID, whose clusters the bus serves and whose baseline (forwarding rules, reader role) the Bus declares through a role it assumes there. Without organization, the only way to admit another account.")
-	an.Describe(&a.Organization, "Admits every account of an AWS Organization: the central queue and the router name the organization and fixed role names, so nothing grows with members (docs/organization.md).")
-	an.Describe(&a.Router, "The router Lambda and its event source mapping.")
-	an.Describe(&a.CentralQueue, "The central buffering queue and its dead-letter queue.")
-	an.Describe(&a.Alarms, "The CloudWatch alarms on the bus.")
-	an.Describe(&a.Heartbeat, "Canaries put on a schedule for every cluster, and each cluster's alarm when its Karpenter stops reading them (docs/operations.md, \"Heartbeat\").")
-	an.Describe(&a.Redrive, "Who may assume the redrive role, the one identity that may read the quarantine and send messages back to the central queue; without it there is none (docs/operations.md, \"Refused messages: the quarantine\").")
-	an.Describe(&a.Archive, "The archive every refusal the router keeps is also written to, once, locked by S3 Object Lock (docs/security.md, \"The archive\").")
-	an.Describe(&a.Dashboard, "Declares a CloudWatch dashboard of the bus, with a row for each of clusterNames (default false).")
-	an.Describe(&a.Tags, "Tags for every resource that takes them, besides karpenter-interruption-bus/stack and managed-by.")
-	an.Describe(&a.ClusterNames, "The clusters on the bus, each a row of the dashboard: their ClusterInterruption's clusterName. Clusters join without being listed here.")
-}
-
-// MemberAccount are a member account's (key accounts.<id>).
-type MemberAccount struct {
-	DeployRoleARN string  `pulumi:"deployRoleArn" json:"deployRoleArn"`
-	AlarmTopicARN *string `pulumi:"alarmTopicArn,optional" json:"alarmTopicArn,omitempty"`
-}
-
-// Annotate documents the arguments.
-func (a *MemberAccount) Annotate(an infer.Annotator) {
-	an.Describe(&a.DeployRoleARN, "The role in the member account that Pulumi assumes to declare the account's resources.")
-	an.Describe(&a.AlarmTopicARN, "An SNS topic of the member account notified by the alarms declared there.")
-}
-
 // CallAs is how the hub creates the organization's StackSet.
 type CallAs string
 
@@ -72,77 +26,6 @@ func (CallAs) Values() []infer.EnumValue[CallAs] {
 		{Name: "DelegatedAdmin", Value: "DELEGATED_ADMIN", Description: "The hub is a delegated administrator for CloudFormation StackSets (the default)."},
 		{Name: "Self", Value: "SELF", Description: "The hub is the organization's management account."},
 	}
-}
-
-// Organization admit an organization's accounts (key organization).
-type Organization struct {
-	ID        string   `pulumi:"id" json:"id"`
-	MemberOUs []string `pulumi:"memberOUs,optional" json:"memberOUs,omitempty"`
-	CallAs    *CallAs  `pulumi:"callAs,optional" json:"callAs,omitempty"`
-}
-
-// Annotate documents the arguments.
-func (a *Organization) Annotate(an infer.Annotator) {
-	an.Describe(&a.ID, "The organization's ID, o-....")
-	an.Describe(&a.MemberOUs, "Organizational units whose accounts get the member baseline from a service-managed CloudFormation StackSet, automatically, accounts created or moved there later included.")
-	an.Describe(&a.CallAs, "How the hub creates the StackSet.")
-}
-
-// Router configure the router (key router).
-type Router struct {
-	BatchSize                    *int     `pulumi:"batchSize,optional" json:"batchSize,omitempty"`
-	MaximumBatchingWindowSeconds *int     `pulumi:"maximumBatchingWindowSeconds,optional" json:"maximumBatchingWindowSeconds,omitempty"`
-	MaximumConcurrency           *int     `pulumi:"maximumConcurrency,optional" json:"maximumConcurrency,omitempty"`
-	MemoryMB                     *int     `pulumi:"memoryMb,optional" json:"memoryMb,omitempty"`
-	TimeoutSeconds               *int     `pulumi:"timeoutSeconds,optional" json:"timeoutSeconds,omitempty"`
-	LogRetentionDays             *int     `pulumi:"logRetentionDays,optional" json:"logRetentionDays,omitempty"`
-	LogLevel                     *string  `pulumi:"logLevel,optional" json:"logLevel,omitempty"`
-	OwnerTagKeys                 []string `pulumi:"ownerTagKeys,optional" json:"ownerTagKeys,omitempty"`
-	CanaryIntervalSeconds        *int     `pulumi:"canaryIntervalSeconds,optional" json:"canaryIntervalSeconds,omitempty"`
-	// ProvisionedPollers replaces MaximumConcurrency with provisioned mode.
-	ProvisionedPollers *ProvisionedPollers `pulumi:"provisionedPollers,optional" json:"provisionedPollers,omitempty"`
-	SenderCheck        *string             `pulumi:"senderCheck,optional" json:"senderCheck,omitempty" plain:"a mode of the router (enforce or observe)"`
-	// ReservedConcurrency caps the routers at once, in every mode.
-	ReservedConcurrency *int `pulumi:"reservedConcurrency,optional" json:"reservedConcurrency,omitempty"`
-}
-
-// ProvisionedPollers configure the event source mapping's provisioned mode (key router.provisionedPollers).
-type ProvisionedPollers struct {
-	Minimum int `pulumi:"minimum" json:"minimum"`
-	Maximum int `pulumi:"maximum" json:"maximum"`
-}
-
-// Annotate documents the arguments.
-func (a *ProvisionedPollers) Annotate(an infer.Annotator) {
-	an.Describe(&a.Minimum, "Pollers kept ready, 2 to 200.")
-	an.Describe(&a.Maximum, "The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.")
-}
-
-// Annotate documents the arguments.
-func (a *Router) Annotate(an infer.Annotator) {
-	d := config.DefaultRouter // the defaults are the program's: a changed one cannot leave the schema behind
-	an.Describe(&a.BatchSize, fmt.Sprintf("Messages per invocation (default %d; over 10 takes maximumBatchingWindowSeconds of at least 1, as Lambda requires). A full batch drains the backlog itself.", d.BatchSize))
-	an.Describe(&a.MaximumBatchingWindowSeconds, fmt.Sprintf("How long, in seconds, the event source mapping gathers a batch (default %d: none, a lone event is routed at once; with a window Lambda may wait up to 20 s in low traffic).", d.MaximumBatchingWindowSeconds))
-	an.Describe(&a.MaximumConcurrency, fmt.Sprintf("The most invocations at once (default %d); not with provisionedPollers.", d.MaximumConcurrency))
-	an.Describe(&a.MemoryMB, fmt.Sprintf("The function's memory in MB (default %d).", d.MemoryMB))
-	an.Describe(&a.TimeoutSeconds, fmt.Sprintf("The function's timeout (default %d); the central queue's visibility timeout follows from it.", d.TimeoutSeconds))
-	an.Describe(&a.LogRetentionDays, fmt.Sprintf("Retention of the router's log group (default %d).", d.LogRetentionDays))
-	an.Describe(&a.ReservedConcurrency, "The function's reserved concurrency, the most routers at once in every mode (default: maximumConcurrency, "+
-		"or 10 invocations per poller of provisionedPollers.maximum; never below that, and never more than the account can reserve, "+
-		"read from Lambda's account settings before anything is declared).")
-	an.Describe(&a.LogLevel, "debug, info (default), warn or error.")
-	an.Describe(&a.OwnerTagKeys, "EC2 tag keys naming an instance's cluster, tried in order (default Karpenter's and EKS's).")
-	an.Describe(&a.CanaryIntervalSeconds, fmt.Sprintf("The least time between two canaries the router delivers to one cluster, per router instance (default %d); below the heartbeat's rate.", d.CanaryIntervalSeconds))
-	an.Describe(&a.ProvisionedPollers, "The event source mapping's provisioned mode: pollers kept ready for a burst, billed while provisioned; not with maximumConcurrency.")
-	an.Describe(&a.SenderCheck, "enforce (default): a message whose SQS sender may not speak for the account its event names is dropped as forged_sender; observe: logged, counted and forwarded, to roll the check out.")
-}
-
-// CentralQueue configure the central queue (key centralQueue).
-type CentralQueue struct {
-	MessageRetentionSeconds *int         `pulumi:"messageRetentionSeconds,optional" json:"messageRetentionSeconds,omitempty"`
-	MaxReceiveCount         *int         `pulumi:"maxReceiveCount,optional" json:"maxReceiveCount,omitempty"`
-	EventMaxAgeSeconds      *int         `pulumi:"eventMaxAgeSeconds,optional" json:"eventMaxAgeSeconds,omitempty"`
-	HubDelivery             *HubDelivery `pulumi:"hubDelivery,optional" json:"hubDelivery,omitempty"`
 }
 
 // HubDelivery is how the hub's own rules deliver to the central queue (key centralQueue.hubDelivery).
@@ -156,25 +39,6 @@ func (HubDelivery) Values() []infer.EnumValue[HubDelivery] {
 	}
 }
 
-// Redrive configure the redrive role (key redrive).
-type Redrive struct {
-	Principals       []string `pulumi:"principals" json:"principals"`
-	TrustPolicyLimit *int     `pulumi:"trustPolicyLimit,optional" json:"trustPolicyLimit,omitempty"`
-}
-
-// Annotate documents the arguments.
-func (a *Redrive) Annotate(an infer.Annotator) {
-	an.Describe(&a.Principals, "The IAM roles and users, by exact ARN, of the stack's partition, that may assume the redrive role (no account root, no wildcard).")
-	an.Describe(&a.TrustPolicyLimit, fmt.Sprintf("The most characters the account lets a role's trust policy have (default %d, IAM's; up to %d once AWS raised the account's quota).",
-		config.DefaultTrustPolicyLimit, config.MaxTrustPolicyLimit))
-}
-
-// Archive configure the archive (key archive).
-type Archive struct {
-	Mode          *ArchiveMode `pulumi:"mode,optional" json:"mode,omitempty"`
-	RetentionDays *int         `pulumi:"retentionDays,optional" json:"retentionDays,omitempty"`
-}
-
 // ArchiveMode is the archive's Object Lock retention mode.
 type ArchiveMode string
 
@@ -184,45 +48,6 @@ func (ArchiveMode) Values() []infer.EnumValue[ArchiveMode] {
 		{Name: "Governance", Value: ArchiveMode(config.ArchiveGovernance), Description: "A principal allowed s3:BypassGovernanceRetention, which the bucket's policy denies to all until an administrator changes it, may delete a locked record: a test stack's archive can be emptied."},
 		{Name: "Compliance", Value: ArchiveMode(config.ArchiveCompliance), Description: "Nobody, the account's root included, deletes a record before its retention ends."},
 	}
-}
-
-// Annotate documents the arguments.
-func (a *Archive) Annotate(an infer.Annotator) {
-	an.Describe(&a.Mode, "The records' Object Lock mode (default governance).")
-	an.Describe(&a.RetentionDays, fmt.Sprintf("How long each record is locked, in days (default %d, at most %d).", config.DefaultArchive.RetentionDays, config.MaxArchiveRetentionDays))
-}
-
-// Annotate documents the arguments.
-func (a *CentralQueue) Annotate(an infer.Annotator) {
-	d := config.DefaultCentralQueue
-	an.Describe(&a.MessageRetentionSeconds, fmt.Sprintf("How long the central queue keeps an event (default %d).", d.MessageRetentionSeconds))
-	an.Describe(&a.MaxReceiveCount, fmt.Sprintf("Receives before an event moves to the dead-letter queue (default %d).", d.MaxReceiveCount))
-	an.Describe(&a.EventMaxAgeSeconds, fmt.Sprintf("How long EventBridge retries delivering an event to the central queue (default %d).", d.EventMaxAgeSeconds))
-	an.Describe(&a.HubDelivery, "How the bus's own rules deliver to the central queue (default executionRole; docs/security.md, \"How the hub's rules deliver\").")
-}
-
-// Alarms configure the alarms (key alarms).
-type Alarms struct {
-	TopicARN                *string `pulumi:"topicArn,optional" json:"topicArn,omitempty"`
-	OldestMessageAgeSeconds *int    `pulumi:"oldestMessageAgeSeconds,optional" json:"oldestMessageAgeSeconds,omitempty"`
-}
-
-// Annotate documents the arguments.
-func (a *Alarms) Annotate(an infer.Annotator) {
-	an.Describe(&a.TopicARN, "An SNS topic of the hub's account notified on alarm and on recovery.")
-	an.Describe(&a.OldestMessageAgeSeconds, fmt.Sprintf("The central queue's age alarm threshold (default %d).", config.DefaultAlarms.OldestMessageAgeSeconds))
-}
-
-// Heartbeat configure the heartbeat (key heartbeat).
-type Heartbeat struct {
-	Enabled *bool   `pulumi:"enabled,optional" json:"enabled,omitempty"`
-	Rate    *string `pulumi:"rate,optional" json:"rate,omitempty"`
-}
-
-// Annotate documents the arguments.
-func (a *Heartbeat) Annotate(an infer.Annotator) {
-	an.Describe(&a.Enabled, "Declares the heartbeat's shared part (default true); clusters then take heartbeatRate.")
-	an.Describe(&a.Rate, `How often each cluster gets a canary: whole minutes from "1m" to "1h" (default "5m").`)
 }
 
 // Bus is the shared part of an interruption bus in one account and region: rules, central queue, router,
