@@ -174,7 +174,7 @@ provider:
 ## schema: rewrite the package's arguments (provider/components/args.go) from infra/config, provider/schema.json from the
 ## provider (review its diff: it is the package's interface), then the committed Go SDK from it (make sdk)
 schema:
-	cd provider && $(GO) run ./internal/argsgen/cmd && $(GO) test ./components/ -run TestSchemaIsGolden -update
+	cd provider && $(GO) run ./cmd/argsgen && $(GO) test ./components/ -run TestSchemaIsGolden -update
 	@$(MAKE) --no-print-directory sdk
 
 ## sdk: rewrite the Go SDK committed at sdk/go/kib (go get takes it at a release's tag) from provider/schema.json

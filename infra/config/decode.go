@@ -18,9 +18,9 @@ func (p *problems) addf(path, format string, args ...any) {
 	*p = append(*p, Problemf(path, format, args...))
 }
 
-// keys are the configuration's keys, each with what decodes it; removed are keys that no longer exist, with why.
+// keys are the configuration's keys, Config's key tags; removed are keys that no longer exist, with why.
 var (
-	keys    = []string{"namePrefix", "clusters", "accounts", "router", "centralQueue", "alarms", "heartbeat", "tags", "dashboard", "example", "organization", "hub", "providerBudgetMB", "redrive", "archive"}
+	keys    = keyNames()
 	removed = map[string]string{
 		"queuePrefix": `is no longer a key: cluster queues are "<namePrefix>_<cluster>", so that none can be named as a shared queue or another stack's`,
 	}
@@ -38,8 +38,20 @@ func decode(c *Config, values map[string]string, p *problems) {
 		}
 	}
 	get := func(k string) string { return values[k] }
-	c.NamePrefix = get("namePrefix")
-	if c.Hub = get("hub"); c.Hub != "" {
+	// Every key of its field's type, but those whose entries are decoded one by one below, so that a problem names
+	// the entry: a string as it is, any other from its JSON text.
+	cv := reflect.ValueOf(c).Elem()
+	for i, key := range keyFields() {
+		text := get(key)
+		switch f := cv.Field(i); {
+		case text == "" || key == "clusters" || key == "accounts" || key == "organization":
+		case f.Kind() == reflect.String:
+			f.SetString(text)
+		default:
+			p.decode(key, text, f.Addr().Interface())
+		}
+	}
+	if c.Hub != "" {
 		for _, k := range HubOnlyKeys {
 			if _, set := values[k]; set {
 				p.addf(k, "applies to the hub only: this stack is a shard of %s (hub), which declares only its clusters; set it in the hub's stack", c.Hub)
@@ -72,15 +84,6 @@ func decode(c *Config, values map[string]string, p *problems) {
 		var o Organization
 		if p.decode("organization", text, &o) {
 			c.Organization = &o
-		}
-	}
-	for key, v := range map[string]any{
-		"router": &c.Router, "centralQueue": &c.CentralQueue, "alarms": &c.Alarms, "heartbeat": &c.Heartbeat, "tags": &c.Tags,
-		"dashboard": &c.Dashboard, "example": &c.Example, "providerBudgetMB": &c.ProviderBudgetMB, "redrive": &c.Redrive,
-		"archive": &c.Archive,
-	} {
-		if text := get(key); text != "" {
-			p.decode(key, text, v)
 		}
 	}
 	// Whether the stack sets maximumConcurrency itself: provisioned pollers exclude it, not its default.
@@ -172,16 +175,41 @@ func kindOf(t reflect.Type) string {
 }
 
 // KeyTypes are the Go types each key decodes into, by key: the configuration reference (docs/configuration.md)
-// is generated from them and from what Load says of probe values.
+// is generated from them and from what Load says of probe values. An optional object's is the object's.
 func KeyTypes() map[string]reflect.Type {
-	var c Config
-	return map[string]reflect.Type{
-		"namePrefix": reflect.TypeOf(c.NamePrefix), "clusters": reflect.TypeOf(c.Clusters), "accounts": reflect.TypeOf(c.Accounts),
-		"organization": reflect.TypeOf(Organization{}), "router": reflect.TypeOf(c.Router), "centralQueue": reflect.TypeOf(c.CentralQueue),
-		"alarms": reflect.TypeOf(c.Alarms), "heartbeat": reflect.TypeOf(c.Heartbeat), "tags": reflect.TypeOf(c.Tags),
-		"dashboard": reflect.TypeOf(c.Dashboard), "example": reflect.TypeOf(c.Example), "hub": reflect.TypeOf(c.Hub),
-		"providerBudgetMB": reflect.TypeOf(c.ProviderBudgetMB), "redrive": reflect.TypeOf(c.Redrive), "archive": reflect.TypeOf(c.Archive),
+	out := map[string]reflect.Type{}
+	t := reflect.TypeFor[Config]()
+	for i, key := range keyFields() {
+		if key != "" {
+			ft := t.Field(i).Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			out[key] = ft
+		}
 	}
+	return out
+}
+
+// keyFields are the key tags of Config's fields, by field index ("" for a field that is no key).
+func keyFields() []string {
+	t := reflect.TypeFor[Config]()
+	out := make([]string, t.NumField())
+	for i := range out {
+		out[i] = t.Field(i).Tag.Get("key")
+	}
+	return out
+}
+
+// keyNames are the configuration's keys, in the order of Config's fields.
+func keyNames() []string {
+	var out []string
+	for _, k := range keyFields() {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Keys are the configuration's keys, in the order the reference lists them.

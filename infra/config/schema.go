@@ -19,47 +19,50 @@ import (
 // Namespace is the project's configuration namespace: keys are "karpenter-interruption-bus:<key>".
 const Namespace = "karpenter-interruption-bus"
 
-// Config is the validated stack configuration. docs/configuration.md documents every key.
+// Config is the validated stack configuration. A field with a key tag is the configuration key so named, in the
+// order the reference lists them: decode reads it (JSON text into its type, or a string as it is), docs/
+// configuration.md documents it, and the component package's Bus takes it (provider/internal/argsgen) unless the
+// package leaves it out.
 type Config struct {
 	// Stack is the Pulumi stack name.
 	Stack string
 	// Account is the stack's own account (the hub's), from the provider's lookup, not a key.
 	Account string
-	// Accounts are the member accounts whose clusters the bus also serves (key accounts), by account ID.
-	Accounts map[string]Account
-	// Organization, when set, admits member accounts by their AWS Organization instead of by a list (key
-	// organization; docs/organization.md, "An organization of any size").
-	Organization *Organization
-	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
-	// not collide. Key namePrefix; default "kib-<stack>".
-	NamePrefix string
 	// QueuePrefix starts every cluster queue name: NamePrefix and "_" (queuename.Prefix), never a key of its own,
 	// so a cluster queue can never be named as a shared queue or another stack's queue.
-	QueuePrefix  string
-	Clusters     []Cluster
-	Router       Router
-	CentralQueue CentralQueue
-	Alarms       Alarms
-	Heartbeat    Heartbeat
-	// Redrive names who may assume the redrive role, the one identity that may read the quarantine and send
-	// messages back to the central queue (key redrive; docs/operations.md, "Refused messages: the quarantine").
-	Redrive Redrive
-	// Archive shapes the bucket every refusal the router keeps is also written to, once, locked (key archive;
-	// docs/security.md, "The archive").
-	Archive   Archive
-	Dashboard bool
-	Tags      map[string]string
+	QueuePrefix string
+	// NamePrefix starts the physical name of every shared resource, so two stacks in one account and region do
+	// not collide. Key namePrefix; default "kib-<stack>".
+	NamePrefix string    `key:"namePrefix"`
+	Clusters   []Cluster `key:"clusters"`
+	// Accounts are the member accounts whose clusters the bus also serves (key accounts), by account ID.
+	Accounts     map[string]Account `key:"accounts"`
+	Router       Router             `key:"router"`
+	CentralQueue CentralQueue       `key:"centralQueue"`
+	Alarms       Alarms             `key:"alarms"`
+	Heartbeat    Heartbeat          `key:"heartbeat"`
+	Tags         map[string]string  `key:"tags"`
+	Dashboard    bool               `key:"dashboard"`
 	// Example marks a stack file as documentation, never deployed: pulumi up refuses it, and the workflows preview
 	// and deploy no stack so marked (key example).
-	Example bool
+	Example bool `key:"example"`
+	// Organization, when set, admits member accounts by their AWS Organization instead of by a list (key
+	// organization; docs/organization.md, "An organization of any size").
+	Organization *Organization `key:"organization"`
 	// Hub, when set, makes the stack a shard of the bus that stack deploys (key hub: the hub stack's name, as
 	// pulumi stack ls -a names it): the shard declares only its clusters, joined to the hub's bus, whose name,
 	// account, region and heartbeat it reads from the hub's outputs (docs/deploying.md, "One stack or shards").
-	Hub string
+	Hub string `key:"hub"`
 	// ProviderBudgetMB is the most memory, in MB, the provider processes of one preview or update of the stack
 	// may take (key providerBudgetMB; docs/deploying.md, "One stack or shards"): a stack past it is refused before
 	// anything is declared, naming the split.
-	ProviderBudgetMB int
+	ProviderBudgetMB int `key:"providerBudgetMB"`
+	// Redrive names who may assume the redrive role, the one identity that may read the quarantine and send
+	// messages back to the central queue (key redrive; docs/operations.md, "Refused messages: the quarantine").
+	Redrive Redrive `key:"redrive"`
+	// Archive shapes the bucket every refusal the router keeps is also written to, once, locked (key archive;
+	// docs/security.md, "The archive").
+	Archive Archive `key:"archive"`
 }
 
 // DefaultProviderBudgetMB is what a standard hosted CI runner's 16 GB leaves the providers once the CLI, the
