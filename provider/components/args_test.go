@@ -1,30 +1,10 @@
 package components_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"testing"
-
-	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/provider/internal/argsgen"
 )
-
-// TestTheArgumentsAreTheConfigurations: args.go, the package's arguments, is what argsgen makes of the program's
-// configuration (infra/config), so a key added there is an argument here with no other change (make schema
-// rewrites it with -update, then the schema and the SDKs).
-func TestTheArgumentsAreTheConfigurations(t *testing.T) {
-	got, err := argsgen.Generate("../../infra/config")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile("args.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("args.go is not what argsgen makes of infra/config: run make schema")
-	}
-}
 
 // TestEveryArgumentIsDescribed: each input of the schema's resources and types has a description: the package's
 // (descriptions.go), or its configuration field's doc comment.
