@@ -305,3 +305,37 @@ func TestProvisionedPollersReplaceTheDefaultConcurrency(t *testing.T) {
 		t.Errorf("AWS's bounds refused: %v", err)
 	}
 }
+
+// TestAnEntryDecodedOneByOneIsDecodedOnce: accounts and organization are decoded entry by entry, each problem naming
+// its entry, and not also as a whole: an organization that does not decode is no organization (its ID is not checked
+// as one), and an account that does not decode is one problem of its decoding, not two.
+func TestAnEntryDecodedOneByOneIsDecodedOnce(t *testing.T) {
+	_, err := Load("hub", testAccount, map[string]string{
+		"clusters":     `[{"name":"a"}]`,
+		"organization": `{"id":"not-an-organization","CallAs":"SELF"}`,
+		"accounts":     `{"222222222222":5}`,
+	})
+	var cfgErr *Error
+	if !errors.As(err, &cfgErr) {
+		t.Fatalf("error %v, want problems", err)
+	}
+	var got []string
+	for _, p := range cfgErr.Problems {
+		if strings.HasPrefix(p.Path, "organization") {
+			got = append(got, p.Path+": "+p.Reason)
+		}
+	}
+	want := []string{`organization: unknown key "CallAs" (did you mean "callAs"?)`}
+	if !slices.Equal(got, want) {
+		t.Errorf("organization's problems %q, want %q", got, want)
+	}
+	n := 0
+	for _, p := range cfgErr.Problems {
+		if strings.HasPrefix(p.Path, "accounts") && strings.Contains(p.Reason, "must be an object") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the account that does not decode: %d problems of its decoding, want 1: %v", n, err)
+	}
+}

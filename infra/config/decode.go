@@ -175,17 +175,13 @@ func kindOf(t reflect.Type) string {
 }
 
 // KeyTypes are the Go types each key decodes into, by key: the configuration reference (docs/configuration.md)
-// is generated from them and from what Load says of probe values. An optional object's is the object's.
+// is generated from them and from what Load says of probe values.
 func KeyTypes() map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	t := reflect.TypeFor[Config]()
 	for i, key := range keyFields() {
 		if key != "" {
-			ft := t.Field(i).Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			out[key] = ft
+			out[key] = t.Field(i).Type
 		}
 	}
 	return out
