@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/pulumi/pulumi-go-provider/infer"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -55,25 +57,26 @@ func (ArchiveMode) Values() []infer.EnumValue[ArchiveMode] {
 type Bus struct {
 	pulumi.ResourceState
 
-	BusName            pulumi.StringOutput    `pulumi:"busName"`
-	Account            pulumi.StringOutput    `pulumi:"account"`
-	Region             pulumi.StringOutput    `pulumi:"region"`
-	HeartbeatRate      pulumi.StringOutput    `pulumi:"heartbeatRate"`
-	ClusterQueuePrefix pulumi.StringOutput    `pulumi:"clusterQueuePrefix"`
-	CentralQueueURL    pulumi.StringOutput    `pulumi:"centralQueueUrl"`
-	CentralQueueARN    pulumi.StringOutput    `pulumi:"centralQueueArn"`
-	DeadLetterQueueURL pulumi.StringOutput    `pulumi:"deadLetterQueueUrl"`
-	DeadLetterQueueARN pulumi.StringOutput    `pulumi:"deadLetterQueueArn"`
-	RouterFunctionName pulumi.StringOutput    `pulumi:"routerFunctionName"`
-	RouterRoleARN      pulumi.StringOutput    `pulumi:"routerRoleArn"`
-	RouterLogGroupName pulumi.StringOutput    `pulumi:"routerLogGroupName"`
-	RedriveRoleARN     pulumi.StringOutput    `pulumi:"redriveRoleArn"`
-	QuarantineQueueURL pulumi.StringOutput    `pulumi:"quarantineQueueUrl"`
-	QuarantineQueueARN pulumi.StringOutput    `pulumi:"quarantineQueueArn"`
-	SealKeyARN         pulumi.StringOutput    `pulumi:"sealKeyArn"`
-	ArchiveBucket      pulumi.StringOutput    `pulumi:"archiveBucket"`
-	RuleARNs           pulumi.StringMapOutput `pulumi:"ruleArns"`
-	AlarmARNs          pulumi.StringMapOutput `pulumi:"alarmArns"`
+	BusName             pulumi.StringOutput    `pulumi:"busName"`
+	Account             pulumi.StringOutput    `pulumi:"account"`
+	Region              pulumi.StringOutput    `pulumi:"region"`
+	HeartbeatRate       pulumi.StringOutput    `pulumi:"heartbeatRate"`
+	ClusterQueuePrefix  pulumi.StringOutput    `pulumi:"clusterQueuePrefix"`
+	CentralQueueURL     pulumi.StringOutput    `pulumi:"centralQueueUrl"`
+	CentralQueueARN     pulumi.StringOutput    `pulumi:"centralQueueArn"`
+	DeadLetterQueueURL  pulumi.StringOutput    `pulumi:"deadLetterQueueUrl"`
+	DeadLetterQueueARN  pulumi.StringOutput    `pulumi:"deadLetterQueueArn"`
+	RouterFunctionName  pulumi.StringOutput    `pulumi:"routerFunctionName"`
+	RouterRoleARN       pulumi.StringOutput    `pulumi:"routerRoleArn"`
+	RouterLogGroupName  pulumi.StringOutput    `pulumi:"routerLogGroupName"`
+	RedriveRoleARN      pulumi.StringOutput    `pulumi:"redriveRoleArn"`
+	QuarantineQueueURL  pulumi.StringOutput    `pulumi:"quarantineQueueUrl"`
+	QuarantineQueueARN  pulumi.StringOutput    `pulumi:"quarantineQueueArn"`
+	SealKeyARN          pulumi.StringOutput    `pulumi:"sealKeyArn"`
+	ArchiveBucket       pulumi.StringOutput    `pulumi:"archiveBucket"`
+	ArchiveBucketPrefix pulumi.StringOutput    `pulumi:"archiveBucketPrefix"`
+	RuleARNs            pulumi.StringMapOutput `pulumi:"ruleArns"`
+	AlarmARNs           pulumi.StringMapOutput `pulumi:"alarmArns"`
 }
 
 // Annotate documents the component and its outputs.
@@ -98,6 +101,7 @@ func (b *Bus) Annotate(an infer.Annotator) {
 	an.Describe(&b.QuarantineQueueARN, "The quarantine queue's ARN.")
 	an.Describe(&b.SealKeyARN, "The KMS key the router seals what it keeps with: only the router may sign with it (docs/security.md, \"Sealed refusals\").")
 	an.Describe(&b.ArchiveBucket, "The bucket every refusal the router keeps is also written to, once, locked; retained on delete.")
+	an.Describe(&b.ArchiveBucketPrefix, "Starts the name of every archive the bus has had (make requeue FROM=archive reads them all).")
 	an.Describe(&b.RuleARNs, "The EventBridge rules, by event type.")
 	an.Describe(&b.AlarmARNs, "The bus's CloudWatch alarms, by name.")
 }
@@ -169,13 +173,15 @@ func configValues(args any) (map[string]string, error) {
 }
 
 // setOutputs sets the output fields of component (a pointer to a struct) from outputs, by their pulumi tags;
-// every field must have one.
+// every field must have one, and every output a field: what the program exports, the component does.
 func setOutputs(component any, outputs map[string]pulumi.Input) error {
-	return eachOutput(component, func(tag string, f reflect.Value) error {
+	left := maps.Clone(outputs)
+	err := eachOutput(component, func(tag string, f reflect.Value) error {
 		in, ok := outputs[tag]
 		if !ok {
 			return fmt.Errorf("output %s: not declared", tag)
 		}
+		delete(left, tag)
 		conv := reflect.ValueOf(in).MethodByName("To" + f.Type().Name())
 		if !conv.IsValid() {
 			return fmt.Errorf("output %s: %T is not a %s", tag, in, f.Type().Name())
@@ -183,6 +189,10 @@ func setOutputs(component any, outputs map[string]pulumi.Input) error {
 		f.Set(conv.Call(nil)[0])
 		return nil
 	})
+	if err == nil && len(left) > 0 {
+		err = fmt.Errorf("outputs %s: declared, but not outputs of the component", strings.Join(slices.Sorted(maps.Keys(left)), ", "))
+	}
+	return err
 }
 
 // eachOutput calls set with each output field of component (a pointer to a struct), by its pulumi tag, until one

@@ -21,6 +21,8 @@ type Bus struct {
 	AlarmArns pulumi.StringMapOutput `pulumi:"alarmArns"`
 	// The bucket every refusal the router keeps is also written to, once, locked; retained on delete.
 	ArchiveBucket pulumi.StringOutput `pulumi:"archiveBucket"`
+	// Starts the name of every archive the bus has had (make requeue FROM=archive reads them all).
+	ArchiveBucketPrefix pulumi.StringOutput `pulumi:"archiveBucketPrefix"`
 	// The bus's name (namePrefix): a ClusterInterruption's busName.
 	BusName pulumi.StringOutput `pulumi:"busName"`
 	// The central buffering queue's ARN.
@@ -176,6 +178,11 @@ func (o BusOutput) AlarmArns() pulumi.StringMapOutput {
 // The bucket every refusal the router keeps is also written to, once, locked; retained on delete.
 func (o BusOutput) ArchiveBucket() pulumi.StringOutput {
 	return o.ApplyT(func(v *Bus) pulumi.StringOutput { return v.ArchiveBucket }).(pulumi.StringOutput)
+}
+
+// Starts the name of every archive the bus has had (make requeue FROM=archive reads them all).
+func (o BusOutput) ArchiveBucketPrefix() pulumi.StringOutput {
+	return o.ApplyT(func(v *Bus) pulumi.StringOutput { return v.ArchiveBucketPrefix }).(pulumi.StringOutput)
 }
 
 // The bus's name (namePrefix): a ClusterInterruption's busName.
