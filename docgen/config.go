@@ -177,9 +177,9 @@ func (l leaf) value(c config.Config) any {
 				return v.Field(i)
 			}
 		}
-		// A top-level key: Config's fields carry no json tags; KeyTypes names them.
+		// A top-level key: Config's field of that key tag.
 		for i := range t.NumField() {
-			if strings.EqualFold(t.Field(i).Name, name) {
+			if t.Field(i).Tag.Get("key") == name {
 				return v.Field(i)
 			}
 		}

@@ -66,6 +66,8 @@ func stubRouter(t *testing.T) func(context.Context) (routerbuild.Artifact, error
 type result struct {
 	resources stacktest.Resources
 	outputs   map[string]any
+	// secret are the outputs exported as secrets.
+	secret map[string]bool
 }
 
 // run runs the program for stack with kv ("key" -> value in the project's namespace, or "ns:key") under mocks,
@@ -91,8 +93,9 @@ func runProbed(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, erro
 		t.Fatal(err)
 	}
 	t.Setenv("PULUMI_CONFIG", env)
-	res := result{outputs: map[string]any{}}
+	res := result{outputs: map[string]any{}, secret: map[string]bool{}}
 	var mu sync.Mutex // applies run concurrently
+	var secrets sync.WaitGroup
 	m, err = m.Run(config.Namespace, stack, func(ctx *pulumi.Context) error {
 		outs, err := infra.Deploy(ctx, infra.Options{BuildRouter: stubRouter(t), LookPath: lookPath, ReadConcurrency: m.ReadConcurrency,
 			ReadArchiveOwner: m.ReadArchiveOwner, Probe: probe})
@@ -101,15 +104,24 @@ func runProbed(t *testing.T, m *mocks.Mocks, lookPath func(string) (string, erro
 		}
 		// Exporting the capturing apply makes RunErr wait for it.
 		for k, v := range infra.Exports(outs) {
-			ctx.Export(k, pulumi.ToOutput(v).ApplyT(func(x any) any {
+			o := pulumi.ToOutput(v)
+			ctx.Export(k, o.ApplyT(func(x any) any {
 				mu.Lock()
 				defer mu.Unlock()
 				res.outputs[k] = x
 				return x
 			}))
+			// Whether it is a secret is known once it resolves, as RunErr waits for it to.
+			secrets.Go(func() {
+				secret := pulumi.IsSecret(o)
+				mu.Lock()
+				defer mu.Unlock()
+				res.secret[k] = secret
+			})
 		}
 		return nil
 	})
+	secrets.Wait()
 	res.resources = m.Resources()
 	return res, err
 }

@@ -5,7 +5,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 )
 
 // TestAProblemIsNamedByTheComponentsArgument: a problem of a joining cluster's configuration is named by the
@@ -88,5 +92,18 @@ func TestNaming(t *testing.T) {
 		if got, ok := FormerBusName("west", "kib", tt.child); got != tt.want || ok != (tt.want != "") {
 			t.Errorf("FormerBusName(west, kib, %s) = %q, %v; want %q", tt.child, got, ok, tt.want)
 		}
+	}
+}
+
+// TestAShardKeepsItsHubsSecrets: what a shard exports again of its hub's outputs is a secret where the hub's was.
+func TestAShardKeepsItsHubsSecrets(t *testing.T) {
+	h := preflight.Hub{Secret: map[string]bool{"routerLogGroupName": true}}
+	h.RouterLogGroupName, h.CanaryIntervalSeconds = "/aws/lambda/kib-prod-router", 30
+	out := shardOutputs(h, config.Config{Hub: "prod", NamePrefix: "kib-prod"}, awsenv.Env{Region: "us-east-1"})
+	if !pulumi.IsSecret(out.RouterLogGroupName.ToStringOutput()) {
+		t.Error("the hub's secret log group is exported in plain text")
+	}
+	if pulumi.IsSecret(out.CanaryIntervalSeconds.ToIntOutput()) {
+		t.Error("the hub's canary interval, no secret, is exported as one")
 	}
 }

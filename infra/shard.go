@@ -29,15 +29,27 @@ func hubOutputs(sh shared, cfg config.Config, env awsenv.Env) Outputs {
 	return out
 }
 
-// shardOutputs are a shard's outputs: what it read of its hub, so that make verify runs on a shard as on the hub.
+// shardOutputs are a shard's outputs: what it read of its hub, so that make verify runs on a shard as on the hub; a
+// secret of the hub's stays one.
 func shardOutputs(h preflight.Hub, cfg config.Config, env awsenv.Env) Outputs {
 	return Outputs{
 		Hub: pulumi.String(cfg.Hub),
 		Join: joinOutputs{
 			BusName: pulumi.String(cfg.NamePrefix), Region: pulumi.String(env.Region), ClusterQueuePrefix: pulumi.String(cfg.QueuePrefix),
-			RouterLogGroupName: pulumi.String(h.RouterLogGroupName), CanaryIntervalSeconds: pulumi.Int(h.CanaryIntervalSeconds),
+			RouterLogGroupName:    again(&h, &h.RouterLogGroupName, pulumi.StringInput(pulumi.String(h.RouterLogGroupName))),
+			CanaryIntervalSeconds: again(&h, &h.CanaryIntervalSeconds, pulumi.IntInput(pulumi.Int(h.CanaryIntervalSeconds))),
 		},
 	}
+}
+
+// again is v, what a shard exports again of its hub's output field (its address in h): a secret when the hub's is.
+func again[T pulumi.Input](h *preflight.Hub, field any, v T) T {
+	for _, name := range outputs.Fields(&h.Join, field) {
+		if h.Secret[name] {
+			return pulumi.ToSecret(v).(T)
+		}
+	}
+	return v
 }
 
 // shardBeats gives each account of a shard the heartbeat's shared part the hub (or its StackSet) declares there,

@@ -119,6 +119,22 @@ func TestAShardReadsWhatItsHubWrote(t *testing.T) {
 		t.Errorf("the shard says of its hub %v, %v; the hub %v, %v", shard.outputs["routerLogGroupName"], shard.outputs["canaryIntervalSeconds"],
 			hub.outputs["routerLogGroupName"], hub.outputs["canaryIntervalSeconds"])
 	}
+	// A secret of the hub's is read as any other; what a shard does without may be missing (a hub before 0.4.0 had no
+	// canary interval).
+	secret, err := runWith(t, &mocks.Mocks{Stacks: map[string]map[string]any{"prod": written}, SecretOutputs: []string{"routerLogGroupName", "busName"}},
+		render.AnyCommand, "prod-shard-1", shardOf(""))
+	if err != nil {
+		t.Errorf("a hub whose routerLogGroupName and busName are secrets: %v", err)
+	}
+	if !secret.secret["routerLogGroupName"] || secret.secret["canaryIntervalSeconds"] || secret.outputs["routerLogGroupName"] != hub.outputs["routerLogGroupName"] {
+		t.Errorf("the shard exports the hub's secret routerLogGroupName %v (secret: %v), its canary interval secret: %v",
+			secret.outputs["routerLogGroupName"], secret.secret["routerLogGroupName"], secret.secret["canaryIntervalSeconds"])
+	}
+	delete(written, "canaryIntervalSeconds")
+	delete(written, "clusterQueuePrefix")
+	if _, err := runWith(t, &mocks.Mocks{Stacks: map[string]map[string]any{"prod": written}}, render.AnyCommand, "prod-shard-1", shardOf("")); err != nil {
+		t.Errorf("a hub without canaryIntervalSeconds and clusterQueuePrefix: %v", err)
+	}
 	delete(written, "memberBaseline")
 	_, err = runWith(t, &mocks.Mocks{Stacks: map[string]map[string]any{"prod": written}}, render.AnyCommand, "prod-shard-1", shardOf(""))
 	if err == nil || !strings.Contains(err.Error(), "hub: stack prod has no output memberBaseline: it is not a hub of this program") {

@@ -3,7 +3,9 @@ package outputs
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -57,15 +59,43 @@ func Decode(get func(name string) (any, error), dst any) (missing []string, err 
 // Empty are the names of fields of s (a pointer to a Stack of Go values, or a part of it), each given by its
 // address, that hold their zero value.
 func Empty(s any, fields ...any) []string {
+	return named(s, fields, func(f reflect.Value) bool { return f.IsZero() })
+}
+
+// Fields are the names of fields of s (a pointer to a Stack, or a part of it), each given by its address.
+func Fields(s any, fields ...any) []string {
+	return named(s, fields, func(reflect.Value) bool { return true })
+}
+
+// named are the names of the fields of s given by their addresses that keep holds.
+func named(s any, fields []any, keep func(reflect.Value) bool) []string {
 	var out []string
 	each(reflect.ValueOf(s).Elem(), func(name string, f reflect.Value) {
-		for _, want := range fields {
-			if f.CanAddr() && f.Addr().Interface() == want && f.IsZero() {
-				out = append(out, name)
-			}
+		if slices.Contains(fields, f.Addr().Interface()) && keep(f) {
+			out = append(out, name)
 		}
 	})
 	return out
+}
+
+// Masked is what pulumi stack output --json prints for a secret output without --show-secrets.
+const Masked = "[secret]"
+
+// Parse fills dst (a pointer to a Stack of Go values, or a part of it) from r, a stack's outputs as pulumi stack
+// output --json prints them: an output masked as a secret, or that the stack does not have, is left zero, and its
+// name is in missing.
+func Parse(r io.Reader, dst any) (missing []string, err error) {
+	var raw map[string]json.RawMessage
+	if err := json.NewDecoder(r).Decode(&raw); err != nil {
+		return nil, err
+	}
+	return Decode(func(name string) (any, error) {
+		var v any
+		if text, ok := raw[name]; !ok || json.Unmarshal(text, &v) != nil || v == Masked {
+			return nil, nil
+		}
+		return v, nil
+	}, dst)
 }
 
 // each calls do with every output field of the struct v, by its name, an embedded struct's in its place.

@@ -10,18 +10,13 @@ package outputs
 type Stack[S, I, M, C any] struct {
 	Join[S, I]
 	Bus[S, M]
+	Record[M, C]
 	// Hub is the hub a shard joined (key hub), on a shard only.
 	Hub S `json:"hub"`
 	// HubDelivery is how the hub's rules deliver, on the hub only (make verify says which to switch to).
 	HubDelivery S `json:"hubDelivery"`
 	// ClusterQueueNames are the clusters' queues, by cluster.
 	ClusterQueueNames M `json:"clusterQueueNames"`
-	// Clusters records each cluster the stack declared (a Cluster each): the next update reads it back.
-	Clusters C `json:"clusters"`
-	// RetainedPodIdentityAssociations remembers, for each cluster with a pod identity association that the stack
-	// removed, the association's ID, which it retained on delete: should the cluster be added back, the program
-	// adopts it, as it does the cluster's other retained resources, whose IDs follow from their names.
-	RetainedPodIdentityAssociations M `json:"retainedPodIdentityAssociations"`
 	// SpotServiceLinkedRoles records, per account where the stack installs Karpenter, who made its EC2 Spot
 	// service-linked role (spotrole.Origin).
 	SpotServiceLinkedRoles M `json:"spotServiceLinkedRoles"`
@@ -45,6 +40,17 @@ type Join[S, I any] struct {
 	MemberBaseline S `json:"memberBaseline"`
 	// AlarmTopicARN is the topic the heartbeat alarms of the hub's account notify.
 	AlarmTopicARN S `json:"alarmTopicArn"`
+}
+
+// Record is what a stack records of its clusters: the next update reads it back, and so does a stack a cluster moves
+// to (pulumi state move).
+type Record[M, C any] struct {
+	// Clusters records each cluster the stack declared (a Cluster each).
+	Clusters C `json:"clusters"`
+	// RetainedPodIdentityAssociations remembers, for each cluster with a pod identity association that the stack
+	// removed, the association's ID, which it retained on delete: should the cluster be added back, the program
+	// adopts it, as it does the cluster's other retained resources, whose IDs follow from their names.
+	RetainedPodIdentityAssociations M `json:"retainedPodIdentityAssociations"`
 }
 
 // Bus are the outputs of a bus's shared part, the program's hub's and the package's Bus's alike.

@@ -102,3 +102,35 @@ func TestEmptyNamesTheZeroFieldsAsked(t *testing.T) {
 		t.Errorf("Empty = %v", got)
 	}
 }
+
+// TestParseLeavesOutWhatIsMasked: pulumi stack output --json prints a secret as "[secret]": Parse leaves such an
+// output zero and names it, whatever its type; text that is not a JSON object is an error.
+func TestParseLeavesOutWhatIsMasked(t *testing.T) {
+	var o outputs.Read
+	missing, err := outputs.Parse(strings.NewReader(`{"busName":"b","clusters":"[secret]","canaryIntervalSeconds":"[secret]","region":"[secret]","ruleArns":{"a":"r"}}`), &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.BusName != "b" || o.Clusters != nil || o.CanaryIntervalSeconds != 0 || o.Region != "" || o.RuleARNs["a"] != "r" {
+		t.Errorf("parsed %+v", o)
+	}
+	for _, name := range []string{"clusters", "canaryIntervalSeconds", "region", "version"} {
+		if !slices.Contains(missing, name) {
+			t.Errorf("missing %v lacks %s", missing, name)
+		}
+	}
+	if slices.Contains(missing, "busName") || slices.Contains(missing, "ruleArns") {
+		t.Errorf("missing %v names an output that is there", missing)
+	}
+	if _, err := outputs.Parse(strings.NewReader(`busName`), &o); err == nil {
+		t.Error("text that is not JSON parsed")
+	}
+}
+
+// TestFieldsNamesTheFieldsGiven: by their addresses, an embedded part's included, in the order declared.
+func TestFieldsNamesTheFieldsGiven(t *testing.T) {
+	var o outputs.Read
+	if got := outputs.Fields(&o, &o.Version, &o.Clusters, &o.BusName); !slices.Equal(got, []string{"busName", "clusters", "version"}) {
+		t.Errorf("Fields = %v", got)
+	}
+}

@@ -122,10 +122,10 @@ type Clients struct {
 // without it the archive is not read.
 type Outputs = outputs.Read
 
-// ReadOutputs decodes the stack's outputs.
+// ReadOutputs decodes the stack's outputs; one masked as a secret is left out.
 func ReadOutputs(r io.Reader) (Outputs, error) {
 	var o Outputs
-	if err := json.NewDecoder(r).Decode(&o); err != nil {
+	if _, err := outputs.Parse(r, &o); err != nil {
 		return Outputs{}, fmt.Errorf("reading the stack's outputs (pulumi stack output --json): %w", err)
 	}
 	if missing := outputs.Empty(&o, &o.CentralQueueURL, &o.DeadLetterQueueURL, &o.QuarantineQueueURL); len(missing) > 0 {

@@ -608,6 +608,9 @@ func TestReadOutputs(t *testing.T) {
 		{"no dead-letter queue", `{"centralQueueUrl":"c","quarantineQueueUrl":"q"}`, "name no deadLetterQueueUrl:"},
 		{"no quarantine (a stack from before it)", `{"centralQueueUrl":"c","deadLetterQueueUrl":"d"}`, "updated since the quarantine came"},
 		{"not JSON", `centralQueueUrl`, "pulumi stack output --json"},
+		{"outputs it does not need are secrets", `{"region":"eu-west-1","centralQueueUrl":"c","deadLetterQueueUrl":"d","quarantineQueueUrl":"q",` +
+			`"clusters":"[secret]","canaryIntervalSeconds":"[secret]","ruleArns":"[secret]"}`, ""},
+		{"a queue it needs a secret", `{"centralQueueUrl":"[secret]","deadLetterQueueUrl":"d","quarantineQueueUrl":"q"}`, "name no centralQueueUrl:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := ReadOutputs(strings.NewReader(tc.in))

@@ -68,13 +68,20 @@ type Outputs = outputs.Read
 // Cluster is a cluster's record in Outputs.
 type Cluster = outputs.ReadCluster
 
-// ReadOutputs decodes a stack's outputs and checks verify has what it needs.
+// ReadOutputs decodes a stack's outputs and checks verify has what it needs; one masked as a secret is left out.
 func ReadOutputs(r io.Reader) (Outputs, error) {
 	var o Outputs
-	if err := json.NewDecoder(r).Decode(&o); err != nil {
+	absent, err := outputs.Parse(r, &o)
+	if err != nil {
 		return Outputs{}, fmt.Errorf("reading the stack's outputs (pulumi stack output --json): %w", err)
 	}
 	missing := outputs.Empty(&o, &o.BusName, &o.Region, &o.RouterLogGroupName)
+	// No clusters output (or one masked as a secret) is not a stack of no clusters, whose output is {}.
+	for _, name := range outputs.Fields(&o, &o.Clusters) {
+		if slices.Contains(absent, name) {
+			missing = append(missing, name)
+		}
+	}
 	for _, c := range slices.Sorted(maps.Keys(o.Clusters)) {
 		cl := o.Clusters[c]
 		for _, name := range outputs.Empty(&cl, &cl.QueueURL) {
@@ -83,7 +90,7 @@ func ReadOutputs(r io.Reader) (Outputs, error) {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return Outputs{}, fmt.Errorf("the stack's outputs lack %s: run pulumi up with this version first", strings.Join(missing, ", "))
+		return Outputs{}, fmt.Errorf("the stack's outputs lack %s: run pulumi up with this version first (a secret one: pulumi stack output --json --show-secrets)", strings.Join(missing, ", "))
 	}
 	return o, nil
 }

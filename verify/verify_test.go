@@ -250,6 +250,19 @@ func TestReadOutputs(t *testing.T) {
 	if _, err := ReadOutputs(strings.NewReader(``)); err == nil {
 		t.Error("empty outputs accepted")
 	}
+	// pulumi stack output --json masks a secret: one verify does not need is left out, clusters it needs are named.
+	if o, err := ReadOutputs(strings.NewReader(`{"busName":"b","region":"r","routerLogGroupName":"g","clusters":{},` +
+		`"ruleArns":"[secret]","canaryIntervalSeconds":"[secret]"}`)); err != nil || o.CanaryIntervalSeconds != 0 {
+		t.Errorf("secrets verify does not need: %+v, %v", o, err)
+	}
+	if _, err := ReadOutputs(strings.NewReader(`{"busName":"b","region":"r","routerLogGroupName":"g","clusters":"[secret]"}`)); err == nil ||
+		!strings.Contains(err.Error(), "lack clusters: ") || !strings.Contains(err.Error(), "--show-secrets") {
+		t.Errorf("error = %v, want the secret clusters named", err)
+	}
+	if _, err := ReadOutputs(strings.NewReader(`{"busName":"b","region":"r","routerLogGroupName":"g"}`)); err == nil ||
+		!strings.Contains(err.Error(), "lack clusters: ") {
+		t.Errorf("error = %v, want no clusters output named", err)
+	}
 }
 
 // TestRunNamesTheClustersAccount: a member's cluster's canary names the member's account, so the router

@@ -44,7 +44,7 @@ func decode(c *Config, values map[string]string, p *problems) {
 	for i, key := range keyFields() {
 		text := get(key)
 		switch f := cv.Field(i); {
-		case text == "" || key == "clusters" || key == "accounts" || key == "organization":
+		case key == "" || text == "" || key == "clusters" || key == "accounts" || key == "organization":
 		case f.Kind() == reflect.String:
 			f.SetString(text)
 		default:

@@ -3,6 +3,7 @@ package preflight
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -16,11 +17,13 @@ import (
 // HubReferenceName is the logical name of a shard's stack reference to its hub.
 const HubReferenceName = "hub"
 
-// Hub is what a shard read of its hub: the outputs it exports again, so that make verify runs on a shard as on the
-// hub.
+// Hub is what a shard read of its hub: what joining its bus takes, part of which the shard exports again, so that
+// make verify runs on a shard as on the hub.
 type Hub struct {
 	ref *pulumi.StackReference
 	outputs.Join[string, int]
+	// Secret names the hub's outputs that are secrets, which the shard exports again as secrets.
+	Secret map[string]bool
 }
 
 // joinHub reads the hub a shard names and checks the shard against it, before anything but the reference is
@@ -32,11 +35,15 @@ func joinHub(ctx *pulumi.Context, cfg config.Config, env awsenv.Env) (config.Con
 	if err != nil {
 		return cfg, Hub{}, fmt.Errorf("hub: reading stack %s: %w", cfg.Hub, err)
 	}
-	h := Hub{ref: ref}
-	missing, err := outputs.Decode(previous.Reader(ref), &h.Join)
+	h := Hub{ref: ref, Secret: map[string]bool{}}
+	missing, err := outputs.Decode(previous.Reader(ref, h.Secret), &h.Join)
 	if err != nil {
 		return cfg, Hub{}, fmt.Errorf("hub: stack %s: %w", cfg.Hub, err)
 	}
+	// What a shard does without: the queues' prefix, which it makes of its own namePrefix (the hub's, checked
+	// below), and the canary interval, which hubs before 0.4.0 did not export (make verify then takes the router's).
+	optional := outputs.Fields(&h.Join, &h.ClusterQueuePrefix, &h.CanaryIntervalSeconds)
+	missing = slices.DeleteFunc(missing, func(name string) bool { return slices.Contains(optional, name) })
 	if len(missing) > 0 {
 		return cfg, Hub{}, fmt.Errorf("hub: stack %s has no output %s: it is not a hub of this program, or was never updated "+
 			"with this version (run pulumi up in it first)", cfg.Hub, strings.Join(missing, ", "))
@@ -95,8 +102,8 @@ func movedIn(ctx *pulumi.Context, cfg config.Config, hub Hub, before *Last) erro
 				return record{}, fmt.Errorf("movedFrom: reading stack %s: %w", source, err)
 			}
 		}
-		var last outputs.Read
-		if _, err := outputs.Decode(previous.Reader(ref), &last); err != nil {
+		var last outputs.Record[map[string]string, map[string]outputs.ReadCluster]
+		if _, err := outputs.Decode(previous.Reader(ref, nil), &last); err != nil {
 			return record{}, fmt.Errorf("reading the clusters of stack %s: %w", source, err)
 		}
 		r := record{deployed: config.DeployedClusters(last.Clusters), retained: last.RetainedPodIdentityAssociations}

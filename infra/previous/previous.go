@@ -42,20 +42,24 @@ func Read(ctx *pulumi.Context) (outputs.Read, error) {
 		return outputs.Read{}, fmt.Errorf("reading the last update's outputs: %w", err)
 	}
 	var last outputs.Read
-	if _, err := outputs.Decode(Reader(ref), &last); err != nil {
+	if _, err := outputs.Decode(Reader(ref, nil), &last); err != nil {
 		return outputs.Read{}, fmt.Errorf("reading the last update's outputs: %w", err)
 	}
 	return last, nil
 }
 
-// Reader reads ref's outputs for outputs.Decode: a secret's value as any other's.
-func Reader(ref *pulumi.StackReference) func(name string) (any, error) {
+// Reader reads ref's outputs for outputs.Decode: a secret's value as any other's, its name put in secrets (unless
+// nil), so that what is exported of it again stays a secret.
+func Reader(ref *pulumi.StackReference, secrets map[string]bool) func(name string) (any, error) {
 	return func(name string) (any, error) {
 		d, err := ref.GetOutputDetails(name)
 		if err != nil {
 			return nil, err
 		}
 		if d.SecretValue != nil {
+			if secrets != nil {
+				secrets[name] = true
+			}
 			return d.SecretValue, nil
 		}
 		return d.Value, nil

@@ -12,6 +12,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"reflect"
 	"slices"
 	"strings"
@@ -103,22 +104,18 @@ func Generate(configDir string) ([]byte, error) {
 
 // bus is BusArgs: the configuration's keys but those it leaves out, and the dashboard's clusters.
 func (g *generator) bus() error {
-	var c config.Config
-	cv := reflect.TypeOf(c)
+	cv := reflect.TypeFor[config.Config]()
 	s := &structType{name: "BusArgs", doc: "BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join\n" +
 		"// as ClusterInterruption components. Every one is optional; an absent one takes the program's default."}
 	g.structs = append(g.structs, s)
-	types := config.KeyTypes()
-	for _, key := range config.Keys() {
-		if slices.Contains(busLeavesOut, key) {
+	// Config's fields with a key tag are the keys, in the reference's order.
+	for i := range cv.NumField() {
+		sf := cv.Field(i)
+		key := sf.Tag.Get("key")
+		if key == "" || slices.Contains(busLeavesOut, key) {
 			continue
 		}
-		goName := exported(key)
-		sf, ok := cv.FieldByName(goName)
-		if !ok {
-			return fmt.Errorf("key %s: no field %s of config.Config", key, goName)
-		}
-		f, err := g.field(s.name, key, key, goName, types[key], "Config."+sf.Name)
+		f, err := g.field(s.name, key, key, exported(key), sf.Type, "Config."+sf.Name)
 		if err != nil {
 			return err
 		}
@@ -274,7 +271,10 @@ func exported(key string) string {
 // each on one line.
 func docComments(dir string) (map[string]string, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, nil, parser.ParseComments)
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err == nil && len(pkgs) == 0 {
+		err = fmt.Errorf("no Go package in %s", dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the configuration's sources: %w", err)
 	}

@@ -26,14 +26,16 @@ func TestTheArgumentsAreTheConfigurations(t *testing.T) {
 	}
 }
 
-// TestASourceThatDoesNotParseIsRefused: the doc comments are read from the configuration's sources; none there, or
-// a directory that is not one, is an error, not arguments without descriptions.
+// TestASourceThatDoesNotParseIsRefused: the doc comments are read from the configuration's sources; a source that
+// does not parse, or a directory with none, is an error, not arguments without descriptions.
 func TestASourceThatDoesNotParseIsRefused(t *testing.T) {
-	dir := t.TempDir()
+	empty, dir := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(dir+"/bad.go", []byte("package config\nfunc {"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := argsgen.Generate(dir); err == nil || !strings.Contains(err.Error(), "reading the configuration's sources") {
-		t.Errorf("a source that does not parse: %v", err)
+	for _, d := range []string{dir, empty} {
+		if _, err := argsgen.Generate(d); err == nil || !strings.Contains(err.Error(), "reading the configuration's sources") {
+			t.Errorf("%s: %v", d, err)
+		}
 	}
 }
