@@ -90,8 +90,15 @@ func Parse(r io.Reader, dst any) (missing []string, err error) {
 		return nil, err
 	}
 	return Decode(func(name string) (any, error) {
+		text, ok := raw[name]
+		if !ok {
+			return nil, nil
+		}
 		var v any
-		if text, ok := raw[name]; !ok || json.Unmarshal(text, &v) != nil || v == Masked {
+		if err := json.Unmarshal(text, &v); err != nil {
+			return nil, err
+		}
+		if v == Masked {
 			return nil, nil
 		}
 		return v, nil
