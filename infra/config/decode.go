@@ -41,10 +41,11 @@ func decode(c *Config, values map[string]string, p *problems) {
 	// Every key of its field's type, but those whose entries are decoded one by one below, so that a problem names
 	// the entry: a string as it is, any other from its JSON text.
 	cv := reflect.ValueOf(c).Elem()
-	for i, key := range keyFields() {
+	for _, sf := range KeyFields() {
+		key := sf.Tag.Get("key")
 		text := get(key)
-		switch f := cv.Field(i); {
-		case key == "" || text == "" || key == "clusters" || key == "accounts" || key == "organization":
+		switch f := cv.FieldByIndex(sf.Index); {
+		case text == "" || key == "clusters" || key == "accounts" || key == "organization":
 		case f.Kind() == reflect.String:
 			f.SetString(text)
 		default:
@@ -178,32 +179,29 @@ func kindOf(t reflect.Type) string {
 // is generated from them and from what Load says of probe values.
 func KeyTypes() map[string]reflect.Type {
 	out := map[string]reflect.Type{}
-	t := reflect.TypeFor[Config]()
-	for i, key := range keyFields() {
-		if key != "" {
-			out[key] = t.Field(i).Type
+	for _, sf := range KeyFields() {
+		out[sf.Tag.Get("key")] = sf.Type
+	}
+	return out
+}
+
+// KeyFields are Config's fields that are keys (those with a key tag), in the reference's order: what decodes each
+// key, and what the component package's Bus takes (provider/internal/argsgen).
+func KeyFields() []reflect.StructField {
+	var out []reflect.StructField
+	for _, sf := range reflect.VisibleFields(reflect.TypeFor[Config]()) {
+		if sf.Tag.Get("key") != "" {
+			out = append(out, sf)
 		}
 	}
 	return out
 }
 
-// keyFields are the key tags of Config's fields, by field index ("" for a field that is no key).
-func keyFields() []string {
-	t := reflect.TypeFor[Config]()
-	out := make([]string, t.NumField())
-	for i := range out {
-		out[i] = t.Field(i).Tag.Get("key")
-	}
-	return out
-}
-
-// keyNames are the configuration's keys, in the order of Config's fields.
+// keyNames are the configuration's keys, in the reference's order.
 func keyNames() []string {
 	var out []string
-	for _, k := range keyFields() {
-		if k != "" {
-			out = append(out, k)
-		}
+	for _, sf := range KeyFields() {
+		out = append(out, sf.Tag.Get("key"))
 	}
 	return out
 }

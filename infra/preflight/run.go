@@ -27,7 +27,6 @@ package preflight
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -251,10 +250,7 @@ func (f *Flight) againstDeployed(ctx *pulumi.Context) error {
 	if f.Previous, err = previous.Read(ctx); err != nil {
 		return err
 	}
-	f.Before = Last{Deployed: config.DeployedClusters(f.Previous.Clusters), Retained: maps.Clone(f.Previous.RetainedPodIdentityAssociations), Adopting: map[string]bool{}}
-	if f.Before.Retained == nil {
-		f.Before.Retained = map[string]string{}
-	}
+	f.Before = Last{Deployed: config.DeployedClusters(f.Previous.Clusters), Retained: f.Previous.RetainedPodIdentityAssociations, Adopting: map[string]bool{}}
 	// Declared by the last update and retained still: it could not finish adopting them (the program's
 	// retainedPodIdentityAssociations). Read here, from this stack's own outputs, before movedIn adds the clusters
 	// moved in to Deployed.

@@ -104,15 +104,12 @@ func Generate(configDir string) ([]byte, error) {
 
 // bus is BusArgs: the configuration's keys but those it leaves out, and the dashboard's clusters.
 func (g *generator) bus() error {
-	cv := reflect.TypeFor[config.Config]()
 	s := &structType{name: "BusArgs", doc: "BusArgs are the Bus's arguments: the keys of the program's stack configuration, but for clusters, which join\n" +
 		"// as ClusterInterruption components. Every one is optional; an absent one takes the program's default."}
 	g.structs = append(g.structs, s)
-	// Config's fields with a key tag are the keys, in the reference's order.
-	for i := range cv.NumField() {
-		sf := cv.Field(i)
+	for _, sf := range config.KeyFields() {
 		key := sf.Tag.Get("key")
-		if key == "" || slices.Contains(busLeavesOut, key) {
+		if slices.Contains(busLeavesOut, key) {
 			continue
 		}
 		f, err := g.field(s.name, key, key, exported(key), sf.Type, "Config."+sf.Name)
