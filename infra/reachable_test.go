@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
@@ -34,8 +35,11 @@ func TestUnreachable(t *testing.T) {
 		found.Clusters[n] = preflight.Cluster{Endpoint: "https://" + n + ".example", CertificateAuthority: "Q0E="}
 	}
 	var probed []string
+	var mu sync.Mutex // the clusters are probed side by side
 	probe := func(_ context.Context, tg reach.Target) error {
+		mu.Lock()
 		probed = append(probed, tg.Cluster+" "+tg.RoleARN+" "+tg.Endpoint+" "+tg.Region)
+		mu.Unlock()
 		switch tg.Cluster {
 		case "c":
 			return errors.New("its token command (aws eks get-token) failed: Unable to locate credentials.")
