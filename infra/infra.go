@@ -26,6 +26,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/routerfn"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
@@ -614,7 +615,7 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	// The rules send to the central queue: it exists first. Nothing else waits: the policies name the hub's
 	// roles by account and aws:PrincipalArn.
-	after := append([]pulumi.ResourceOption{pulumi.DependsOn(append(slices.Clone(b.WaitFor()), r))}, under...)
+	after := append([]pulumi.ResourceOption{pulumi.DependsOn(dependency.On(append(slices.Clone(b.WaitFor()), r)...))}, under...)
 	if cfg.Baselined() {
 		set, err := member.NewStackSet(ctx, n.of(member.StackSetName(cfg.NamePrefix)), &member.StackSetArgs{
 			Baseline:            baselineArgs(cfg, hubEnv, hubEnv.In(member.AccountPlaceholder), nil),

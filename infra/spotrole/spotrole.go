@@ -14,9 +14,12 @@ package spotrole
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
+
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 )
 
 // The role, as IAM names it: the service it is linked to, its name and its path.
@@ -67,6 +70,7 @@ const Type = "karpenter-interruption-bus:index:SpotServiceLinkedRole"
 // Role is the service-linked role, as the stack declares it in one account.
 type Role struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	ARN pulumi.StringOutput `pulumi:"arn"`
 }
@@ -87,7 +91,7 @@ func Adopt(ctx *pulumi.Context, name, arn string, opts ...pulumi.ResourceOption)
 
 func declare(ctx *pulumi.Context, name, importARN string, opts ...pulumi.ResourceOption) (*Role, error) {
 	r := &Role{}
-	if err := ctx.RegisterComponentResource(Type, name, r, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, name, r, append(slices.Clip(opts), r.Record(r))...); err != nil {
 		return nil, err
 	}
 	roleOpts := []pulumi.ResourceOption{pulumi.Parent(r), pulumi.RetainOnDelete(true)}

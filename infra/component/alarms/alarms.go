@@ -5,10 +5,12 @@ package alarms
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -36,6 +38,7 @@ type Args struct {
 // Alarms is the set.
 type Alarms struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	ARNs pulumi.StringMapOutput `pulumi:"alarmArns"`
 }
@@ -181,7 +184,7 @@ func Specs(args *Args) []Spec {
 // New declares the alarms.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Alarms, error) {
 	a := &Alarms{}
-	if err := ctx.RegisterComponentResource(Type, name, a, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, name, a, append(slices.Clip(opts), a.Record(a))...); err != nil {
 		return nil, err
 	}
 	var actions pulumi.Array

@@ -5,6 +5,7 @@ package cluster
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
@@ -13,6 +14,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
@@ -97,6 +99,7 @@ type Existing struct {
 // ClusterInterruption is one cluster on the bus.
 type ClusterInterruption struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 	Outputs
 }
 
@@ -112,7 +115,7 @@ type wiring struct {
 // the order of clusters in the configuration never changes a URN.
 func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*ClusterInterruption, error) {
 	c := &ClusterInterruption{}
-	if err := ctx.RegisterComponentResource(Type, args.Cluster.Name, c, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, args.Cluster.Name, c, append(slices.Clip(opts), c.Record(c))...); err != nil {
 		return nil, err
 	}
 	out, err := Declare(ctx, c, args)
@@ -180,14 +183,14 @@ func Declare(ctx *pulumi.Context, parent pulumi.Resource, args *Args) (Outputs, 
 		w, err = s.existingRole(cl.ControllerRoleName, args.PolicyName, queueARN)
 	case config.ModeInstall:
 		t := s.existingCluster(cl, args.Existing)
-		t.ready = append(t.ready, args.Prerequisites...)
-		t.after = args.After
+		t.ready = append(t.ready, dependency.On(args.Prerequisites...)...)
+		t.after = dependency.On(args.After...)
 		w, err = s.install(cl, t, queue.Name, queueARN)
 		kubeconfig = t.kubeconfig
 	case config.ModeCreate:
 		var t target
 		if t, err = s.createCluster(cl); err == nil {
-			t.ready = append(t.ready, args.Prerequisites...)
+			t.ready = append(t.ready, dependency.On(args.Prerequisites...)...)
 			w, err = s.install(cl, t, queue.Name, queueARN)
 			kubeconfig = t.kubeconfig
 		}

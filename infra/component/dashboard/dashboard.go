@@ -11,6 +11,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -36,6 +37,7 @@ type Cluster struct{ Name, Queue string }
 // Dashboard is the declared dashboard.
 type Dashboard struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	DashboardName pulumi.StringOutput `pulumi:"dashboardName"`
 }
@@ -43,7 +45,7 @@ type Dashboard struct {
 // New declares the dashboard.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Dashboard, error) {
 	d := &Dashboard{}
-	if err := ctx.RegisterComponentResource(Type, name, d, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, name, d, append(slices.Clip(opts), d.Record(d))...); err != nil {
 		return nil, err
 	}
 	body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {

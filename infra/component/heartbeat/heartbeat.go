@@ -8,6 +8,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -15,6 +16,7 @@ import (
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -34,6 +36,7 @@ type Args struct {
 // Heartbeat is the shared part: what every cluster's schedule needs.
 type Heartbeat struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	GroupName pulumi.StringOutput `pulumi:"groupName"`
 	RoleARN   pulumi.StringOutput `pulumi:"roleArn"`
@@ -50,7 +53,7 @@ func RoleName(namePrefix, region string) string {
 // New declares the schedule group and the role.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Heartbeat, error) {
 	h := &Heartbeat{}
-	if err := ctx.RegisterComponentResource(Type, name, h, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, name, h, append(slices.Clip(opts), h.Record(h))...); err != nil {
 		return nil, err
 	}
 	parent := pulumi.Parent(h)

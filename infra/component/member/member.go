@@ -12,6 +12,7 @@ package member
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -21,6 +22,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/heartbeat"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/iamname"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 )
@@ -129,6 +131,7 @@ func NewBaseline(args *Args) Baseline {
 // Member is one member account's part of the bus.
 type Member struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	ForwarderRoleARN pulumi.StringOutput `pulumi:"forwarderRoleArn"`
 	ReaderRoleARN    pulumi.StringOutput `pulumi:"readerRoleArn"`
@@ -138,7 +141,7 @@ type Member struct {
 // declares it beside). The component and its children are declared through opts' provider (the account's).
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Member, error) {
 	m := &Member{}
-	if err := ctx.RegisterComponentResource(Type, name, m, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, name, m, append(slices.Clip(opts), m.Record(m))...); err != nil {
 		return nil, err
 	}
 	parent := pulumi.Parent(m)

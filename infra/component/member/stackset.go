@@ -9,6 +9,7 @@ import (
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudformation"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
@@ -170,6 +171,7 @@ type StackSetArgs struct {
 // StackSet is the member baseline as a service-managed StackSet.
 type StackSet struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	Name pulumi.StringOutput `pulumi:"stackSetName"`
 	// instance is the deployment to the units: what an account's use of the baseline waits for.
@@ -193,7 +195,7 @@ func StackSetName(namePrefix string) string { return namePrefix + "-member-basel
 // size").
 func NewStackSet(ctx *pulumi.Context, name string, args *StackSetArgs, opts ...pulumi.ResourceOption) (*StackSet, error) {
 	s := &StackSet{}
-	if err := ctx.RegisterComponentResource(StackSetType, name, s, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(StackSetType, name, s, append(slices.Clip(opts), s.Record(s))...); err != nil {
 		return nil, err
 	}
 	body, err := Template(args.Baseline)

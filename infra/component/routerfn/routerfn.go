@@ -4,6 +4,7 @@ package routerfn
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -13,6 +14,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/component/bus"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/dependency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/policy"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/routerbuild"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -65,6 +67,7 @@ type Args struct {
 // Router is the deployed function.
 type Router struct {
 	pulumi.ResourceState
+	dependency.Recorder // what depending on it means (dependency.On)
 
 	FunctionName pulumi.StringOutput `pulumi:"functionName"`
 	FunctionARN  pulumi.StringOutput `pulumi:"functionArn"`
@@ -75,7 +78,7 @@ type Router struct {
 // New declares the router.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Router, error) {
 	r := &Router{}
-	if err := ctx.RegisterComponentResource(Type, name, r, opts...); err != nil {
+	if err := ctx.RegisterComponentResource(Type, name, r, append(slices.Clip(opts), r.Record(r))...); err != nil {
 		return nil, err
 	}
 	env := args.Env
