@@ -30,7 +30,9 @@ func (m *mocks) NewResource(a pulumi.MockResourceArgs) (string, resource.Propert
 	return a.Name + "-id", a.Inputs, nil
 }
 
-func (m *mocks) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) { return resource.PropertyMap{}, nil }
+func (m *mocks) Call(pulumi.MockCallArgs) (resource.PropertyMap, error) {
+	return resource.PropertyMap{}, nil
+}
 
 // TestOnNamesWhatWasDeclaredUnderAComponent: the moment a component's constructor returns, On names every resource
 // declared under it, nested components' included, while the SDK's own expansion sees only the children whose
