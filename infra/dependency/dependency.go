@@ -4,9 +4,9 @@
 // joins its parent only in its own registration goroutine (sdk/go/pulumi v3.259.0: context.go getOpts calls
 // addChild; rpc.go addDependency reads getChildren). A dependent registered before a child's goroutine has run misses
 // that child: the dependent may be created before it, and an update plan made by a preview that saw the child fails
-// the update ("dependencies changed"). A Recorder, given to a component's registration, records each resource
-// declared under it, at the call that declares it (resource transformations run in the caller's goroutine and are
-// inherited by every descendant: context.go applyTransformations), so that On names them all.
+// the update ("dependencies changed"). A component that embeds a Recorder and is registered by Register records each
+// resource declared under it, at the call that declares it (resource transformations run in the caller's goroutine
+// and are inherited by every descendant: context.go applyTransformations), so that On names them all.
 package dependency
 
 import (
@@ -22,9 +22,19 @@ type Recorder struct {
 	declared []pulumi.Resource
 }
 
-// Record is the option that records, for the component self, every resource declared under it; it goes with
-// self's own registration.
-func (r *Recorder) Record(self pulumi.Resource) pulumi.ResourceOption {
+// Component is a component of this program that embeds a Recorder.
+type Component interface {
+	pulumi.ComponentResource
+	record(self pulumi.Resource) pulumi.ResourceOption
+}
+
+// Register registers the component c, as ctx.RegisterComponentResource does, recording what is declared under it.
+func Register(ctx *pulumi.Context, t, name string, c Component, opts ...pulumi.ResourceOption) error {
+	return ctx.RegisterComponentResource(t, name, c, append(slices.Clip(opts), c.record(c))...)
+}
+
+// record is the option that records, for the component self, every resource declared under it.
+func (r *Recorder) record(self pulumi.Resource) pulumi.ResourceOption {
 	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
 		if a.Resource != self {
 			r.mu.Lock()

@@ -41,7 +41,7 @@ func TestOnNamesWhatWasDeclaredUnderAComponent(t *testing.T) {
 	m := &mocks{deps: map[string][]string{}}
 	err := pulumi.RunErr(func(ctx *pulumi.Context) error {
 		outer := &part{}
-		if err := ctx.RegisterComponentResource("test:index:Part", "outer", outer, outer.Record(outer)); err != nil {
+		if err := dependency.Register(ctx, "test:index:Part", "outer", outer); err != nil {
 			return err
 		}
 		var a thing
@@ -49,7 +49,7 @@ func TestOnNamesWhatWasDeclaredUnderAComponent(t *testing.T) {
 			return err
 		}
 		inner := &part{}
-		if err := ctx.RegisterComponentResource("test:index:Part", "inner", inner, pulumi.Parent(outer), inner.Record(inner)); err != nil {
+		if err := dependency.Register(ctx, "test:index:Part", "inner", inner, pulumi.Parent(outer)); err != nil {
 			return err
 		}
 		var b thing

@@ -14,7 +14,6 @@ package spotrole
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -91,7 +90,7 @@ func Adopt(ctx *pulumi.Context, name, arn string, opts ...pulumi.ResourceOption)
 
 func declare(ctx *pulumi.Context, name, importARN string, opts ...pulumi.ResourceOption) (*Role, error) {
 	r := &Role{}
-	if err := ctx.RegisterComponentResource(Type, name, r, append(slices.Clip(opts), r.Record(r))...); err != nil {
+	if err := dependency.Register(ctx, Type, name, r, opts...); err != nil {
 		return nil, err
 	}
 	roleOpts := []pulumi.ResourceOption{pulumi.Parent(r), pulumi.RetainOnDelete(true)}

@@ -5,7 +5,6 @@ package alarms
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
@@ -184,7 +183,7 @@ func Specs(args *Args) []Spec {
 // New declares the alarms.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Alarms, error) {
 	a := &Alarms{}
-	if err := ctx.RegisterComponentResource(Type, name, a, append(slices.Clip(opts), a.Record(a))...); err != nil {
+	if err := dependency.Register(ctx, Type, name, a, opts...); err != nil {
 		return nil, err
 	}
 	var actions pulumi.Array

@@ -5,7 +5,6 @@ package cluster
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/sqs"
@@ -115,7 +114,7 @@ type wiring struct {
 // the order of clusters in the configuration never changes a URN.
 func New(ctx *pulumi.Context, args *Args, opts ...pulumi.ResourceOption) (*ClusterInterruption, error) {
 	c := &ClusterInterruption{}
-	if err := ctx.RegisterComponentResource(Type, args.Cluster.Name, c, append(slices.Clip(opts), c.Record(c))...); err != nil {
+	if err := dependency.Register(ctx, Type, args.Cluster.Name, c, opts...); err != nil {
 		return nil, err
 	}
 	out, err := Declare(ctx, c, args)

@@ -45,7 +45,7 @@ type Dashboard struct {
 // New declares the dashboard.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Dashboard, error) {
 	d := &Dashboard{}
-	if err := ctx.RegisterComponentResource(Type, name, d, append(slices.Clip(opts), d.Record(d))...); err != nil {
+	if err := dependency.Register(ctx, Type, name, d, opts...); err != nil {
 		return nil, err
 	}
 	body := pulumi.All(args.CentralQueueName, args.DLQName, args.FunctionName).ApplyT(func(v []any) string {

@@ -8,7 +8,6 @@ package heartbeat
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -53,7 +52,7 @@ func RoleName(namePrefix, region string) string {
 // New declares the schedule group and the role.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Heartbeat, error) {
 	h := &Heartbeat{}
-	if err := ctx.RegisterComponentResource(Type, name, h, append(slices.Clip(opts), h.Record(h))...); err != nil {
+	if err := dependency.Register(ctx, Type, name, h, opts...); err != nil {
 		return nil, err
 	}
 	parent := pulumi.Parent(h)

@@ -12,7 +12,6 @@ package member
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -141,7 +140,7 @@ type Member struct {
 // declares it beside). The component and its children are declared through opts' provider (the account's).
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Member, error) {
 	m := &Member{}
-	if err := ctx.RegisterComponentResource(Type, name, m, append(slices.Clip(opts), m.Record(m))...); err != nil {
+	if err := dependency.Register(ctx, Type, name, m, opts...); err != nil {
 		return nil, err
 	}
 	parent := pulumi.Parent(m)

@@ -195,7 +195,7 @@ func StackSetName(namePrefix string) string { return namePrefix + "-member-basel
 // size").
 func NewStackSet(ctx *pulumi.Context, name string, args *StackSetArgs, opts ...pulumi.ResourceOption) (*StackSet, error) {
 	s := &StackSet{}
-	if err := ctx.RegisterComponentResource(StackSetType, name, s, append(slices.Clip(opts), s.Record(s))...); err != nil {
+	if err := dependency.Register(ctx, StackSetType, name, s, opts...); err != nil {
 		return nil, err
 	}
 	body, err := Template(args.Baseline)

@@ -4,7 +4,6 @@ package routerfn
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/cloudwatch"
 	"github.com/pulumi/pulumi-aws/sdk/v6/go/aws/iam"
@@ -78,7 +77,7 @@ type Router struct {
 // New declares the router.
 func New(ctx *pulumi.Context, name string, args *Args, opts ...pulumi.ResourceOption) (*Router, error) {
 	r := &Router{}
-	if err := ctx.RegisterComponentResource(Type, name, r, append(slices.Clip(opts), r.Record(r))...); err != nil {
+	if err := dependency.Register(ctx, Type, name, r, opts...); err != nil {
 		return nil, err
 	}
 	env := args.Env
