@@ -25,16 +25,16 @@ type Recorder struct {
 // Component is a component of this program that embeds a Recorder.
 type Component interface {
 	pulumi.ComponentResource
-	record(self pulumi.Resource) pulumi.ResourceOption
+	Record(self pulumi.Resource) pulumi.ResourceOption
 }
 
 // Register registers the component c, as ctx.RegisterComponentResource does, recording what is declared under it.
 func Register(ctx *pulumi.Context, t, name string, c Component, opts ...pulumi.ResourceOption) error {
-	return ctx.RegisterComponentResource(t, name, c, append(slices.Clip(opts), c.record(c))...)
+	return ctx.RegisterComponentResource(t, name, c, append(slices.Clip(opts), c.Record(c))...)
 }
 
-// record is the option that records, for the component self, every resource declared under it.
-func (r *Recorder) record(self pulumi.Resource) pulumi.ResourceOption {
+// Record is the option that records, for the component self, every resource declared under it (Register gives it).
+func (r *Recorder) Record(self pulumi.Resource) pulumi.ResourceOption {
 	return pulumi.Transformations([]pulumi.ResourceTransformation{func(a *pulumi.ResourceTransformationArgs) *pulumi.ResourceTransformationResult {
 		if a.Resource != self {
 			r.mu.Lock()
