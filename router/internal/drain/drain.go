@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/deadline"
 )
 
 // SQS is what the drain calls of the central queue.
@@ -88,9 +89,11 @@ func Wraps(n int) bool { return n >= contract.MaxReceive }
 // error is the queue's (a receive or a delete that failed as a whole): what was received and not deleted comes back
 // after its visibility timeout, as a message Lambda's poller received and lost would.
 func (d *Drainer) Drain(ctx context.Context, like events.SQSMessage) (Result, error) {
+	ctx, cancel := deadline.Before(ctx, deadline.ReturnReserve, 20)
+	defer cancel()
 	var res Result
 	for res.Received < d.opts.Max {
-		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d.opts.Reserve {
+		if end, ok := ctx.Deadline(); ok && time.Until(end) < d.opts.Reserve {
 			return res, nil
 		}
 		msgs, err := d.receive(ctx, min(d.opts.Chunk, d.opts.Max-res.Received))
@@ -145,13 +148,19 @@ func (d *Drainer) receive(ctx context.Context, n int) ([]types.Message, error) {
 			})
 		}
 		wg.Wait()
+		// Every message handed out is routed, a failed call's siblings' too: one left out would be invisible for
+		// the visibility timeout, routed by no one.
 		round := 0
 		for i := range calls {
 			out = append(out, got[i]...)
 			round += len(got[i])
-			if errs[i] != nil {
-				return out, errs[i]
-			}
+		}
+		var err error
+		for _, e := range errs {
+			err = joinErr(err, e)
+		}
+		if err != nil {
+			return out, err
 		}
 		if round == 0 {
 			break
@@ -167,7 +176,11 @@ func (d *Drainer) route(ctx context.Context, msgs []types.Message, like events.S
 	for i, m := range msgs {
 		batch.Records[i] = Record(m, like.EventSourceARN, like.AWSRegion)
 	}
-	resp, err := d.handle(ctx, batch)
+	// The chunk's routing ends deleteReserve ahead of the drain, whatever it meets: what it routed is then deleted in
+	// time.
+	hctx, cancel := deadline.Before(ctx, deleteReserve, 10)
+	defer cancel()
+	resp, err := d.handle(hctx, batch)
 	if err != nil {
 		return 0, 0, fmt.Errorf("routing %d messages taken from %s: %w", len(msgs), d.url, err) // all come back after their visibility
 	}
@@ -183,19 +196,38 @@ func (d *Drainer) route(ctx context.Context, msgs []types.Message, like events.S
 		}
 		done = append(done, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle})
 	}
-	for start := 0; start < len(done); start += contract.MaxReceive {
-		chunk := done[start:min(start+contract.MaxReceive, len(done))]
-		out, derr := d.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(d.url), Entries: chunk})
-		if derr != nil {
-			// Routed and not deleted: received again after its visibility timeout, and routed again, which Karpenter
-			// takes idempotently.
-			err = joinErr(err, fmt.Errorf("deleting what was routed from %s: %w", d.url, derr))
-			continue
-		}
-		deleted += len(out.Successful)
+	// Deleted Receivers calls at a time: a chunk of a thousand takes a hundred.
+	calls := (len(done) + contract.MaxReceive - 1) / contract.MaxReceive
+	counts := make([]int, calls)
+	errs := make([]error, calls)
+	sem := make(chan struct{}, d.opts.Receivers)
+	var wg sync.WaitGroup
+	for i := range calls {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			chunk := done[i*contract.MaxReceive : min((i+1)*contract.MaxReceive, len(done))]
+			out, derr := d.sqs.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(d.url), Entries: chunk})
+			if derr != nil {
+				// Routed and not deleted: received again after its visibility timeout, and routed again, which
+				// Karpenter takes idempotently.
+				errs[i] = fmt.Errorf("deleting what was routed from %s: %w", d.url, derr)
+				return
+			}
+			counts[i] = len(out.Successful)
+		})
+	}
+	wg.Wait()
+	for i := range calls {
+		deleted += counts[i]
+		err = joinErr(err, errs[i])
 	}
 	return deleted, retried, err
 }
+
+// deleteReserve is what a chunk's routing leaves of the drain: the time to delete what it routed (or a tenth of what
+// is left, when that is less).
+const deleteReserve = 2 * time.Second
 
 // Record is m as Lambda's event source mapping presents a record of the queue of arn in region.
 func Record(m types.Message, arn, region string) events.SQSMessage {

@@ -28,7 +28,9 @@ type fakeQueue struct {
 	asked     []*sqs.ReceiveMessageInput
 	deleted   []string
 	failAfter int
+	failAsked int32 // when set, the receives asking for this many fail
 	deleteErr error
+	hang      bool // deletes answer nothing until their context ends, as hung calls
 	// perCall, when set, is the most one receive hands back, whatever it asked: SQS may return fewer than asked.
 	perCall int
 }
@@ -48,7 +50,7 @@ func (f *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	defer f.mu.Unlock()
 	f.receives++
 	f.asked = append(f.asked, in)
-	if f.failAfter > 0 && f.receives > f.failAfter {
+	if f.failAfter > 0 && f.receives > f.failAfter || f.failAsked != 0 && in.MaxNumberOfMessages == f.failAsked {
 		return nil, errors.New("OverLimit")
 	}
 	n := int(in.MaxNumberOfMessages)
@@ -61,7 +63,13 @@ func (f *fakeQueue) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInpu
 	return out, nil
 }
 
-func (f *fakeQueue) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+func (f *fakeQueue) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	if f.hang {
+		<-ctx.Done()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // as an SDK call made past its context's end
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.deleteErr != nil {
@@ -86,9 +94,13 @@ type router struct {
 	mu      sync.Mutex
 	batches []events.SQSEvent
 	err     error
+	hang    bool // each batch takes until its context ends, as a routing whose calls hang
 }
 
-func (r *router) handle(_ context.Context, b events.SQSEvent) (events.SQSEventResponse, error) {
+func (r *router) handle(ctx context.Context, b events.SQSEvent) (events.SQSEventResponse, error) {
+	if r.hang {
+		<-ctx.Done()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.batches = append(r.batches, b)
@@ -250,5 +262,51 @@ func TestBothErrorsAreKept(t *testing.T) {
 				t.Errorf("joinErr(%v, %v) = %v: want it to hold %v", c.x, c.y, got, w)
 			}
 		}
+	}
+}
+
+// TestEveryMessageHandedOutIsRouted: of a round of receives side by side, one fails; what the others were handed is
+// routed and deleted all the same (left out, it would be invisible for the visibility timeout, routed by no one), and
+// the error is returned.
+func TestEveryMessageHandedOutIsRouted(t *testing.T) {
+	q := queueOf(100, func(int) string { return "event" })
+	q.failAsked = 10 // a chunk of 15: the receive asking for 10 fails, the one asking for 5 is handed 5
+	res, err := New(q, "u", (&router{}).handle, Options{Max: 15, Chunk: 15}).Drain(context.Background(), like)
+	if err == nil || !strings.Contains(err.Error(), "OverLimit") {
+		t.Errorf("error %v; want the receive's", err)
+	}
+	if res.Received != q.next || res.Deleted != q.next || len(q.deleted) != q.next || q.next != 5 {
+		t.Errorf("drain %+v, %d deleted of %d handed out; want every one handed out routed and deleted", res, len(q.deleted), q.next)
+	}
+}
+
+// TestADrainEndsWithinTheInvocation: a chunk whose routing hangs (its calls answer nothing until their context ends)
+// still leaves the drain the time to delete what it routed, and the invocation the time to return before Lambda's
+// deadline, past which Lambda takes its whole batch back; with the deletes hung too, it still returns in time. Broken on
+// purpose (the chunk routed within the drain's own context, or the drain within the invocation's), the deletes come
+// too late or the drain returns past the deadline.
+func TestADrainEndsWithinTheInvocation(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		hungDeletes bool
+		deleted     int
+	}{
+		{"its routing hung", false, 25},
+		{"its routing and deletes hung", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			q := queueOf(25, func(int) string { return "event" })
+			q.hang = tc.hungDeletes
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			res, err := New(q, "u", (&router{hang: true}).handle, Options{Max: 100, Reserve: 100 * time.Millisecond}).Drain(ctx, like)
+			if ctx.Err() != nil {
+				t.Errorf("the drain returned after the invocation's deadline")
+			}
+			if res.Received != 25 || res.Deleted != tc.deleted || len(q.deleted) != tc.deleted || (err != nil) != tc.hungDeletes {
+				t.Errorf("drain %+v, %d deleted (%v); want the 25 routed, %d deleted", res, len(q.deleted), err, tc.deleted)
+			}
+		})
 	}
 }

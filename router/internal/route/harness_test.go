@@ -75,6 +75,7 @@ type fakeSQS struct {
 	queues    map[string][]string // queue name -> bodies received
 	sendErr   map[string]error    // queue name -> error for the whole call
 	failEntry map[string]int      // queue name -> index of an entry to fail inside an HTTP 200
+	hang      map[string]bool     // queue name -> its sends answer nothing until their context ends, as a hung call
 	sends     int
 	urlCalls  int
 	byURL     map[string][]string // queue URL (account and name) -> bodies received
@@ -98,11 +99,18 @@ func (f *fakeSQS) GetQueueUrl(_ context.Context, in *sqs.GetQueueUrlInput, _ ...
 	return &sqs.GetQueueUrlOutput{QueueUrl: aws.String("https://sqs/" + *in.QueueOwnerAWSAccountId + "/" + *in.QueueName)}, nil
 }
 
-func (f *fakeSQS) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+func (f *fakeSQS) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	name := (*in.QueueUrl)[strings.LastIndex(*in.QueueUrl, "/")+1:]
+	f.mu.Lock()
+	hang := f.hang[name]
+	f.mu.Unlock()
+	if hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sends++
-	name := (*in.QueueUrl)[strings.LastIndex(*in.QueueUrl, "/")+1:]
 	if err := f.sendErr[name]; err != nil {
 		return nil, err
 	}
@@ -139,9 +147,16 @@ type fakeRedeliverer struct {
 	mu    sync.Mutex
 	later map[string]int // receipt handle -> receive count
 	err   error
+	hang  bool // its calls answer nothing until their context ends, as a hung call
 }
 
-func (f *fakeRedeliverer) Later(_ context.Context, receiptHandle string, receiveCount int) (time.Duration, error) {
+func (f *fakeRedeliverer) Later(ctx context.Context, receiptHandle string, receiveCount int) (time.Duration, error) {
+	if f.hang {
+		<-ctx.Done()
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err // as an SDK call made past its context's end
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.later[receiptHandle] = receiveCount

@@ -18,6 +18,7 @@ import (
 func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats *metrics.Batch) events.SQSEventResponse {
 	var resp events.SQSEventResponse
 	var nForwarded, nDropped int
+	listed := map[string]bool{} // SQS may deliver a message twice in one batch: its ID is listed once
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.out.verdict {
@@ -26,7 +27,10 @@ func (r *Router) respond(ctx context.Context, msgs []message, queues int, stats 
 			stats.Drop(m.out.reason)
 			r.logDrop(ctx, m)
 		case retried:
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.rec.MessageId})
+			if !listed[m.rec.MessageId] {
+				listed[m.rec.MessageId] = true
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: m.rec.MessageId})
+			}
 			stats.Retry()
 		case forwarded:
 			nForwarded++

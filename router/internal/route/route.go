@@ -16,6 +16,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/accounts"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/canary"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/deadline"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/forward"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/intake"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/internal/metrics"
@@ -166,21 +167,27 @@ func New(owners Resolver, sender Sender, opts Options) *Router {
 // messages: classify, judge the senders, admit, record the delivery of the sealed records sent back (claim: the
 // evidence wave's only), look the owners up and plan the deliveries; then three side by side, none holding up the
 // others: keep what was refused, take the dead-letter queue in when asked, send the deliveries; then the deliveries
-// of the sealed records are recorded. Every call to S3 or KMS (the seal's checks, the ledger, the quarantine's seals
-// and archive) runs within the evidence deadline, ahead of the invocation's own, so that what it could not finish is
-// retried alone and the live events' results are returned in time. No stage writes a message another reads.
+// of the sealed records are recorded. Every call of the waves (S3 and KMS: the seal's checks, the ledger, the
+// quarantine's seals and archive; SQS, EC2 and IAM) runs within the evidence deadline, ahead of the invocation's own,
+// and the retries' scheduling within the return reserve: what a hung call could not finish is retried, and the
+// batch's results are returned before Lambda's deadline, past which it would take the whole batch back. No stage
+// writes a message another reads.
 func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEventResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return events.SQSEventResponse{}, fmt.Errorf("batch of %d messages not started: %w", len(in.Records), err)
 	}
 	var stats, evStats metrics.Batch
 	live, evidence := split(r.classifyAll(in.Records, &stats))
-	evCtx, cancel := r.evidenceContext(ctx)
+	ctx, cancel := deadline.Before(ctx, deadline.ReturnReserve, 20)
 	defer cancel()
+	// Both waves end by the evidence deadline, the live one too: a send or lookup that hangs is retried, and the
+	// retries are scheduled and the results returned within the invocation.
+	waves, cancelWaves := deadline.Before(ctx, evidenceReserve, 10)
+	defer cancelWaves()
 	queues := make([]int, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { queues[1] = r.route(evCtx, evCtx, evidence, &evStats) })
-	queues[0] = r.route(ctx, evCtx, live, &stats)
+	wg.Go(func() { queues[1] = r.route(waves, waves, evidence, &evStats) })
+	queues[0] = r.route(waves, waves, live, &stats)
 	wg.Wait()
 	stats.Add(&evStats)
 	msgs := slices.Concat(live, evidence)
@@ -257,23 +264,12 @@ func (r *Router) settle(ctx context.Context, msgs []message) {
 	}
 }
 
-// evidenceReserve is what the evidence deadline leaves of the invocation: the time to return the batch's results,
-// schedule its retries and write its metrics.
+// evidenceReserve is what the waves' deadline (the evidence deadline) leaves of the invocation: the time to schedule
+// the batch's retries and write its metrics (or a tenth of what is left, when that is less).
 const evidenceReserve = 2 * time.Second
 
 // maxInvocation is Lambda's longest invocation: the claims' horizon when ctx has no deadline.
 const maxInvocation = 15 * time.Minute
-
-// evidenceContext is ctx with the evidence deadline: the invocation's, less evidenceReserve (or a tenth of what is
-// left, when that is less).
-func (r *Router) evidenceContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		return context.WithCancel(ctx)
-	}
-	left := time.Until(deadline)
-	return context.WithDeadline(ctx, deadline.Add(-min(evidenceReserve, left/10)))
-}
 
 // until is when a claim made within ctx lapses: its deadline, after which the invocation that made it has ended.
 func (r *Router) until(ctx context.Context) time.Time {
