@@ -334,7 +334,7 @@ func joinConfig(stack, account string, j Join) (config.Config, error) {
 		}
 		values[k] = string(text)
 	}
-	cfg, err := config.Load(stack, account, values)
+	cfg, err := config.LoadJoin(stack, account, values, j.Name)
 	var problems []config.Problem
 	for _, p := range problemsOf(err) {
 		problems = append(problems, asArgument(p))

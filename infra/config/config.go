@@ -59,20 +59,33 @@ func (e *Error) Error() string {
 // stack's keys in the project's namespace, without it; structured values are JSON text): it decodes every key,
 // fills in the defaults, then validates.
 func Load(stack, account string, values map[string]string) (Config, error) {
-	return load(stack, account, values, false)
+	return load(stack, account, values, shape{})
 }
 
 // LoadBus reads the configuration of a bus whose clusters join it from elsewhere (the component package's Bus):
 // it has no clusters and no example key, and a member account needs no cluster in it.
 func LoadBus(stack, account string, values map[string]string) (Config, error) {
-	return load(stack, account, values, true)
+	return load(stack, account, values, shape{clustersJoin: true})
 }
 
-// load reads the configuration; clustersJoin says the clusters are not in it (LoadBus).
-func load(stack, account string, values map[string]string, clustersJoin bool) (Config, error) {
+// LoadJoin reads, as Load, the configuration of one cluster joining a bus as a component named component (the
+// package's ClusterInterruption), whose children are named after the component rather than the cluster.
+func LoadJoin(stack, account string, values map[string]string, component string) (Config, error) {
+	return load(stack, account, values, shape{component: component})
+}
+
+// shape is what a load reads: a stack's configuration; with clustersJoin, a bus whose clusters are not in it
+// (LoadBus); with component, the one cluster of a component of that name (LoadJoin).
+type shape struct {
+	clustersJoin bool
+	component    string
+}
+
+// load reads the configuration of shape s.
+func load(stack, account string, values map[string]string, s shape) (Config, error) {
 	var p problems
 	c := defaults(stack, account)
-	if clustersJoin {
+	if s.clustersJoin {
 		for _, k := range []string{"clusters", "example"} {
 			if _, ok := values[k]; ok {
 				p.addf(k, "not an argument of a bus whose clusters join it: they join as ClusterInterruption components")
@@ -81,7 +94,7 @@ func load(stack, account string, values map[string]string, clustersJoin bool) (C
 	}
 	decode(&c, values, &p)
 	applyDefaults(&c)
-	validate(c, clustersJoin, &p)
+	validate(c, s, &p)
 	if len(p) > 0 {
 		sort.Slice(p, func(i, j int) bool { return p[i].String() < p[j].String() })
 		return Config{}, &Error{Problems: p}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -105,8 +106,8 @@ func TestLoadErrors(t *testing.T) {
 		{"concurrency", map[string]string{"router": `{"maximumConcurrency":1}`}, []string{"router.maximumConcurrency: 1 is out of range 2 to 1000"}},
 		{"provisioned pollers beside a maximum concurrency", map[string]string{"router": `{"maximumConcurrency":20,"provisionedPollers":{"minimum":2,"maximum":10}}`},
 			[]string{"router.provisionedPollers: cannot be combined with router.maximumConcurrency"}},
-		{"provisioned pollers", map[string]string{"router": `{"provisionedPollers":{"minimum":1,"maximum":10001}}`},
-			[]string{"router.provisionedPollers.minimum: 1 is out of range 2 to 200", "router.provisionedPollers.maximum: 10001 is out of range 2 to 10000"}},
+		{"provisioned pollers", map[string]string{"router": `{"provisionedPollers":{"minimum":1,"maximum":2001}}`},
+			[]string{"router.provisionedPollers.minimum: 1 is out of range 2 to 200", "router.provisionedPollers.maximum: 2001 is out of range 2 to 2000"}},
 		{"reserved concurrency", map[string]string{"router": `{"reservedConcurrency":1}`}, []string{"router.reservedConcurrency: 1 is out of range 2 to 100000"}},
 		{"provisioned pollers' maximum below the minimum", map[string]string{"router": `{"provisionedPollers":{"minimum":10,"maximum":5}}`},
 			[]string{"router.provisionedPollers.maximum: 5 is below minimum (10)"}},
@@ -133,6 +134,10 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"router: applies to the hub only: this stack is a shard of prod (hub)", "dashboard: applies to the hub only", "heartbeat: applies to the hub only"}},
 		{"a shard of itself", map[string]string{"hub": "acme/kib/dev"}, []string{`hub: "acme/kib/dev" is this stack`}},
 		{"a hub that is no stack name", map[string]string{"hub": "prod stack"}, []string{`hub: "prod stack" is not a stack name`}},
+		{"a StackSet after a prefix starting with a digit", map[string]string{"namePrefix": "9kib", "organization": `{"id":"o-a1b2c3d4e5","memberOUs":["ou-ab12-cd34ef56"]}`},
+			[]string{`namePrefix: "9kib" starts with a digit: with organization.memberOUs the member StackSet is named after it (9kib-member-baseline)`}},
+		{"a cluster to create past pulumi-eks's roles' names", map[string]string{"clusters": `[{"name":"` + strings.Repeat("c", MaxCreateName+1) + `","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`},
+			[]string{fmt.Sprintf("clusters[0].name: %q is 35 characters: a cluster the stack creates takes at most 34", strings.Repeat("c", MaxCreateName+1))}},
 		{"a shard with the StackSet", map[string]string{"hub": "prod", "organization": `{"id":"o-a1b2c3d4e5","memberOUs":["ou-ab12-cd34ef56"]}`},
 			[]string{"organization.memberOUs: applies to the hub only"}},
 		{"a budget below one provider's", map[string]string{"providerBudgetMB": "256"}, []string{"providerBudgetMB: 256 MB is less than one preview's providers can run in: at least 512"}},
@@ -197,7 +202,7 @@ func TestValidateFillsNothingIn(t *testing.T) {
 	c.NamePrefix, c.QueuePrefix = "kib-dev", "kib-dev-"
 	c.Clusters = []Cluster{{Name: "a"}}
 	var p problems
-	validate(c, false, &p)
+	validate(c, shape{}, &p)
 	if len(p) != 1 || !strings.Contains(p[0].String(), `clusters[0].mode: "" is not one of install, existing-role, create`) {
 		t.Fatalf("problems = %v, want the empty mode reported", p)
 	}
@@ -289,7 +294,7 @@ func TestPartitions(t *testing.T) {
 
 // TestProvisionedPollersReplaceTheDefaultConcurrency: provisioned pollers alone are taken, the default maximum
 // concurrency, which the stack did not set, not counted against them; the saturation alarm's limit is the pollers',
-// 10 invocations each; AWS's most pollers, 10,000, validates.
+// 10 invocations each; the pinned provider's most pollers, 2,000 (AWS takes 10,000 for SQS), validates.
 func TestProvisionedPollersReplaceTheDefaultConcurrency(t *testing.T) {
 	c, err := Load("dev", testAccount, map[string]string{"router": `{"provisionedPollers":{"minimum":5,"maximum":50}}`})
 	if err != nil {
@@ -301,8 +306,8 @@ func TestProvisionedPollersReplaceTheDefaultConcurrency(t *testing.T) {
 	if d, err := Load("dev", testAccount, nil); err != nil || d.Router.ConcurrencyLimit() != DefaultRouter.MaximumConcurrency {
 		t.Errorf("without provisioned pollers the limit is %d (%v)", d.Router.ConcurrencyLimit(), err)
 	}
-	if _, err := Load("dev", testAccount, map[string]string{"router": `{"provisionedPollers":{"minimum":200,"maximum":10000}}`}); err != nil {
-		t.Errorf("AWS's bounds refused: %v", err)
+	if _, err := Load("dev", testAccount, map[string]string{"router": `{"provisionedPollers":{"minimum":200,"maximum":2000}}`}); err != nil {
+		t.Errorf("the provider's bounds refused: %v", err)
 	}
 }
 
@@ -337,5 +342,41 @@ func TestAnEntryDecodedOneByOneIsDecodedOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("the account that does not decode: %d problems of its decoding, want 1: %v", n, err)
+	}
+}
+
+// TestWhatTheProvidersTakeIsTaken: at the edges of the checks that follow the pinned providers' rules, the values they
+// take load: a cluster to create of MaxCreateName characters, a prefix starting with a digit where no StackSet is named
+// after it, tags counted in characters as AWS counts them (128 and 256 characters of two bytes each).
+func TestWhatTheProvidersTakeIsTaken(t *testing.T) {
+	for name, kv := range map[string]map[string]string{
+		"a cluster to create at the longest":          {"clusters": `[{"name":"` + strings.Repeat("c", MaxCreateName) + `","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`},
+		"a prefix starting with a digit, no StackSet": {"namePrefix": "9kib", "organization": `{"id":"o-a1b2c3d4e5"}`},
+		"tags in two-byte characters":                 {"tags": `{"` + strings.Repeat("é", 128) + `":"` + strings.Repeat("ü", 256) + `"}`},
+		"the most provisioned pollers":                {"router": `{"provisionedPollers":{"minimum":2,"maximum":2000},"reservedConcurrency":20000}`},
+	} {
+		if _, err := Load("dev", testAccount, kv); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestAComponentToCreateIsNamedWithinPulumiEKSsRoles: a cluster joining as a component (LoadJoin) is created under the
+// component's name, which pulumi-eks names its roles after: the component's name is held to MaxCreateName, on mode,
+// and the cluster's own name is not.
+func TestAComponentToCreateIsNamedWithinPulumiEKSsRoles(t *testing.T) {
+	cluster := func(name string) map[string]string {
+		return map[string]string{"clusters": `[{"name":"` + name + `","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`}
+	}
+	if _, err := LoadJoin("dev", testAccount, cluster(strings.Repeat("c", 60)), "blue"); err != nil {
+		t.Errorf("a long cluster name under a short component's: %v", err)
+	}
+	long := strings.Repeat("b", MaxCreateName+1)
+	_, err := LoadJoin("dev", testAccount, cluster("c"), long)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("clusters[0].mode: create: the component's name %q is 35 characters, at most 34", long)) {
+		t.Errorf("a component's name past pulumi-eks's roles': %v", err)
+	}
+	if _, err := LoadJoin("dev", testAccount, cluster("c"), long[1:]); err != nil {
+		t.Errorf("a component's name at the longest: %v", err)
 	}
 }

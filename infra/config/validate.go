@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
@@ -19,6 +20,18 @@ var logRetentionDays = []int{1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400
 
 // MaxNamePrefix leaves room for the longest suffix ("-router-events" on a 64-character IAM role name).
 const MaxNamePrefix = 40
+
+// MaxCreateName is the longest name of a cluster the stack creates (mode create; in the package, the
+// ClusterInterruption's name): pulumi-eks v2.8.1 names the cluster's default instance role after it, with no name of
+// its own (nodejs/eks/cluster.ts createCore, ServiceRole `${name}-instanceRole`; servicerole.ts, aws.iam.Role
+// `${name}-role`; name is the eks.Cluster's, <name>-eks), and pulumi-aws names such a role with 8 more characters
+// (resources.go, aws_iam_role: AutoName("name", 64, "-")), within IAM's 64: 64 - len("-eks-instanceRole-role") - 8.
+const MaxCreateName = 34
+
+// MaxProvisionedPollers is the most pollers the pinned pulumi-aws takes: terraform-provider-aws v5.100.0,
+// internal/service/lambda/event_source_mapping.go, provisioned_poller_config.maximum_pollers: IntBetween(1, 2000),
+// checked at every preview, though Lambda takes up to 10,000 for SQS.
+const MaxProvisionedPollers = 2000
 
 var (
 	associationRE = regexp.MustCompile(`^a-[0-9a-z]{1,64}$`)
@@ -34,13 +47,20 @@ var (
 )
 
 // validate checks c, whose defaults are applied, and adds every problem to p. It changes nothing. With
-// clustersJoin (LoadBus), c's clusters join it from elsewhere.
-func validate(c Config, clustersJoin bool, p *problems) {
+// s.clustersJoin (LoadBus), c's clusters join it from elsewhere.
+func validate(c Config, s shape, p *problems) {
 	if len(c.NamePrefix) > MaxNamePrefix || !namePrefixRE.MatchString(c.NamePrefix) {
 		p.addf("namePrefix", "%q must be 1 to %d letters, digits and '-', starting with a letter or digit (set namePrefix when the stack name does not fit)", c.NamePrefix, MaxNamePrefix)
 	}
-	validateClusters(c.Clusters, p)
-	validateAccounts(c, clustersJoin, p)
+	if c.Baselined() && c.NamePrefix != "" && !isLetter(c.NamePrefix[0]) {
+		// "The name ... must start with an alphabetic character" (CreateStackSet, StackSetName,
+		// https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/API_CreateStackSet.html; the pinned provider
+		// refuses it at preview: terraform-provider-aws v5.100.0, internal/service/cloudformation/stack_set.go, name).
+		p.addf("namePrefix", "%q starts with a digit: with organization.memberOUs the member StackSet is named after it (%s), and a StackSet's "+
+			"name must start with a letter; start namePrefix with a letter", c.NamePrefix, c.NamePrefix+"-member-baseline")
+	}
+	validateClusters(c.Clusters, s.component, p)
+	validateAccounts(c, s.clustersJoin, p)
 	validateOrganization(c.Organization, p)
 	validateRouter(c.Router, p)
 	validateCentralQueue(c.CentralQueue, c.Router, p)
@@ -167,7 +187,8 @@ func validateHeartbeat(h Heartbeat, r Router, p *problems) {
 	}
 }
 
-func validateClusters(clusters []Cluster, p *problems) {
+// validateClusters checks clusters, each one's children named after it, or after component when set.
+func validateClusters(clusters []Cluster, component string, p *problems) {
 	first := map[string]int{}
 	folded := map[string]int{} // the names as IAM compares them
 	for i, cl := range clusters {
@@ -222,7 +243,7 @@ func validateClusters(clusters []Cluster, p *problems) {
 			p.addf(at("identity"), "applies only to modes install and create")
 		}
 		validateKarpenter(at, cl.Karpenter, p)
-		validateCreate(at, cl, p)
+		validateCreate(at, cl, component, p)
 	}
 }
 
@@ -247,7 +268,7 @@ func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
 	}
 }
 
-func validateCreate(at func(string) string, cl Cluster, p *problems) {
+func validateCreate(at func(string) string, cl Cluster, component string, p *problems) {
 	c := cl.Create
 	switch {
 	case cl.Mode == ModeCreate && c == nil:
@@ -258,6 +279,15 @@ func validateCreate(at func(string) string, cl Cluster, p *problems) {
 		return
 	case c == nil:
 		return
+	}
+	switch {
+	case component != "" && len(component) > MaxCreateName:
+		p.addf(at("mode"), "create: the component's name %q is %d characters, at most %d in mode create, as pulumi-eks names the cluster's IAM "+
+			"roles after it (%s-eks-instanceRole-role and 8 random characters, within IAM's 64); give the component a shorter name",
+			component, len(component), MaxCreateName, component)
+	case component == "" && len(cl.Name) > MaxCreateName:
+		p.addf(at("name"), "%q is %d characters: a cluster the stack creates takes at most %d, as pulumi-eks names its IAM roles after it "+
+			"(%s-eks-instanceRole-role and 8 random characters, within IAM's 64)", cl.Name, len(cl.Name), MaxCreateName, cl.Name)
 	}
 	if !vpcRE.MatchString(c.VpcID) {
 		p.addf(at("create.vpcId"), "%q is not a VPC ID", c.VpcID)
@@ -301,9 +331,10 @@ func validateRouter(r Router, p *problems) {
 		}
 		// For SQS, at least 2 pollers, at most 200 kept and 10,000 in all ("ProvisionedPollerConfig", Lambda API
 		// reference: MinimumPollers 1 to 200, MaximumPollers 1 to 2,000, and for SQS "2 to 10,000",
-		// https://docs.aws.amazon.com/lambda/latest/api/API_ProvisionedPollerConfig.html).
+		// https://docs.aws.amazon.com/lambda/latest/api/API_ProvisionedPollerConfig.html); the pinned provider takes
+		// 2,000 at most (MaxProvisionedPollers).
 		between("router.provisionedPollers.minimum", pp.Minimum, 2, 200)
-		between("router.provisionedPollers.maximum", pp.Maximum, 2, 10000)
+		between("router.provisionedPollers.maximum", pp.Maximum, 2, MaxProvisionedPollers)
 		if pp.Maximum < pp.Minimum {
 			p.addf("router.provisionedPollers.maximum", "%d is below minimum (%d)", pp.Maximum, pp.Minimum)
 		}
@@ -417,12 +448,14 @@ func validateAlarms(a Alarms, p *problems) {
 func validateTags(tags map[string]string, p *problems) {
 	for k, v := range tags {
 		switch {
-		case k == "" || len(k) > 128:
+		// In Unicode characters, as AWS counts them ("Tag naming limits and requirements",
+		// https://docs.aws.amazon.com/tag-editor/latest/userguide/best-practices-and-strats.html).
+		case k == "" || utf8.RuneCountInString(k) > 128:
 			p.addf("tags", "key %q must be 1 to 128 characters", k)
 		case strings.HasPrefix(strings.ToLower(k), "aws:"):
 			p.addf("tags."+k, "keys starting with aws: are reserved by AWS")
-		case len(v) > 256:
-			p.addf("tags."+k, "value is %d characters, at most 256", len(v))
+		case utf8.RuneCountInString(v) > 256:
+			p.addf("tags."+k, "value is %d characters, at most 256", utf8.RuneCountInString(v))
 		}
 	}
 }
@@ -518,3 +551,5 @@ func validateOrganization(o *Organization, p *problems) {
 		p.addf("organization.callAs", "%q is not one of %s, %s", o.CallAs, CallAsDelegatedAdmin, CallAsSelf)
 	}
 }
+
+func isLetter(b byte) bool { return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' }

@@ -1,6 +1,7 @@
 package components_test
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -312,10 +313,11 @@ func TestClusterInterruption(t *testing.T) {
 
 func TestClusterInterruptionRefuses(t *testing.T) {
 	tests := []struct {
-		name   string
-		world  *mocks.Mocks
-		inputs map[string]any
-		want   string
+		name     string
+		world    *mocks.Mocks
+		resource string // the component's name ("c" unless set)
+		inputs   map[string]any
+		want     string
 	}{
 		{
 			name: "irsa without its OIDC provider", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
@@ -359,11 +361,19 @@ func TestClusterInterruptionRefuses(t *testing.T) {
 			name: "a bus name that is not one", world: &mocks.Mocks{Existing: []string{"blue"}, SpotServiceLinkedRole: []string{hub}},
 			inputs: map[string]any{"busName": "Bad Bus!", "clusterName": "blue"}, want: "busName:",
 		},
+		{
+			// pulumi-eks names the cluster's roles after the component (config.MaxCreateName), not after clusterName.
+			name: "a cluster to create under a name past pulumi-eks's roles'", world: &mocks.Mocks{SpotServiceLinkedRole: []string{hub}},
+			resource: strings.Repeat("b", 35),
+			inputs: map[string]any{"busName": "kib-prod", "clusterName": "blue", "mode": "create",
+				"create": map[string]any{"vpcId": "vpc-0123456789abcdef0", "subnetIds": []any{"subnet-0123456789abcdef0", "subnet-0123456789abcdef1"}}},
+			want: `mode: create: the component's name "` + strings.Repeat("b", 35) + `" is 35 characters, at most 34`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			world := tt.world
-			_, rs, err := construct(t, world, "ClusterInterruption", "c", tt.inputs)
+			_, rs, err := construct(t, world, "ClusterInterruption", cmp.Or(tt.resource, "c"), tt.inputs)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one naming %s", err, tt.want)
 			}

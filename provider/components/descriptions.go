@@ -43,7 +43,7 @@ var descriptions = map[string]string{
 	"Router.provisionedPollers":            "The event source mapping's provisioned mode: pollers kept ready for a burst, billed while provisioned; not with maximumConcurrency.",
 	"Router.senderCheck":                   "enforce (default): a message whose SQS sender may not speak for the account its event names is dropped as forged_sender; observe: logged, counted and forwarded, to roll the check out.",
 	"ProvisionedPollers.minimum":           "Pollers kept ready, 2 to 200.",
-	"ProvisionedPollers.maximum":           "The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.",
+	"ProvisionedPollers.maximum":           "The most pollers, 2 to 2000 (the most the pinned pulumi-aws takes), at least minimum; each runs up to 10 invocations at once.",
 	"CentralQueue.messageRetentionSeconds": fmt.Sprintf("How long the central queue keeps an event (default %d).", config.DefaultCentralQueue.MessageRetentionSeconds),
 	"CentralQueue.maxReceiveCount":         fmt.Sprintf("Receives before an event moves to the dead-letter queue (default %d).", config.DefaultCentralQueue.MaxReceiveCount),
 	"CentralQueue.eventMaxAgeSeconds":      fmt.Sprintf("How long EventBridge retries delivering an event to the central queue (default %d).", config.DefaultCentralQueue.EventMaxAgeSeconds),

@@ -1501,7 +1501,7 @@ func (o OrganizationPtrOutput) MemberOUs() pulumi.StringArrayOutput {
 }
 
 type ProvisionedPollers struct {
-	// The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.
+	// The most pollers, 2 to 2000 (the most the pinned pulumi-aws takes), at least minimum; each runs up to 10 invocations at once.
 	Maximum int `pulumi:"maximum"`
 	// Pollers kept ready, 2 to 200.
 	Minimum int `pulumi:"minimum"`
@@ -1519,7 +1519,7 @@ type ProvisionedPollersInput interface {
 }
 
 type ProvisionedPollersArgs struct {
-	// The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.
+	// The most pollers, 2 to 2000 (the most the pinned pulumi-aws takes), at least minimum; each runs up to 10 invocations at once.
 	Maximum int `pulumi:"maximum"`
 	// Pollers kept ready, 2 to 200.
 	Minimum int `pulumi:"minimum"`
@@ -1602,7 +1602,7 @@ func (o ProvisionedPollersOutput) ToProvisionedPollersPtrOutputWithContext(ctx c
 	}).(ProvisionedPollersPtrOutput)
 }
 
-// The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.
+// The most pollers, 2 to 2000 (the most the pinned pulumi-aws takes), at least minimum; each runs up to 10 invocations at once.
 func (o ProvisionedPollersOutput) Maximum() pulumi.IntOutput {
 	return o.ApplyT(func(v ProvisionedPollers) int { return v.Maximum }).(pulumi.IntOutput)
 }
@@ -1636,7 +1636,7 @@ func (o ProvisionedPollersPtrOutput) Elem() ProvisionedPollersOutput {
 	}).(ProvisionedPollersOutput)
 }
 
-// The most pollers, 2 to 10000, at least minimum; each runs up to 10 invocations at once.
+// The most pollers, 2 to 2000 (the most the pinned pulumi-aws takes), at least minimum; each runs up to 10 invocations at once.
 func (o ProvisionedPollersPtrOutput) Maximum() pulumi.IntPtrOutput {
 	return o.ApplyT(func(v *ProvisionedPollers) *int {
 		if v == nil {
