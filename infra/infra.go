@@ -347,7 +347,7 @@ func declareShared(ctx *pulumi.Context, cfg config.Config, env awsenv.Env, opts 
 	}
 	if cfg.Dashboard {
 		d, err := dashboard.New(ctx, n.of(cfg.NamePrefix+"-dashboard"), &dashboard.Args{
-			Name: cfg.NamePrefix, Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.ConcurrencyLimit(),
+			Name: layout.DashboardName(cfg.NamePrefix, env.Region), Bus: cfg.NamePrefix, Namespace: contract.MetricsNamespace, Region: env.Region, MaximumConcurrency: cfg.Router.ConcurrencyLimit(),
 			CentralQueueName: b.CentralQueueName, DLQName: b.DLQName, FunctionName: r.FunctionName,
 			Clusters: rows,
 		}, under...)

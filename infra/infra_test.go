@@ -761,7 +761,7 @@ func TestDashboard(t *testing.T) {
 	}
 	r := mustRun(t, "dev", map[string]string{"dashboard": "true"})
 	dbs := r.resources.OfType("aws:cloudwatch/dashboard:Dashboard")
-	if len(dbs) != 1 || stacktest.Str(t, dbs[0], "dashboardName") != "kib-dev" {
+	if len(dbs) != 1 || stacktest.Str(t, dbs[0], "dashboardName") != "kib-dev-us-east-1" { // dashboards are one namespace for the account: its region in its name
 		t.Fatalf("dashboards = %v", dbs)
 	}
 	if comp := r.resources.Named(t, dashboard.Type, dbs[0].Parent); comp.Parent != "" {

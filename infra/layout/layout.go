@@ -34,6 +34,12 @@ func HeartbeatRoleARN(cfg config.Config, env awsenv.Env) string {
 	return env.IAMARN("role/" + heartbeat.RoleName(cfg.NamePrefix, env.Region))
 }
 
+// DashboardName names the bus's dashboard in region: CloudWatch's dashboards are one namespace for the whole account
+// ("All dashboards in your account are global, not region-specific", AWS::CloudWatch::Dashboard,
+// https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-resource-cloudwatch-dashboard.html), and a
+// bus of each region (one prefix, one stack per region, or two Buses) would otherwise write the one dashboard.
+func DashboardName(namePrefix, region string) string { return namePrefix + "-" + region }
+
 // HeartbeatAlarmName names a cluster's heartbeat alarm.
 func HeartbeatAlarmName(namePrefix, cluster string) string {
 	return namePrefix + "-" + cluster + "-karpenter-not-reading"
