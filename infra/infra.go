@@ -525,7 +525,7 @@ func declareAccounts(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, 
 	accounts := map[string]account{hubEnv.Account: {env: hubEnv}}
 	for _, id := range cfg.MemberAccounts() {
 		a := cfg.Accounts[id]
-		p, err := aws.NewProvider(ctx, n.of("account-"+id), &aws.ProviderArgs{
+		p, err := aws.NewProvider(ctx, n.ofAccount("account-"+id), &aws.ProviderArgs{
 			Region:            pulumi.String(hubEnv.Region),
 			AllowedAccountIds: pulumi.StringArray{pulumi.String(id)},
 			AssumeRole:        &aws.ProviderAssumeRoleArgs{RoleArn: pulumi.String(a.DeployRoleARN), SessionName: pulumi.String("karpenter-interruption-bus")},
@@ -636,13 +636,13 @@ func declareMembers(ctx *pulumi.Context, cfg config.Config, hubEnv awsenv.Env, a
 	}
 	for _, id := range cfg.MemberAccounts() {
 		acc := accounts[id]
-		m, err := member.New(ctx, n.of("account-"+id+"-bus"), baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...)
+		m, err := member.New(ctx, n.ofAccount("account-"+id+"-bus"), baselineArgs(cfg, hubEnv, acc.env, alarmActions(cfg, id)), append(slices.Clone(acc.opts), after...)...)
 		if err != nil {
 			return nil, err
 		}
 		declared = append(declared, m)
 		if cfg.Heartbeat.Enabled {
-			h, err := heartbeat.New(ctx, n.of("account-"+id+"-heartbeat"), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, append(slices.Clone(acc.opts), under...)...)
+			h, err := heartbeat.New(ctx, n.ofAccount("account-"+id+"-heartbeat"), &heartbeat.Args{NamePrefix: cfg.NamePrefix, Env: acc.env, Tags: tags}, append(slices.Clone(acc.opts), under...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -694,7 +694,17 @@ func componentNaming(name, prefix string) naming {
 	return naming{base: name, prefix: prefix, component: true}
 }
 
-// of is the logical name of what the program names name.
+// ofAccount is the logical name of what the program names name, a name made from a member account's ID, not from
+// namePrefix: the component's name before it, whatever the prefix (which may be unknown at a preview, and may itself
+// start like the name, as namePrefix "account" does).
+func (n naming) ofAccount(name string) string {
+	if n.component {
+		return n.base + "-" + name
+	}
+	return name
+}
+
+// of is the logical name of what the program names name, a name made from namePrefix.
 func (n naming) of(name string) string {
 	if rest, ok := strings.CutPrefix(name, n.prefix); ok && (rest == "" || strings.HasPrefix(rest, "-")) {
 		return n.base + rest

@@ -86,6 +86,21 @@ func TestNaming(t *testing.T) {
 			t.Errorf("%+v.of(%s) = %s, want %s", tt.n, tt.name, got, tt.want)
 		}
 	}
+	// A member account's names are never cut as the prefix's, even by a prefix that starts like them: the
+	// component's children keep one name whatever namePrefix turns out to be at the update.
+	for _, tt := range []struct {
+		n          naming
+		name, want string
+	}{
+		{programNaming(config.Config{NamePrefix: "account"}), "account-1-bus", "account-1-bus"},
+		{componentNaming("west", "account"), "account-1-bus", "west-account-1-bus"},
+		{componentNaming("west", "account-1"), "account-1", "west-account-1"},
+		{componentNaming("west", "kib"), "account-1", "west-account-1"},
+	} {
+		if got := tt.n.ofAccount(tt.name); got != tt.want {
+			t.Errorf("%+v.ofAccount(%s) = %s, want %s", tt.n, tt.name, got, tt.want)
+		}
+	}
 	for _, tt := range []struct{ child, want string }{
 		{"west-router", "kib-router"}, {"west-account-1-bus", "account-1-bus"}, {"east-router", ""}, {"west", ""},
 	} {

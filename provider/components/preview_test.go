@@ -96,6 +96,12 @@ func TestAPreviewDeclaresTheUpdatesChildren(t *testing.T) {
 			presource.PropertyMap{"namePrefix": pv("kib-prod"), "accounts": pv(presource.PropertyMap{member: pv(presource.PropertyMap{
 				"deployRoleArn": pv("arn:aws:iam::" + member + ":role/deploy"), "alarmTopicArn": pv("arn:aws:sns:us-east-1:" + member + ":ops")})})},
 			[2]string{"pulumi:providers:aws c-account-" + member, "assumeRole"}, nil},
+		// A member account's children are named after the component whatever namePrefix is, even one that starts
+		// like their names.
+		{"the bus's name prefix, with a member", "Bus",
+			presource.PropertyMap{"namePrefix": unknown(), "accounts": pv(presource.PropertyMap{member: pv(presource.PropertyMap{"deployRoleArn": pv("arn:aws:iam::" + member + ":role/deploy")})})},
+			presource.PropertyMap{"namePrefix": pv("account"), "accounts": pv(presource.PropertyMap{member: pv(presource.PropertyMap{"deployRoleArn": pv("arn:aws:iam::" + member + ":role/deploy")})})},
+			[2]string{"aws:sqs/queue:Queue c-central", "name"}, []string{"busName"}},
 		{"the bus's alarm topic", "Bus",
 			presource.PropertyMap{"namePrefix": pv("kib-prod"), "alarms": pv(presource.PropertyMap{"topicArn": unknown()})},
 			presource.PropertyMap{"namePrefix": pv("kib-prod"), "alarms": pv(presource.PropertyMap{"topicArn": pv(topic)})},
