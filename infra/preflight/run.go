@@ -91,8 +91,10 @@ func (k Kind) Steps(shard bool) []Step {
 	var skip []Step
 	switch {
 	case k == Bus:
-		// The shared part has no cluster: nothing to look up, reach or adopt, no command to run.
-		skip = []Step{StepCommands, StepDeployed, StepLookups, StepReach, StepAdoption}
+		// The shared part has no cluster: nothing to look up, reach or adopt, no command to run. Nor the size: the
+		// provider budget is a stack's, and the Bus's stack is the user's program, which the Bus neither sees whole
+		// nor can split (providerBudgetMB and make shards are the program's).
+		skip = []Step{StepSize, StepCommands, StepDeployed, StepLookups, StepReach, StepAdoption}
 	case k == Join:
 		// One cluster: the hub's documents and its router are the Bus's, its providers the joining stack's own, and
 		// it keeps no record of what it deployed before: it adopts nothing (docs/clusters.md).

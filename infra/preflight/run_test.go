@@ -24,7 +24,7 @@ func TestEachKindRunsItsStepsInTheOneOrder(t *testing.T) {
 	want := map[string][]preflight.Step{
 		"program hub":   S,
 		"program shard": {preflight.StepConfiguration, preflight.StepSize, preflight.StepCommands, preflight.StepDeployed, preflight.StepLookups, preflight.StepReach, preflight.StepAdoption},
-		"Bus":           {preflight.StepConfiguration, preflight.StepQuotas, preflight.StepSize, preflight.StepConcurrency, preflight.StepArchive},
+		"Bus":           {preflight.StepConfiguration, preflight.StepQuotas, preflight.StepConcurrency, preflight.StepArchive},
 		"Join":          {preflight.StepConfiguration, preflight.StepCommands, preflight.StepLookups, preflight.StepReach},
 	}
 	got := map[string][]preflight.Step{

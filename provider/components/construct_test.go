@@ -412,3 +412,27 @@ func keysOf(m map[string]mocks.Resource) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestABusOfManyAccountsIsTaken: a Bus of more member accounts than a stack of the program takes within its provider
+// budget is declared: the budget and its remedy (providerBudgetMB, make shards) are the program's stack's, not
+// arguments of the Bus, whose stack the user composes.
+func TestABusOfManyAccountsIsTaken(t *testing.T) {
+	accounts := map[string]any{}
+	for i := range 40 {
+		id := fmt.Sprintf("3%011d", i)
+		accounts[id] = map[string]any{"deployRoleArn": "arn:aws:iam::" + id + ":role/deploy"}
+	}
+	_, rs, err := construct(t, &mocks.Mocks{}, "Bus", "hub", map[string]any{"accounts": accounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	providers := 0
+	for _, r := range rs {
+		if r.Type == "pulumi:providers:aws" {
+			providers++
+		}
+	}
+	if providers != 40 {
+		t.Errorf("%d member accounts' providers declared, want 40", providers)
+	}
+}
