@@ -2,6 +2,7 @@ package preflight
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
@@ -10,15 +11,20 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/quota"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/router/contract"
 )
 
 // hubQuotas refuses, before anything is declared, what the hub's configuration makes too large for a quota AWS
 // enforces at create time: a list of member accounts (memberQuotas), and the redrive role's trust, which names
-// every principal of redrive.principals.
-func hubQuotas(cfg config.Config, env awsenv.Env) error {
+// every principal of redrive.principals. A figure made of a value unknown at a preview (held by marks: a stand-in,
+// not the value) is the update's to judge, before anything is declared there.
+func hubQuotas(cfg config.Config, env awsenv.Env, marks standin.Marks) error {
 	var problems []config.Problem
 	for i, arn := range cfg.Redrive.Principals {
+		if marks.Holds(arn) {
+			continue
+		}
 		// IAM refuses a principal of another partition only when the role is created or assumed: say so now.
 		if p := strings.SplitN(arn, ":", 3); len(p) == 3 && p[1] != env.Partition {
 			problems = append(problems, config.Problemf(fmt.Sprintf("redrive.principals[%d]", i), "%q is of partition %s, and the stack deploys into %s: a role's trust "+
@@ -26,7 +32,7 @@ func hubQuotas(cfg config.Config, env awsenv.Env) error {
 				arn, p[1], env.Partition))
 		}
 	}
-	if n := len(cfg.Redrive.Principals); n > 0 {
+	if n := len(cfg.Redrive.Principals); n > 0 && !slices.ContainsFunc(cfg.Redrive.Principals, marks.Holds) {
 		q := quota.IAMTrustPolicy
 		q.Limit = cfg.Redrive.TrustPolicyLimit
 		f := quota.Figure{Quota: q, Value: quota.IAMSize(bus.RedriveTrust(cfg.Redrive.Principals).JSON())}
@@ -41,6 +47,9 @@ func hubQuotas(cfg config.Config, env awsenv.Env) error {
 	}
 	if len(problems) > 0 {
 		return &config.Error{Problems: problems}
+	}
+	if marks.Holds(cfg.NamePrefix) {
+		return nil // the documents name roles and queues after it
 	}
 	return memberQuotas(cfg, env)
 }

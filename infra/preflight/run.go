@@ -35,6 +35,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/bucketowner"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/concurrency"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/layout"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/previous"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/outputs"
@@ -218,12 +219,17 @@ func (f *Flight) run(ctx *pulumi.Context, step Step, opts Options, invoke map[st
 	case StepArchive:
 		return f.checkArchive(ctx, opts.ReadArchiveOwner)
 	case StepQuotas:
-		return hubQuotas(cfg, f.Env)
+		return hubQuotas(cfg, f.Env, f.unknowns.Marks)
 	case StepSize:
 		return size(cfg)
 	case StepCommands:
 		return commands(cfg, opts.LookPath)
 	case StepConcurrency:
+		if f.unknowns.Marks.Holds(layout.RouterName(cfg)) {
+			// The function's name is unknown at this preview (namePrefix is an output): what it holds now cannot be
+			// read, and a stand-in's would count nothing. The update checks, before anything is declared.
+			return nil
+		}
 		return checkConcurrency(ctx, cfg, f.Env, opts.ReadConcurrency)
 	case StepLookups:
 		found, err := lookups(ctx, cfg, f.Env.Region, invoke, f.Before, f.unknowns)

@@ -14,6 +14,7 @@ import (
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/config"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/preflight"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/reach"
+	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/offline/mocks"
 )
 
@@ -187,6 +188,35 @@ func TestABareClusterIsRefusedNotCrashed(t *testing.T) {
 		_, err := run(t, m, preflight.Program, options(m), map[string]string{"clusters": `[{"name":"alpha"}]`})
 		if err == nil || !strings.Contains(err.Error(), "the cluster is CREATING") {
 			t.Fatalf("%+v: err = %v, want alpha refused as CREATING", c, err)
+		}
+	}
+}
+
+// TestAFigureOfAnUnknownWaitsForTheUpdate: at a preview where the Bus's namePrefix is unknown (a stand-in holding the
+// preview's marks), the router's function's reservation is not read (its name is a stand-in's, which holds nothing);
+// known, it is.
+func TestAFigureOfAnUnknownWaitsForTheUpdate(t *testing.T) {
+	marks := standin.New()
+	for _, tt := range []struct {
+		prefix string
+		read   bool
+	}{{marks.Text, false}, {"kib-prod", true}} {
+		m := &mocks.Mocks{}
+		opts := options(m)
+		var read []string
+		opts.ReadConcurrency = func(ctx context.Context, region string, id concurrency.Identity, fn string) (concurrency.Account, error) {
+			read = append(read, fn)
+			return m.ReadConcurrency(ctx, region, id, fn)
+		}
+		_, err := m.Run("karpenter-interruption-bus", "dev", func(ctx *pulumi.Context) error {
+			_, err := preflight.Run(ctx, preflight.Input{Kind: preflight.Bus, Unknowns: preflight.Unknowns{Marks: marks},
+				Load: func(ctx *pulumi.Context, env awsenv.Env) (config.Config, error) {
+					return config.LoadBus(ctx.Stack(), env.Account, map[string]string{"namePrefix": tt.prefix})
+				}}, opts)
+			return err
+		})
+		if err != nil || (len(read) > 0) != tt.read {
+			t.Errorf("namePrefix %s: the reservations read %v (%v); want read: %v", tt.prefix, read, err, tt.read)
 		}
 	}
 }

@@ -102,6 +102,11 @@ func TestAPreviewDeclaresTheUpdatesChildren(t *testing.T) {
 			presource.PropertyMap{"namePrefix": unknown(), "accounts": pv(presource.PropertyMap{member: pv(presource.PropertyMap{"deployRoleArn": pv("arn:aws:iam::" + member + ":role/deploy")})})},
 			presource.PropertyMap{"namePrefix": pv("account"), "accounts": pv(presource.PropertyMap{member: pv(presource.PropertyMap{"deployRoleArn": pv("arn:aws:iam::" + member + ":role/deploy")})})},
 			[2]string{"aws:sqs/queue:Queue c-central", "name"}, []string{"busName"}},
+		// The trust's size is the update's to judge when a principal is unknown: the stand-in is not its length.
+		{"a redrive principal, among many", "Bus",
+			presource.PropertyMap{"namePrefix": pv("kib-prod"), "redrive": pv(presource.PropertyMap{"principals": pv(append(principals(47), unknown()))})},
+			presource.PropertyMap{"namePrefix": pv("kib-prod"), "redrive": pv(presource.PropertyMap{"principals": pv(append(principals(47), pv("arn:aws:iam::"+hub+":role/a")))})},
+			[2]string{"aws:iam/role:Role c-redrive", "assumeRolePolicy"}, nil},
 		{"the bus's alarm topic", "Bus",
 			presource.PropertyMap{"namePrefix": pv("kib-prod"), "alarms": pv(presource.PropertyMap{"topicArn": unknown()})},
 			presource.PropertyMap{"namePrefix": pv("kib-prod"), "alarms": pv(presource.PropertyMap{"topicArn": pv(topic)})},
@@ -158,6 +163,15 @@ func TestAPreviewDeclaresTheUpdatesChildren(t *testing.T) {
 }
 
 func pv[T presource.PropertyValueType](v T) presource.PropertyValue { return presource.NewProperty(v) }
+
+// principals are n roles of the hub, as redrive.principals names them.
+func principals(n int) []presource.PropertyValue {
+	out := make([]presource.PropertyValue, n)
+	for i := range out {
+		out[i] = pv(fmt.Sprintf("arn:aws:iam::%s:role/r%02d", hub, i))
+	}
+	return out
+}
 
 // asTheEngineSees is inputs as the monitor hands them to the engine, for a component of in (the unit tests'
 // fake engine bypasses the monitor: pulumi-go-provider's integration harness dials its own).
