@@ -168,7 +168,6 @@ func TestLongNamesStayDistinct(t *testing.T) {
 		for _, cl := range []string{long + "1", long + "2"} {
 			kv := clusters(fmt.Sprintf(`{"name":%q}`, cl))
 			kv["aws:region"] = region
-			kv["dashboard"] = "true"
 			r, err := runWith(t, &mocks.Mocks{Region: region, Existing: []string{cl}}, render.AnyCommand, "prod", kv)
 			if err != nil {
 				t.Fatal(err)
