@@ -111,6 +111,7 @@ func busConstructor(opts infra.Options) func(ctx *pulumi.Context, name string, a
 	return func(ctx *pulumi.Context, name string, args BusArgs, ro ...pulumi.ResourceOption) (*Bus, error) {
 		b := &Bus{}
 		res := resolutionOf(ctx.Context())
+		ctx.Log = redactingLog{ctx.Log, res.secrets} // the program's warnings name clusters, accounts and roles
 		// Aliased to the names they had after the namePrefix (0.3.0 and before), unless it is a secret or unknown,
 		// which an alias would write to the state, or cannot give.
 		if prefix := cmp.Or(deref(args.NamePrefix), config.DefaultNamePrefix(ctx.Stack())); prefix != name &&

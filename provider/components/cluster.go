@@ -73,6 +73,7 @@ func clusterConstructor(opts infra.Options) func(ctx *pulumi.Context, name strin
 	return func(ctx *pulumi.Context, name string, args ClusterInterruptionArgs, ro ...pulumi.ResourceOption) (*ClusterInterruption, error) {
 		c := &ClusterInterruption{}
 		res := resolutionOf(ctx.Context())
+		ctx.Log = redactingLog{ctx.Log, res.secrets} // the program's warnings name clusters, accounts and roles
 		// Aliased to the names they had after the cluster, which stacks of 0.3.0 have (where no argument could be a
 		// secret): never after a secret, which an alias would write to the state in plain text, nor an unknown.
 		former := ""

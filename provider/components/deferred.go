@@ -133,16 +133,42 @@ func unknownInTheUpdate(component, name string, deferred []string) error {
 }
 
 // redacted is err with each of secrets in its text replaced by [secret]; nil for nil.
-func redacted(err error, secrets []string) error {
-	if err == nil || len(secrets) == 0 {
-		return err
-	}
-	text := err.Error()
+// redactingLog is a Log that says no secret argument's value, each shown as [secret]: what the component's code
+// logs (a cluster out of reach, a Karpenter version near its end of support) names values any of which may be a
+// secret argument, and the log stream is the preview's output, a CI job's log.
+type redactingLog struct {
+	pulumi.Log
+	secrets []string
+}
+
+func (l redactingLog) Debug(msg string, args *pulumi.LogArgs) error {
+	return l.Log.Debug(redact(msg, l.secrets), args)
+}
+func (l redactingLog) Info(msg string, args *pulumi.LogArgs) error {
+	return l.Log.Info(redact(msg, l.secrets), args)
+}
+func (l redactingLog) Warn(msg string, args *pulumi.LogArgs) error {
+	return l.Log.Warn(redact(msg, l.secrets), args)
+}
+func (l redactingLog) Error(msg string, args *pulumi.LogArgs) error {
+	return l.Log.Error(redact(msg, l.secrets), args)
+}
+
+// redact is text with each of secrets shown as [secret].
+func redact(text string, secrets []string) string {
 	for _, s := range secrets {
 		if s != "" {
 			text = strings.ReplaceAll(text, s, "[secret]")
 		}
 	}
+	return text
+}
+
+func redacted(err error, secrets []string) error {
+	if err == nil || len(secrets) == 0 {
+		return err
+	}
+	text := redact(err.Error(), secrets)
 	if text == err.Error() {
 		return err
 	}

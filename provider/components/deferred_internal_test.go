@@ -8,6 +8,7 @@ import (
 
 	"github.com/pulumi/pulumi/sdk/v3/go/common/resource/urn"
 	"github.com/pulumi/pulumi/sdk/v3/go/property"
+	"github.com/pulumi/pulumi/sdk/v3/go/pulumi"
 
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/awsenv"
 	"github.com/karpenter-interruption-bus/karpenter-interruption-bus/infra/standin"
@@ -157,5 +158,44 @@ func TestAListWhoseEmptinessDecidesResourcesIsNotStoodFor(t *testing.T) {
 	args := BusArgs{Redrive: &Redrive{Principals: []string{""}}}
 	if left := standIns(&args, []argPath{{"redrive", "principals", 0}}, standin.New(), env); len(left) > 0 || args.Redrive.Principals[0] == "" {
 		t.Errorf("one principal unknown: left %v, principals %v", left, args.Redrive.Principals)
+	}
+}
+
+// recordingLog records what it is told.
+type recordingLog struct{ said []string }
+
+func (l *recordingLog) Debug(msg string, _ *pulumi.LogArgs) error {
+	l.said = append(l.said, msg)
+	return nil
+}
+func (l *recordingLog) Info(msg string, _ *pulumi.LogArgs) error {
+	l.said = append(l.said, msg)
+	return nil
+}
+func (l *recordingLog) Warn(msg string, _ *pulumi.LogArgs) error {
+	l.said = append(l.said, msg)
+	return nil
+}
+func (l *recordingLog) Error(msg string, _ *pulumi.LogArgs) error {
+	l.said = append(l.said, msg)
+	return nil
+}
+
+// TestTheLogSaysNoSecret: every level of the component's log shows each secret argument's value as [secret].
+func TestTheLogSaysNoSecret(t *testing.T) {
+	rec := &recordingLog{}
+	l := redactingLog{rec, []string{"payments-prod", ""}}
+	for _, say := range []func(string, *pulumi.LogArgs) error{l.Debug, l.Info, l.Warn, l.Error} {
+		if err := say("cluster payments-prod, karpenter.version 1.6.3: support ends", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.said) != 4 {
+		t.Fatalf("said %d lines, want 4", len(rec.said))
+	}
+	for _, s := range rec.said {
+		if s != "cluster [secret], karpenter.version 1.6.3: support ends" {
+			t.Errorf("said %q", s)
+		}
 	}
 }
