@@ -199,3 +199,19 @@ func TestTheLogSaysNoSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestASecretMapsKeysAreSecrets: the keys of a secret map of the arguments (tags) are secrets as its values are, so
+// that the tags of a child holding one are secret as a whole; a map not secret gives none.
+func TestASecretMapsKeysAreSecrets(t *testing.T) {
+	tags := property.New(map[string]property.Value{"customer-acme-corp": property.New("x1234")})
+	var r resolver
+	r.value("tags", argPath{"tags"}, tags.WithSecret(true), reflect.TypeOf(map[string]string{}), within{arg: "tags"})
+	if !slices.Contains(r.secrets, "customer-acme-corp") || !slices.Contains(r.secrets, "x1234") {
+		t.Errorf("secrets %v; want the key and the value", r.secrets)
+	}
+	var plain resolver
+	plain.value("tags", argPath{"tags"}, tags, reflect.TypeOf(map[string]string{}), within{arg: "tags"})
+	if len(plain.secrets) != 0 {
+		t.Errorf("secrets %v of a map not secret", plain.secrets)
+	}
+}

@@ -302,6 +302,11 @@ func (r *resolver) value(path string, steps argPath, v property.Value, t reflect
 	case v.IsMap() && t.Kind() == reflect.Map:
 		elems := v.AsMap().AsMap()
 		for k, e := range elems {
+			if in.secret && k != "" {
+				// A secret map's keys are its secret too (a tag's key names a customer as its value may): what holds
+				// one is secret, the map of a child's tags as a whole (unknownmonitor.Secret).
+				r.secrets = append(r.secrets, k)
+			}
 			in.plain = plain && elemType(t.Elem()).Kind() != reflect.Struct
 			elems[k] = r.value(path+"."+k, append(slices.Clip(steps), k), e, t.Elem(), in)
 		}
