@@ -380,3 +380,13 @@ func TestAComponentToCreateIsNamedWithinPulumiEKSsRoles(t *testing.T) {
 		t.Errorf("a component's name at the longest: %v", err)
 	}
 }
+
+// TestIsLetter: a StackSet's name starts with one of A-Z and a-z (CreateStackSet), at each edge of both ranges.
+func TestIsLetter(t *testing.T) {
+	for b, want := range map[byte]bool{'a': true, 'z': true, 'A': true, 'Z': true, 'm': true, 'M': true,
+		'0': false, '9': false, '@': false, '[': false, '`': false, '{': false, '-': false} {
+		if isLetter(b) != want {
+			t.Errorf("isLetter(%q) = %v, want %v", b, !want, want)
+		}
+	}
+}
