@@ -27,7 +27,7 @@ func TestEveryBoundIsItsOwn(t *testing.T) {
 		{"heartbeat", `{"rate":"1m"}`, `{"rate":"59s"}`, "heartbeat.rate"},
 		{"heartbeat", `{"rate":"60m"}`, `{"rate":"61m"}`, "heartbeat.rate"},
 		{"clusters", named("namespace", 63), named("namespace", 64), "clusters[0].karpenter.namespace"},
-		{"clusters", named("serviceAccount", 63), named("serviceAccount", 64), "clusters[0].karpenter.serviceAccount"},
+		{"clusters", named("serviceAccount", 253), named("serviceAccount", 254), "clusters[0].karpenter.serviceAccount"}, // a DNS subdomain
 		{"clusters", create(`{"min":1,"max":1,"desired":1}`), create(`{"min":1,"max":1,"desired":2}`), "clusters[0].create.systemNodes"},
 		{"clusters", create(`{"min":2,"max":2,"desired":2}`), create(`{"min":2,"max":3,"desired":1}`), "clusters[0].create.systemNodes"},
 		{"clusters", create(`{"min":3,"max":3,"desired":3}`), create(`{"min":3,"max":2,"desired":3}`), "clusters[0].create.systemNodes"},

@@ -134,6 +134,10 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"router: applies to the hub only: this stack is a shard of prod (hub)", "dashboard: applies to the hub only", "heartbeat: applies to the hub only"}},
 		{"a shard of itself", map[string]string{"hub": "acme/kib/dev"}, []string{`hub: "acme/kib/dev" is this stack`}},
 		{"a hub that is no stack name", map[string]string{"hub": "prod stack"}, []string{`hub: "prod stack" is not a stack name`}},
+		{"a service account no DNS subdomain", map[string]string{"clusters": `[{"name":"c","karpenter":{"serviceAccount":"Karpenter_sa"}}]`},
+			[]string{`clusters[0].karpenter.serviceAccount: "Karpenter_sa" is not a Kubernetes service account name`}},
+		{"a service account past a DNS subdomain's 253 characters", map[string]string{"clusters": `[{"name":"c","karpenter":{"serviceAccount":"` + strings.Repeat("s", 254) + `"}}]`},
+			[]string{`clusters[0].karpenter.serviceAccount: "` + strings.Repeat("s", 254) + `" is not a Kubernetes service account name`}},
 		{"a StackSet after a prefix starting with a digit", map[string]string{"namePrefix": "9kib", "organization": `{"id":"o-a1b2c3d4e5","memberOUs":["ou-ab12-cd34ef56"]}`},
 			[]string{`namePrefix: "9kib" starts with a digit: with organization.memberOUs the member StackSet is named after it (9kib-member-baseline)`}},
 		{"a cluster to create past pulumi-eks's roles' names", map[string]string{"clusters": `[{"name":"` + strings.Repeat("c", MaxCreateName+1) + `","mode":"create","create":{"vpcId":"vpc-0123456789abcdef0","subnetIds":["subnet-0123456789abcdef0","subnet-0123456789abcdef1"]}}]`},
@@ -354,6 +358,7 @@ func TestWhatTheProvidersTakeIsTaken(t *testing.T) {
 		"a prefix starting with a digit, no StackSet": {"namePrefix": "9kib", "organization": `{"id":"o-a1b2c3d4e5"}`},
 		"tags in two-byte characters":                 {"tags": `{"` + strings.Repeat("é", 128) + `":"` + strings.Repeat("ü", 256) + `"}`},
 		"the most provisioned pollers":                {"router": `{"provisionedPollers":{"minimum":2,"maximum":2000},"reservedConcurrency":20000}`},
+		"a service account named as a DNS subdomain":  {"clusters": `[{"name":"c","karpenter":{"serviceAccount":"karpenter.controller-` + strings.Repeat("s", 232) + `"}}]`},
 	} {
 		if _, err := Load("dev", testAccount, kv); err != nil {
 			t.Errorf("%s: %v", name, err)

@@ -38,10 +38,13 @@ var (
 	namePrefixRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 	snsARNRE      = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$`))
 	k8sNameRE     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	roleNameRE    = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
-	oidcARNRE     = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::[0-9]{12}:oidc-provider/.+$`))
-	vpcRE         = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
-	subnetRE      = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
+	// k8sSubdomainRE is a DNS subdomain, as Kubernetes names a service account (ValidateServiceAccountName:
+	// NameIsDNSSubdomain, at most 253 characters).
+	k8sSubdomainRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	roleNameRE     = regexp.MustCompile(`^[\w+=,.@-]{1,64}$`)
+	oidcARNRE      = partitioned(regexp.MustCompile(`^arn:([a-z0-9-]+):iam::[0-9]{12}:oidc-provider/.+$`))
+	vpcRE          = regexp.MustCompile(`^vpc-[0-9a-f]{8,17}$`)
+	subnetRE       = regexp.MustCompile(`^subnet-[0-9a-f]{8,17}$`)
 	// k8sVersionRE is a Kubernetes minor version as EKS takes it.
 	k8sVersionRE = regexp.MustCompile(`^1\.[0-9]{2}$`)
 )
@@ -256,7 +259,7 @@ func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
 	if !k8sNameRE.MatchString(k.Namespace) || len(k.Namespace) > 63 {
 		p.addf(at("karpenter.namespace"), "%q is not a Kubernetes namespace name", k.Namespace)
 	}
-	if !k8sNameRE.MatchString(k.ServiceAccount) || len(k.ServiceAccount) > 63 {
+	if !k8sSubdomainRE.MatchString(k.ServiceAccount) || len(k.ServiceAccount) > 253 {
 		p.addf(at("karpenter.serviceAccount"), "%q is not a Kubernetes service account name", k.ServiceAccount)
 	}
 	if settings, ok := k.Values["settings"].(map[string]any); ok {
