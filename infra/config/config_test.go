@@ -134,6 +134,9 @@ func TestLoadErrors(t *testing.T) {
 			[]string{"router: applies to the hub only: this stack is a shard of prod (hub)", "dashboard: applies to the hub only", "heartbeat: applies to the hub only"}},
 		{"a shard of itself", map[string]string{"hub": "acme/kib/dev"}, []string{`hub: "acme/kib/dev" is this stack`}},
 		{"a hub that is no stack name", map[string]string{"hub": "prod stack"}, []string{`hub: "prod stack" is not a stack name`}},
+		{"chart values the bus writes into that are no objects", map[string]string{"clusters": `[{"name":"c","karpenter":{"values":{"settings":"x","serviceAccount":[1]}}},{"name":"d","karpenter":{"values":{"serviceAccount":{"annotations":"y"}}}}]`},
+			[]string{"clusters[0].karpenter.values.settings: must be an object", "clusters[0].karpenter.values.serviceAccount: must be an object",
+				"clusters[1].karpenter.values.serviceAccount.annotations: must be an object"}},
 		{"a service account no DNS subdomain", map[string]string{"clusters": `[{"name":"c","karpenter":{"serviceAccount":"Karpenter_sa"}}]`},
 			[]string{`clusters[0].karpenter.serviceAccount: "Karpenter_sa" is not a Kubernetes service account name`}},
 		{"a service account past a DNS subdomain's 253 characters", map[string]string{"clusters": `[{"name":"c","karpenter":{"serviceAccount":"` + strings.Repeat("s", 254) + `"}}]`},
@@ -393,5 +396,17 @@ func TestIsLetter(t *testing.T) {
 		if isLetter(b) != want {
 			t.Errorf("isLetter(%q) = %v, want %v", b, !want, want)
 		}
+	}
+}
+
+// TestAComponentsChartObjectsAreTheChartsToJudge: in the package (LoadJoin), a chart value the bus writes into that is
+// not an object is the component's stand-in for one unknown at a preview, and is taken; the program refuses it.
+func TestAComponentsChartObjectsAreTheChartsToJudge(t *testing.T) {
+	values := map[string]string{"clusters": `[{"name":"c","karpenter":{"values":{"settings":"kib0standin"}}}]`}
+	if _, err := LoadJoin("dev", testAccount, values, "c"); err != nil {
+		t.Errorf("the package: %v", err)
+	}
+	if _, err := Load("dev", testAccount, values); err == nil {
+		t.Error("the program took settings that are no object")
 	}
 }

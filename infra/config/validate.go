@@ -245,12 +245,14 @@ func validateClusters(clusters []Cluster, component string, p *problems) {
 		if cl.Mode == ModeExistingRole && cl.Identity != "" {
 			p.addf(at("identity"), "applies only to modes install and create")
 		}
-		validateKarpenter(at, cl.Karpenter, p)
+		validateKarpenter(at, cl.Karpenter, component == "", p)
 		validateCreate(at, cl, component, p)
 	}
 }
 
-func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
+// validateKarpenter checks k; with objects, that the chart values the bus writes into are objects (not in the package,
+// whose stand-in for an object unknown at a preview is a string: there the chart refuses a value that is not one).
+func validateKarpenter(at func(string) string, k Karpenter, objects bool, p *problems) {
 	if v, err := karpenter.Parse(k.Version); err != nil {
 		p.addf(at("karpenter.version"), "%v", err)
 	} else if !v.Supported() {
@@ -261,6 +263,22 @@ func validateKarpenter(at func(string) string, k Karpenter, p *problems) {
 	}
 	if !k8sSubdomainRE.MatchString(k.ServiceAccount) || len(k.ServiceAccount) > 253 {
 		p.addf(at("karpenter.serviceAccount"), "%q is not a Kubernetes service account name", k.ServiceAccount)
+	}
+	if objects {
+		// The objects the bus writes into: an object where given, as the chart takes them.
+		notObject := func(m map[string]any, key string) bool {
+			v, ok := m[key]
+			_, isObject := v.(map[string]any)
+			return ok && v != nil && !isObject
+		}
+		for _, key := range []string{"settings", "serviceAccount"} {
+			if notObject(k.Values, key) {
+				p.addf(at("karpenter.values."+key), "must be an object, as Karpenter's chart takes it")
+			}
+		}
+		if sa, ok := k.Values["serviceAccount"].(map[string]any); ok && notObject(sa, "annotations") {
+			p.addf(at("karpenter.values.serviceAccount.annotations"), "must be an object, as Karpenter's chart takes it")
+		}
 	}
 	if settings, ok := k.Values["settings"].(map[string]any); ok {
 		for _, key := range []string{"clusterName", "interruptionQueue"} {

@@ -240,28 +240,40 @@ func IRSATrust(providerARN, namespace, serviceAccount string) policy.Document {
 	})
 }
 
+// object is m[key] as an object, a new one when absent; false when m holds something else there.
+func object(m map[string]any, key string) (map[string]any, bool) {
+	v, present := m[key]
+	if !present || v == nil {
+		return map[string]any{}, true
+	}
+	o, ok := v.(map[string]any)
+	return o, ok
+}
+
 // Values are the chart values: the configured extras, then what the bus sets (which they may not override):
 // the cluster, its queue, the service account and, for IRSA, its role annotation.
 func Values(cl config.Cluster, queueName, controllerRoleARN pulumi.StringInput) pulumi.MapOutput {
 	return pulumi.All(queueName, controllerRoleARN).ApplyT(func(v []any) map[string]any {
 		out := deepCopy(cl.Karpenter.Values)
-		settings, _ := out["settings"].(map[string]any)
-		if settings == nil {
-			settings = map[string]any{}
+		// An object given that is not one (the configuration refuses it) is the component's stand-in for an object
+		// unknown at a preview: kept as it is, so that the preview shows it unknown rather than the bus's keys alone.
+		settings, ok := object(out, "settings")
+		if !ok {
+			return out
 		}
 		settings["clusterName"] = cl.Name
 		settings["interruptionQueue"] = v[0].(string)
 		out["settings"] = settings
-		sa, _ := out["serviceAccount"].(map[string]any)
-		if sa == nil {
-			sa = map[string]any{}
+		sa, ok := object(out, "serviceAccount")
+		if !ok {
+			return out
 		}
 		sa["create"] = true
 		sa["name"] = cl.Karpenter.ServiceAccount
 		if cl.Identity == config.IdentityIRSA {
-			ann, _ := sa["annotations"].(map[string]any)
-			if ann == nil {
-				ann = map[string]any{}
+			ann, ok := object(sa, "annotations")
+			if !ok {
+				return out
 			}
 			ann["eks.amazonaws.com/role-arn"] = v[1].(string)
 			sa["annotations"] = ann
