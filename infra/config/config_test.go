@@ -361,6 +361,7 @@ func TestWhatTheProvidersTakeIsTaken(t *testing.T) {
 		"a prefix starting with a digit, no StackSet": {"namePrefix": "9kib", "organization": `{"id":"o-a1b2c3d4e5"}`},
 		"tags in two-byte characters":                 {"tags": `{"` + strings.Repeat("é", 128) + `":"` + strings.Repeat("ü", 256) + `"}`},
 		"the most provisioned pollers":                {"router": `{"provisionedPollers":{"minimum":2,"maximum":2000},"reservedConcurrency":20000}`},
+		"chart objects the bus writes into, null":     {"clusters": `[{"name":"c","karpenter":{"values":{"settings":null,"serviceAccount":{"annotations":null}}}}]`},
 		"a service account named as a DNS subdomain":  {"clusters": `[{"name":"c","karpenter":{"serviceAccount":"karpenter.controller-` + strings.Repeat("s", 232) + `"}}]`},
 	} {
 		if _, err := Load("dev", testAccount, kv); err != nil {
