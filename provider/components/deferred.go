@@ -22,7 +22,7 @@ var clusterChecks = checksOf{
 	"hubAccountId":             "an AWS account ID; with memberBaseline, not the cluster's own",
 	"clusterName":              "the EKS cluster exists and is ACTIVE, runs a Kubernetes version Karpenter runs on, has access entries (and, with pod-identity, the Pod Identity agent); the names made from it within AWS's limits",
 	"oidcProviderArn":          "the OIDC provider is the one of the cluster's issuer, and lists the audience sts.amazonaws.com",
-	"controllerRoleName":       "Karpenter's controller role exists",
+	"controllerRoleName":       "an IAM role name (the role itself is not looked up: the update fails on its policy if it is missing)",
 	"karpenter.version":        "within the supported range, and one that runs on the cluster's Kubernetes version",
 	"create.kubernetesVersion": "a version Karpenter runs on",
 	"heartbeatRate":            "whole minutes from 1m to 1h",
