@@ -73,6 +73,14 @@ func NewWithBinaries(ctx context.Context, opts Options, bin string, n int) (*Bus
 		return nil, err
 	}
 	b.Stderr = &SyncBuffer{}
+	// The router writes its metrics and logs to stdout before it answers an invocation: to a file, they are in Out
+	// once the invocation returned (a test reads them right after a drain).
+	stdout, err := b.Out.Direct()
+	if err != nil {
+		b.Close()
+		closeRuntimes()
+		return nil, fmt.Errorf("the router's stdout: %w", err)
+	}
 	var cmds []*exec.Cmd
 	b.stop = func() {
 		for _, cmd := range cmds {
@@ -80,6 +88,8 @@ func NewWithBinaries(ctx context.Context, opts Options, bin string, n int) (*Bus
 			_ = cmd.Wait()
 		}
 		closeRuntimes()
+		_ = stdout.Close()
+		b.Out.Detach()
 	}
 	for i, rt := range runtimes {
 		cmd := exec.Command(bin)
@@ -87,7 +97,7 @@ func NewWithBinaries(ctx context.Context, opts Options, bin string, n int) (*Bus
 		for k, v := range b.RouterEnv() {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Stdout, cmd.Stderr = b.Out, b.Stderr
+		cmd.Stdout, cmd.Stderr = stdout, b.Stderr
 		if err := cmd.Start(); err != nil {
 			b.Close()
 			return nil, fmt.Errorf("starting the router: %w", err)

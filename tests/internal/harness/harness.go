@@ -487,10 +487,11 @@ func (b *Bus) Metric(name, dim, val string) float64 {
 	return sum
 }
 
-// SyncBuffer is a goroutine-safe buffer of JSON lines.
+// SyncBuffer is a goroutine-safe buffer of JSON lines; or, once Direct gave processes a file to write to, that file's.
 type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu   sync.Mutex
+	b    bytes.Buffer
+	file string
 }
 
 func (s *SyncBuffer) Write(p []byte) (int, error) {
@@ -499,18 +500,62 @@ func (s *SyncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// Direct is a file processes write to as their stdout, which the buffer then reads: a write to a file is there when
+// the write returns, so what a process wrote before it answered is read after its answer. Through a pipe (exec.Cmd
+// with any other writer) it is copied by a goroutine of its own, maybe after the answer was read. The caller closes
+// the file; the buffer reads it by name until Detach.
+func (s *SyncBuffer) Direct() (*os.File, error) {
+	f, err := os.CreateTemp("", "kib-process-out-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	// Appending: every process of a bus writes to the file, each write whole at its end.
+	if f, err = os.OpenFile(f.Name(), os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.file = f.Name()
+	s.mu.Unlock()
+	return f, nil
+}
+
+// Detach keeps what the file of Direct holds, once its writers are gone, and deletes the file.
+func (s *SyncBuffer) Detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == "" {
+		return
+	}
+	data, _ := os.ReadFile(s.file)
+	s.b.Write(data)
+	_ = os.Remove(s.file)
+	s.file = ""
+}
+
+// text is everything written so far; s.mu is held.
+func (s *SyncBuffer) text() string {
+	if s.file == "" {
+		return s.b.String()
+	}
+	data, _ := os.ReadFile(s.file) // removed: nothing more to read
+	return s.b.String() + string(data)
+}
+
 // String is everything written so far.
 func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.String()
+	return s.text()
 }
 
 // Text is every line written so far, as written.
 func (s *SyncBuffer) Text() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return strings.Split(strings.TrimSpace(s.b.String()), "\n")
+	return strings.Split(strings.TrimSpace(s.text()), "\n")
 }
 
 // Lines decodes every JSON line written so far.
@@ -518,7 +563,7 @@ func (s *SyncBuffer) Lines() []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(s.text()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(l), &m) == nil {
 			out = append(out, m)
