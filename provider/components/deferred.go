@@ -132,7 +132,6 @@ func unknownInTheUpdate(component, name string, deferred []string) error {
 		component, name, strings.Join(deferred, ", "))
 }
 
-// redacted is err with each of secrets in its text replaced by [secret]; nil for nil.
 // redactingLog is a Log that says no secret argument's value, each shown as [secret]: what the component's code
 // logs (a cluster out of reach, a Karpenter version near its end of support) names values any of which may be a
 // secret argument, and the log stream is the preview's output, a CI job's log.
@@ -164,6 +163,7 @@ func redact(text string, secrets []string) string {
 	return text
 }
 
+// redacted is err with each of secrets in its text replaced by [secret]; nil for nil.
 func redacted(err error, secrets []string) error {
 	if err == nil || len(secrets) == 0 {
 		return err
