@@ -186,8 +186,8 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	defer cancelWaves()
 	queues := make([]int, 2)
 	var wg sync.WaitGroup
-	wg.Go(func() { queues[1] = r.route(waves, waves, evidence, &evStats) })
-	queues[0] = r.route(waves, waves, live, &stats)
+	wg.Go(func() { queues[1] = r.route(waves, evidence, &evStats) })
+	queues[0] = r.route(waves, live, &stats)
 	wg.Wait()
 	stats.Add(&evStats)
 	msgs := slices.Concat(live, evidence)
@@ -215,13 +215,13 @@ func split(msgs []message) (live, evidence []message) {
 	return live, evidence
 }
 
-// route runs one wave's stages on msgs: its AWS calls within ctx, its calls to S3 and KMS within evCtx. It returns
-// how many queues it delivered to.
-func (r *Router) route(ctx, evCtx context.Context, msgs []message, stats *metrics.Batch) int {
+// route runs one wave's stages on msgs, their calls within ctx (the waves' deadline). It returns how many queues it
+// delivered to.
+func (r *Router) route(ctx context.Context, msgs []message, stats *metrics.Batch) int {
 	if len(msgs) == 0 {
 		return 0
 	}
-	r.judgeSenders(ctx, evCtx, msgs, stats)
+	r.judgeSenders(ctx, msgs, stats)
 	for i := range msgs {
 		if m := &msgs[i]; m.kind == anEvent && m.out.verdict == pending {
 			if o := r.gate.admit(m.ev); o.verdict != pending {
@@ -230,15 +230,15 @@ func (r *Router) route(ctx, evCtx context.Context, msgs []message, stats *metric
 		}
 	}
 	now := r.now()
-	r.claim(evCtx, msgs, stats, now, r.until(evCtx))
+	r.claim(ctx, msgs, stats, now, r.until(ctx))
 	deliveries := r.plan(ctx, msgs, r.resolve(ctx, lookups(msgs)))
 	refused, kept := r.refusals(msgs)
 	asks := asksOf(msgs)
 	var keptErrs []error
 	var took intakeFacts
 	var wg sync.WaitGroup
-	wg.Go(func() { keptErrs = r.keep(evCtx, kept) })
-	wg.Go(func() { took = r.takeIn(evCtx, asks) })
+	wg.Go(func() { keptErrs = r.keep(ctx, kept) })
+	wg.Go(func() { took = r.takeIn(ctx, asks) })
 	sent := r.send(ctx, deliveries)
 	wg.Wait()
 	r.applyKept(ctx, refused, keptErrs, stats)
@@ -246,12 +246,12 @@ func (r *Router) route(ctx, evCtx context.Context, msgs []message, stats *metric
 	now = r.now()
 	r.tally(ctx, deliveries, sent, stats, now)
 	if r.ledger != nil {
-		r.record(evCtx, msgs, stats, now)
+		r.record(ctx, msgs, stats, now)
 	}
 	// A sealed record sent back that went nowhere now (its owner's queue is not there) is kept again, for when it is.
 	r.settle(ctx, msgs)
 	refused, kept = r.refusals(msgs)
-	r.applyKept(ctx, refused, r.keep(evCtx, kept), stats)
+	r.applyKept(ctx, refused, r.keep(ctx, kept), stats)
 	return len(deliveries)
 }
 

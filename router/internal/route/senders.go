@@ -129,8 +129,8 @@ func ruleOnSender(res sender.Result, sealed contract.Reason, observe bool) sende
 
 // judgeSenders judges the sender of every pending event, for each account the events name (the accounts in parallel,
 // as lookups are), and applies the rule of each. A record the redrive role sent back is judged by the first sender its
-// seal vouches for, the seal checked within evCtx.
-func (r *Router) judgeSenders(ctx, evCtx context.Context, msgs []message, stats *metrics.Batch) {
+// seal vouches for.
+func (r *Router) judgeSenders(ctx context.Context, msgs []message, stats *metrics.Batch) {
 	if r.senders == nil {
 		return
 	}
@@ -152,7 +152,7 @@ func (r *Router) judgeSenders(ctx, evCtx context.Context, msgs []message, stats 
 			byAccount[m.ev.Account] = c
 			names = append(names, m.ev.Account)
 		}
-		m.back = r.readSentBack(evCtx, m)
+		m.back = r.readSentBack(ctx, m)
 		c.msgs = append(c.msgs, m)
 		c.in = append(c.in, sender.Message{Sender: m.rec.Attributes[sender.Attribute], Sent: millis(m.rec.Attributes[sender.SentAttribute]),
 			Requeue: m.back.req})
