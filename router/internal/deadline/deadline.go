@@ -11,8 +11,14 @@ import (
 	"time"
 )
 
-// ReturnReserve is what an invocation's last calls leave of it: the time to return its results to Lambda.
-const ReturnReserve = 500 * time.Millisecond
+// returnReserve is what an invocation's last calls leave of it: the time to return its results to Lambda.
+const returnReserve = 500 * time.Millisecond
+
+// Returning is ctx ending returnReserve before its deadline (or a twentieth of the time left, when that is less): the
+// context of everything an invocation does before it returns.
+func Returning(ctx context.Context) (context.Context, context.CancelFunc) {
+	return Before(ctx, returnReserve, 20)
+}
 
 // Before returns ctx ending reserve before its deadline, or 1/share of the time left before it when that is less;
 // with no deadline, ctx with a cancel.

@@ -48,3 +48,19 @@ func TestBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestReturning: the context an invocation returns within ends returnReserve before its deadline, or a twentieth of
+// what is left when that is less.
+func TestReturning(t *testing.T) {
+	for left, want := range map[time.Duration]time.Duration{30 * time.Second: returnReserve, 2 * time.Second: 100 * time.Millisecond} {
+		end := time.Now().Add(left)
+		parent, cancelParent := context.WithDeadline(context.Background(), end)
+		ctx, cancel := Returning(parent)
+		got, _ := ctx.Deadline()
+		cancel()
+		cancelParent()
+		if leaves := end.Sub(got); leaves > want || leaves < want-50*time.Millisecond {
+			t.Errorf("%v left: the deadline leaves %v; want %v", left, leaves, want)
+		}
+	}
+}

@@ -89,7 +89,7 @@ func Wraps(n int) bool { return n >= contract.MaxReceive }
 // error is the queue's (a receive or a delete that failed as a whole): what was received and not deleted comes back
 // after its visibility timeout, as a message Lambda's poller received and lost would.
 func (d *Drainer) Drain(ctx context.Context, like events.SQSMessage) (Result, error) {
-	ctx, cancel := deadline.Before(ctx, deadline.ReturnReserve, 20)
+	ctx, cancel := deadline.Returning(ctx)
 	defer cancel()
 	var res Result
 	for res.Received < d.opts.Max {

@@ -178,7 +178,7 @@ func (r *Router) Handle(ctx context.Context, in events.SQSEvent) (events.SQSEven
 	}
 	var stats, evStats metrics.Batch
 	live, evidence := split(r.classifyAll(in.Records, &stats))
-	ctx, cancel := deadline.Before(ctx, deadline.ReturnReserve, 20)
+	ctx, cancel := deadline.Returning(ctx)
 	defer cancel()
 	// Both waves end by the evidence deadline, the live one too: a send or lookup that hangs is retried, and the
 	// retries are scheduled and the results returned within the invocation.
