@@ -266,18 +266,15 @@ func validateKarpenter(at func(string) string, k Karpenter, objects bool, p *pro
 	}
 	if objects {
 		// The objects the bus writes into: an object where given, as the chart takes them.
-		notObject := func(m map[string]any, key string) bool {
-			v, ok := m[key]
-			_, isObject := v.(map[string]any)
-			return ok && v != nil && !isObject
-		}
 		for _, key := range []string{"settings", "serviceAccount"} {
-			if notObject(k.Values, key) {
+			if _, ok := ObjectAt(k.Values, key); !ok {
 				p.addf(at("karpenter.values."+key), "must be an object, as Karpenter's chart takes it")
 			}
 		}
-		if sa, ok := k.Values["serviceAccount"].(map[string]any); ok && notObject(sa, "annotations") {
-			p.addf(at("karpenter.values.serviceAccount.annotations"), "must be an object, as Karpenter's chart takes it")
+		if sa, ok := k.Values["serviceAccount"].(map[string]any); ok {
+			if _, ok := ObjectAt(sa, "annotations"); !ok {
+				p.addf(at("karpenter.values.serviceAccount.annotations"), "must be an object, as Karpenter's chart takes it")
+			}
 		}
 	}
 	if settings, ok := k.Values["settings"].(map[string]any); ok {
@@ -287,6 +284,17 @@ func validateKarpenter(at func(string) string, k Karpenter, objects bool, p *pro
 			}
 		}
 	}
+}
+
+// ObjectAt is the chart value m holds at key as an object: a new, empty one when m holds none there (absent, or null);
+// false when it holds something else.
+func ObjectAt(m map[string]any, key string) (map[string]any, bool) {
+	v, present := m[key]
+	if !present || v == nil {
+		return map[string]any{}, true
+	}
+	o, ok := v.(map[string]any)
+	return o, ok
 }
 
 func validateCreate(at func(string) string, cl Cluster, component string, p *problems) {

@@ -240,16 +240,6 @@ func IRSATrust(providerARN, namespace, serviceAccount string) policy.Document {
 	})
 }
 
-// object is m[key] as an object, a new one when absent; false when m holds something else there.
-func object(m map[string]any, key string) (map[string]any, bool) {
-	v, present := m[key]
-	if !present || v == nil {
-		return map[string]any{}, true
-	}
-	o, ok := v.(map[string]any)
-	return o, ok
-}
-
 // Values are the chart values: the configured extras, then what the bus sets (which they may not override):
 // the cluster, its queue, the service account and, for IRSA, its role annotation.
 func Values(cl config.Cluster, queueName, controllerRoleARN pulumi.StringInput) pulumi.MapOutput {
@@ -257,21 +247,21 @@ func Values(cl config.Cluster, queueName, controllerRoleARN pulumi.StringInput) 
 		out := deepCopy(cl.Karpenter.Values)
 		// An object given that is not one (the configuration refuses it) is the component's stand-in for an object
 		// unknown at a preview: kept as it is, so that the preview shows it unknown rather than the bus's keys alone.
-		settings, ok := object(out, "settings")
+		settings, ok := config.ObjectAt(out, "settings")
 		if !ok {
 			return out
 		}
 		settings["clusterName"] = cl.Name
 		settings["interruptionQueue"] = v[0].(string)
 		out["settings"] = settings
-		sa, ok := object(out, "serviceAccount")
+		sa, ok := config.ObjectAt(out, "serviceAccount")
 		if !ok {
 			return out
 		}
 		sa["create"] = true
 		sa["name"] = cl.Karpenter.ServiceAccount
 		if cl.Identity == config.IdentityIRSA {
-			ann, ok := object(sa, "annotations")
+			ann, ok := config.ObjectAt(sa, "annotations")
 			if !ok {
 				return out
 			}
